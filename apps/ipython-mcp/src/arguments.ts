@@ -1,0 +1,84 @@
+import { parseArgs } from 'node:util';
+import { SETTING_DEFINITIONS } from '@ipython-mcp/protocol';
+
+/** What the command line asked for. */
+export interface CommandLine {
+  command: 'serve' | 'setup' | 'doctor' | 'help' | 'version';
+  python: string | undefined;
+  logLevel: string;
+  settingFlags: Record<string, string>;
+  upgrade: boolean;
+}
+
+/** A command line that cannot be understood; exit code 2. */
+export class UsageError extends Error {}
+
+/** Parses argv (without node and the script). */
+export function parseCommandLine(argv: string[]): CommandLine {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' },
+    python: { type: 'string' },
+    'log-level': { type: 'string' },
+    upgrade: { type: 'boolean' },
+  };
+  for (const definition of SETTING_DEFINITIONS) options[definition.flag.slice(2)] = { type: 'string' };
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const [first, ...rest] = parsed.positionals;
+  if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest[0]}`);
+  let command: CommandLine['command'] = 'serve';
+  if (values.help) command = 'help';
+  else if (values.version) command = 'version';
+  else if (first === 'setup' || first === 'doctor' || first === 'serve') command = first;
+  else if (first === 'help') command = 'help';
+  else if (first !== undefined) throw new UsageError(`unknown command: ${first} (expected serve, setup or doctor)`);
+  const settingFlags: Record<string, string> = {};
+  for (const definition of SETTING_DEFINITIONS) {
+    const value = values[definition.flag.slice(2)];
+    if (typeof value === 'string') settingFlags[definition.flag] = value;
+  }
+  const logLevel = typeof values['log-level'] === 'string' ? values['log-level'] : (process.env.IPYTHON_MCP_LOG_LEVEL ?? 'warn');
+  if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) {
+    throw new UsageError(`--log-level must be one of debug, info, warn, error, silent`);
+  }
+  return {
+    command,
+    python: typeof values.python === 'string' ? values.python : undefined,
+    logLevel,
+    settingFlags,
+    upgrade: values.upgrade === true,
+  };
+}
+
+/** The --help text: every setting with its flag, env var and default. */
+export function helpText(version: string): string {
+  const lines = [
+    `ipython-mcp ${version}: one persistent IPython namespace for agents, as a stdio MCP server.`,
+    '',
+    'Usage:',
+    '  ipython-mcp [serve] [options]   serve MCP on stdin/stdout (the default)',
+    '  ipython-mcp setup [--upgrade]   create or refresh the managed Python environment (IPython, msgpack)',
+    '  ipython-mcp doctor [options]    check the interpreter, IPython, msgpack, library paths and preloads',
+    '',
+    'Options:',
+    '  --python PATH        worker interpreter (env IPYTHON_MCP_PYTHON; default: the managed environment, else python3)',
+    '  --log-level LEVEL    debug, info, warn, error or silent; logs go to stderr, metadata only (env IPYTHON_MCP_LOG_LEVEL; default warn)',
+    '  -h, --help           this text',
+    '  -v, --version        print the version',
+    '',
+    'Settings (a flag wins over its environment variable):',
+  ];
+  for (const definition of SETTING_DEFINITIONS) {
+    const fallback = JSON.stringify(definition.defaultValue);
+    lines.push(`  ${definition.flag.padEnd(36)} ${definition.env}`);
+    lines.push(`  ${''.padEnd(36)} ${definition.description} Default: ${fallback}.`);
+  }
+  lines.push('', 'Not a sandbox: code runs with your user\'s permissions.');
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+import { SettingsError, resolveSettings } from '@ipython-mcp/protocol';
+import { serveStdio } from '@ipython-mcp/mcp-server';
+import { chooseInterpreter, createStderrLogger, type LogLevel } from '@ipython-mcp/worker-supervisor';
+import { UsageError, helpText, parseCommandLine } from './arguments.js';
+import { doctorCommand } from './doctor-command.js';
+import { setupCommand } from './setup-command.js';
+import { VERSION } from './version.js';
+
+function fail(message: string): never {
+  process.stderr.write(`ipython-mcp: ${message}\n`);
+  process.exit(2);
+}
+
+async function main(): Promise<void> {
+  let commandLine;
+  try {
+    commandLine = parseCommandLine(process.argv.slice(2));
+  } catch (error) {
+    if (error instanceof UsageError) fail(`${error.message} (see --help)`);
+    throw error;
+  }
+  if (commandLine.command === 'help') {
+    process.stdout.write(helpText(VERSION));
+    return;
+  }
+  if (commandLine.command === 'version') {
+    process.stdout.write(`${VERSION}\n`);
+    return;
+  }
+  if (commandLine.command === 'setup') {
+    process.exitCode = setupCommand(commandLine.python ?? process.env.IPYTHON_MCP_PYTHON, commandLine.upgrade);
+    return;
+  }
+  let settings;
+  try {
+    settings = resolveSettings(process.env, commandLine.settingFlags);
+  } catch (error) {
+    if (error instanceof SettingsError) fail(error.message);
+    throw error;
+  }
+  const choice = chooseInterpreter(commandLine.python);
+  if (commandLine.command === 'doctor') {
+    process.exitCode = doctorCommand(choice, settings);
+    return;
+  }
+  const logger = createStderrLogger(commandLine.logLevel as LogLevel);
+  const { instance, closed } = await serveStdio({ python: choice.python, settings, logger, version: VERSION });
+  process.stderr.write(`ipython-mcp ${VERSION} ready on stdio (python: ${choice.python} [${choice.source}]; worker starting in the background)\n`);
+  void instance;
+  await closed;
+  process.exit(0);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`ipython-mcp: fatal: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,8 @@
+// Any new export here becomes public API of @ipython-mcp/mcp-server.
+export { DynamicCatalog } from './dynamic-catalog.js';
+export type { Registration } from './dynamic-catalog.js';
+export { createIpythonMcpServer } from './server.js';
+export type { IpythonMcpServer, IpythonMcpServerOptions } from './server.js';
+export { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool } from './stable-tools.js';
+export type { StableToolDefinition, StableToolName } from './stable-tools.js';
+export { serveStdio } from './stdio.js';

@@ -1,0 +1,226 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode as McpErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { Settings } from '@ipython-mcp/protocol';
+import { Runtime, silentLogger, type Logger, type OperationOutcome, type RunOptions } from '@ipython-mcp/worker-supervisor';
+import { DynamicCatalog } from './dynamic-catalog.js';
+import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type StableToolDefinition } from './stable-tools.js';
+import { failure, runtimeMeta, success } from './tool-result.js';
+import { progressReporter } from './progress.js';
+
+/** Options of {@link createIpythonMcpServer}. */
+export interface IpythonMcpServerOptions {
+  /** Python interpreter for the worker. */
+  python: string;
+  settings: Settings;
+  logger?: Logger | undefined;
+  /** Server version reported in `initialize`. */
+  version?: string | undefined;
+  cwd?: string | undefined;
+  env?: Record<string, string> | undefined;
+  /** Keep a warm standby worker (default true). */
+  warmStandby?: boolean | undefined;
+  forceJsonCodec?: boolean | undefined;
+}
+
+/** A server bound to its runtime; close() ends both. */
+export interface IpythonMcpServer {
+  server: Server;
+  runtime: Runtime;
+  catalog: DynamicCatalog;
+  close(): Promise<void>;
+}
+
+const MAX_IMAGE_BASE64_CHARS = 2 * 1024 * 1024;
+
+/** Builds the MCP server (not yet connected to a transport). The worker starts in the background at once. */
+export function createIpythonMcpServer(options: IpythonMcpServerOptions): IpythonMcpServer {
+  const logger = options.logger ?? silentLogger;
+  const server = new Server(
+    { name: 'ipython-mcp', version: options.version ?? '0.0.0' },
+    {
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      instructions:
+        'One persistent IPython namespace. Use execute to run code and keep state; list/search/inspect to discover it; ' +
+        'call_function to call live functions with JSON arguments; register_tool to publish a function as its own tool. ' +
+        'runtime_status never waits in the queue. Not a sandbox: code runs with the server user\'s permissions.',
+    },
+  );
+  const catalog = new DynamicCatalog(() => {
+    server.sendToolListChanged().catch(() => undefined);
+  });
+  const runtime = new Runtime({
+    python: options.python,
+    settings: options.settings,
+    reservedToolNames: [...STABLE_TOOL_NAMES],
+    logger,
+    cwd: options.cwd,
+    env: options.env,
+    warmStandby: options.warmStandby,
+    forceJsonCodec: options.forceJsonCodec,
+    reconcile: async (call) => {
+      if (!catalog.needsDiscovery) return;
+      const reply = await call('discover', {});
+      if (!reply.ok) throw new Error('registry reconciliation failed');
+      const result = reply.result as { revision: number; tools: never[] };
+      catalog.adopt(result.revision, result.tools);
+    },
+  });
+  runtime.onEpochChange(() => catalog.clear());
+  runtime.start();
+
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    const stable: Tool[] = STABLE_TOOLS.map(toMcpTool);
+    if (catalog.needsDiscovery) await catalog.refresh(runtime, extra.signal);
+    return { tools: [...stable, ...catalog.tools()] };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const name = request.params.name;
+    const args = request.params.arguments ?? {};
+    const runOptions: RunOptions = { signal: extra.signal, requestId: extra.requestId };
+    const stable = findStableTool(name);
+    if (stable !== undefined) {
+      const parsed = stable.input.safeParse(args);
+      if (!parsed.success) return invalidArguments(stable.name, parsed.error);
+      if (stable.op === null) return success(statusOf(runtime, catalog));
+      const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
+      if (progress) runOptions.onEvent = progress.onEvent;
+      try {
+        const outcome = await runtime.run(stable.op, parsed.data as Record<string, unknown>, runOptions);
+        return await afterStableTool(stable, outcome, catalog, runtime);
+      } finally {
+        progress?.stop();
+      }
+    }
+    return callDynamicTool(name, args, runOptions, catalog, runtime);
+  });
+
+  return {
+    server,
+    runtime,
+    catalog,
+    async close() {
+      await runtime.close();
+      await server.close().catch(() => undefined);
+    },
+  };
+}
+
+function toMcpTool(tool: StableToolDefinition): Tool {
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description,
+    inputSchema: z.toJSONSchema(tool.input, { io: 'input' }) as Tool['inputSchema'],
+    outputSchema: tool.outputSchema as Tool['outputSchema'],
+    annotations: { title: tool.title, readOnlyHint: tool.readOnly, destructiveHint: !tool.readOnly, openWorldHint: tool.name === 'execute' },
+  };
+}
+
+function invalidArguments(tool: string, error: z.ZodError): CallToolResult {
+  const issues = error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`);
+  return failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool}: ${issues.join('; ')}`.slice(0, 1000) });
+}
+
+function statusOf(runtime: Runtime, catalog: DynamicCatalog): Record<string, unknown> {
+  const status = runtime.status();
+  return {
+    state: status.state,
+    epoch: status.epoch,
+    queue_depth: status.queueDepth,
+    active: status.active,
+    last_interruption: status.lastInterruption,
+    replacement_startup_ms: status.replacementStartupMs,
+    worker_startup_ms: status.workerStartupMs,
+    standby: status.standby,
+    error: status.error,
+    python_version: status.python,
+    ipython_version: status.ipython,
+    codec: status.codec,
+    dynamic_tools: catalog.size,
+    registry_revision: catalog.revision,
+  };
+}
+
+async function afterStableTool(
+  tool: StableToolDefinition,
+  outcome: OperationOutcome,
+  catalog: DynamicCatalog,
+  runtime: Runtime,
+): Promise<CallToolResult> {
+  if (!outcome.ok) return failure(outcome.error, outcome.meta);
+  const structured: Record<string, unknown> = { ...outcome.result, runtime: runtimeMeta(outcome.meta) };
+  if (tool.name === 'register_tool' || tool.name === 'unregister_tool' || tool.name === 'remove' || tool.name === 'reset') {
+    // Catalog changes: reconcile the snapshot now so list_changed goes out with the new revision.
+    await catalog.refresh(runtime);
+    if ('revision' in structured) structured.revision = catalog.revision;
+  } else if (tool.name === 'execute' && catalog.size > 0) {
+    await catalog.refresh(runtime);
+  }
+  if (tool.name === 'execute') {
+    const isError = outcome.result.status === 'error';
+    const images = imageContent(outcome.result);
+    const result = success(structured, images);
+    return isError ? { ...result, isError: true } : result;
+  }
+  return success(structured);
+}
+
+function imageContent(result: Record<string, unknown>): CallToolResult['content'] {
+  const items: CallToolResult['content'] = [];
+  const bundles: unknown[] = [];
+  if (Array.isArray(result.displays)) for (const display of result.displays) bundles.push((display as { data?: unknown }).data);
+  const value = result.result as { images?: unknown } | null;
+  if (value && typeof value === 'object' && value.images) bundles.push(value.images);
+  for (const bundle of bundles) {
+    if (!bundle || typeof bundle !== 'object') continue;
+    for (const mimeType of ['image/png', 'image/jpeg']) {
+      const data = (bundle as Record<string, unknown>)[mimeType];
+      if (typeof data === 'string' && data.length <= MAX_IMAGE_BASE64_CHARS) {
+        items.push({ type: 'image', data: data.replace(/\s+/g, ''), mimeType });
+        break;
+      }
+    }
+  }
+  return items;
+}
+
+async function callDynamicTool(
+  name: string,
+  args: Record<string, unknown>,
+  runOptions: RunOptions,
+  catalog: DynamicCatalog,
+  runtime: Runtime,
+): Promise<CallToolResult> {
+  if (catalog.get(name) === undefined && catalog.needsDiscovery) await catalog.refresh(runtime, runOptions.signal);
+  const entry = catalog.get(name);
+  if (entry === undefined && !catalog.needsDiscovery) {
+    throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
+  }
+  if (entry !== undefined && !entry.validate(args)) {
+    const problems = (entry.validate.errors ?? [])
+      .slice(0, 5)
+      .map((error) => `${error.instancePath || '(arguments)'} ${error.message ?? 'is invalid'}`)
+      .join('; ');
+    return failure({ code: 'invalid_arguments', message: `invalid arguments for ${name}: ${problems}`.slice(0, 1000) });
+  }
+  const outcome = await runtime.run(
+    'call_tool',
+    { tool_name: name, arguments: args, fingerprint: entry?.registration.fingerprint ?? null },
+    runOptions,
+  );
+  if (!outcome.ok) {
+    if (outcome.error.code === 'tool_not_found') throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
+    if (outcome.error.code === 'stale_registration') await catalog.refresh(runtime);
+    return failure(outcome.error, outcome.meta);
+  }
+  return success({ ...outcome.result, runtime: runtimeMeta(outcome.meta) });
+}

@@ -1,0 +1,67 @@
+/**
+ * The stable error codes shared by the parent and the worker. The list is pinned by
+ * `fixtures/protocol/error-codes.json`, which the Python tests read too.
+ */
+export const ERROR_CODES = [
+  'runtime_busy',
+  'queue_timeout',
+  'runtime_closed',
+  'runtime_unavailable',
+  'operation_timeout',
+  'operation_cancelled',
+  'invalid_request',
+  'invalid_arguments',
+  'message_too_large',
+  'protocol_error',
+  'execution_error',
+  'syntax_error',
+  'name_not_found',
+  'not_callable',
+  'binding_failed',
+  'call_raised',
+  'result_not_json',
+  'protected_name',
+  'invalid_name',
+  'name_collision',
+  'unsupported_signature',
+  'registry_full',
+  'stale_registration',
+  'tool_not_found',
+  'module_not_found',
+  'reload_failed',
+  'inspect_failed',
+  'startup_failed',
+  'worker_crashed',
+  'internal_error',
+] as const;
+
+/** One stable string per failure outcome. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Codes whose operation never ran, so the caller may simply try again. */
+export const RETRYABLE_ERROR_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['runtime_busy', 'queue_timeout']);
+
+/** Narrows an unknown string to an {@link ErrorCode}. */
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && (ERROR_CODES as readonly string[]).includes(value);
+}
+
+/** An error with a stable code and bounded, value-free details, used across every package. */
+export class IpythonMcpError extends Error {
+  /** The stable code. */
+  readonly code: ErrorCode;
+  /** Structured metadata: never code, arguments or captured values. */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'IpythonMcpError';
+    this.code = code;
+    this.details = details;
+  }
+
+  /** Whether the operation never ran and may be retried as is. */
+  get retryable(): boolean {
+    return RETRYABLE_ERROR_CODES.has(this.code);
+  }
+}

@@ -1,0 +1,48 @@
+// Any new export here becomes public API of @ipython-mcp/protocol.
+export { ERROR_CODES, RETRYABLE_ERROR_CODES, IpythonMcpError, isErrorCode } from './error-codes.js';
+export type { ErrorCode } from './error-codes.js';
+export {
+  CODEC_JSON,
+  CODEC_MSGPACK,
+  FrameDecoder,
+  FrameError,
+  codecByte,
+  decodeBody,
+  encodeFrame,
+} from './frame-codec.js';
+export type { DecodedFrame } from './frame-codec.js';
+export {
+  CodecNameSchema,
+  ConfigureSchema,
+  EventSchema,
+  HelloSchema,
+  InterruptSchema,
+  ParentMessageSchema,
+  PROTOCOL_VERSION,
+  ProtocolErrorSchema,
+  ReadySchema,
+  RequestSchema,
+  ResponseSchema,
+  ShutdownSchema,
+  StartupFailedSchema,
+  ToolCallSchema,
+  ToolResultSchema,
+  WireErrorSchema,
+  WorkerMessageSchema,
+} from './messages.js';
+export type {
+  CodecName,
+  Configure,
+  Hello,
+  ParentMessage,
+  Ready,
+  Request,
+  Response,
+  ToolCall,
+  ToolResult,
+  WireError,
+  WorkerEvent,
+  WorkerMessage,
+} from './messages.js';
+export { SETTING_DEFINITIONS, SettingsError, defaultSettings, resolveSettings, workerLimits } from './settings.js';
+export type { SettingDefinition, SettingKind, Settings } from './settings.js';

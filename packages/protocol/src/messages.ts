@@ -1,0 +1,143 @@
+import { z } from 'zod';
+
+/** The IPC protocol version both sides must speak (docs/protocol.md). */
+export const PROTOCOL_VERSION = 1;
+
+/** Codec names as negotiated in the handshake. */
+export const CodecNameSchema = z.enum(['msgpack', 'json']);
+/** A negotiated codec. */
+export type CodecName = z.infer<typeof CodecNameSchema>;
+
+const RequestId = z.number().int().positive();
+const WireError = z
+  .object({
+    code: z.string().min(1).max(64),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+/** A structured failure as it crosses the wire. */
+export type WireError = z.infer<typeof WireError>;
+export { WireError as WireErrorSchema };
+
+/** Worker → parent: first frame, always JSON. */
+export const HelloSchema = z
+  .object({
+    type: z.literal('hello'),
+    protocol: z.number().int(),
+    codecs: z.array(z.string()).min(1),
+    pid: z.number().int().positive(),
+    python: z.string(),
+    ipython: z.string(),
+    worker: z.string(),
+  })
+  .strict();
+/** The worker's handshake greeting. */
+export type Hello = z.infer<typeof HelloSchema>;
+
+/** Parent → worker: the reply to `hello`. */
+export const ConfigureSchema = z
+  .object({
+    type: z.literal('configure'),
+    protocol: z.number().int(),
+    codec: CodecNameSchema,
+    limits: z.record(z.string(), z.number().int().positive()),
+    library_paths: z.array(z.string()),
+    preload_modules: z.array(z.string()),
+    module_aliases: z.record(z.string(), z.string()),
+    reserved_tool_names: z.array(z.string()),
+  })
+  .strict();
+/** Start-up configuration for a worker. */
+export type Configure = z.infer<typeof ConfigureSchema>;
+
+/** Worker → parent: the shell is built and configured. */
+export const ReadySchema = z
+  .object({
+    type: z.literal('ready'),
+    execution_count: z.number().int().nonnegative(),
+    protected_names: z.array(z.string()),
+  })
+  .strict();
+/** The worker is ready for requests. */
+export type Ready = z.infer<typeof ReadySchema>;
+
+/** Worker → parent: the shell could not be built (bad preload, bad path, protocol mismatch). */
+export const StartupFailedSchema = z.object({ type: z.literal('startup_failed'), error: WireError }).strict();
+
+/** Parent → worker: run one operation. */
+export const RequestSchema = z
+  .object({
+    type: z.literal('request'),
+    id: RequestId,
+    op: z.string().min(1).max(64),
+    params: z.record(z.string(), z.unknown()),
+    stream: z.boolean(),
+  })
+  .strict();
+/** One operation request. */
+export type Request = z.infer<typeof RequestSchema>;
+
+/** Worker → parent: the single answer to a request. */
+export const ResponseSchema = z.discriminatedUnion('ok', [
+  z.object({ type: z.literal('response'), id: RequestId, ok: z.literal(true), result: z.record(z.string(), z.unknown()) }).strict(),
+  z.object({ type: z.literal('response'), id: RequestId.nullable(), ok: z.literal(false), error: WireError }).strict(),
+]);
+/** A request's answer. */
+export type Response = z.infer<typeof ResponseSchema>;
+
+/** Worker → parent: streamed output of a running request that asked for it. */
+export const EventSchema = z
+  .object({ type: z.literal('event'), id: RequestId, kind: z.enum(['stdout', 'stderr']), text: z.string() })
+  .strict();
+/** A streamed output chunk. */
+export type WorkerEvent = z.infer<typeof EventSchema>;
+
+/** Parent → worker: interrupt request `id` if (and only if) it is the active one. */
+export const InterruptSchema = z.object({ type: z.literal('interrupt'), id: RequestId }).strict();
+/** Parent → worker: exit after the active request. */
+export const ShutdownSchema = z.object({ type: z.literal('shutdown') }).strict();
+
+/** Worker → parent: a nested tool call from running code (Code Mode). */
+export const ToolCallSchema = z
+  .object({
+    type: z.literal('tool_call'),
+    id: RequestId,
+    call_id: z.number().int().positive(),
+    name: z.string(),
+    arguments: z.record(z.string(), z.unknown()),
+  })
+  .strict();
+/** A nested tool call. */
+export type ToolCall = z.infer<typeof ToolCallSchema>;
+
+/** Parent → worker: the answer to a nested tool call. */
+export const ToolResultSchema = z.union([
+  z.object({ type: z.literal('tool_result'), call_id: z.number().int().positive(), ok: z.literal(true), value: z.unknown() }).strict(),
+  z.object({ type: z.literal('tool_result'), call_id: z.number().int().positive(), ok: z.literal(false), message: z.string() }).strict(),
+]);
+/** A nested tool call's answer. */
+export type ToolResult = z.infer<typeof ToolResultSchema>;
+
+/** Worker → parent: a frame the worker could not use. */
+export const ProtocolErrorSchema = z
+  .object({ type: z.literal('protocol_error'), code: z.string(), message: z.string(), id: RequestId.optional() })
+  .strict();
+
+/** Every message the worker may send. */
+export const WorkerMessageSchema = z.union([
+  HelloSchema,
+  ReadySchema,
+  StartupFailedSchema,
+  ResponseSchema,
+  EventSchema,
+  ToolCallSchema,
+  ProtocolErrorSchema,
+]);
+/** A message from the worker. */
+export type WorkerMessage = z.infer<typeof WorkerMessageSchema>;
+
+/** Every message the parent may send. */
+export const ParentMessageSchema = z.union([ConfigureSchema, RequestSchema, InterruptSchema, ShutdownSchema, ToolResultSchema]);
+/** A message from the parent. */
+export type ParentMessage = z.infer<typeof ParentMessageSchema>;

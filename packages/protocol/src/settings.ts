@@ -1,0 +1,173 @@
+import { delimiter } from 'node:path';
+
+/** Kinds of value a setting takes. */
+export type SettingKind = 'paths' | 'list' | 'aliases' | 'count' | 'seconds';
+
+/** One `IPYTHON_MCP_*` setting: its env var, CLI flag, kind, default and meaning. */
+export interface SettingDefinition {
+  readonly key: keyof Settings;
+  readonly env: string;
+  readonly flag: string;
+  readonly kind: SettingKind;
+  readonly defaultValue: Settings[keyof Settings];
+  readonly description: string;
+}
+
+/** Resolved server settings. Counts are positive integers; seconds are positive and finite. */
+export interface Settings {
+  libraryPaths: string[];
+  preloadModules: string[];
+  moduleAliases: Record<string, string>;
+  maxTextChars: number;
+  maxReprChars: number;
+  maxTracebackChars: number;
+  maxResults: number;
+  maxDisplayItems: number;
+  maxJsonDepth: number;
+  maxToolNameChars: number;
+  maxToolDescriptionChars: number;
+  maxDynamicTools: number;
+  operationTimeoutSeconds: number;
+  interruptionGraceSeconds: number;
+  workerStartupTimeoutSeconds: number;
+  maxPendingOperations: number;
+  queueWaitTimeoutSeconds: number;
+  maxIpcMessageBytes: number;
+}
+
+function define(
+  key: keyof Settings,
+  suffix: string,
+  kind: SettingKind,
+  defaultValue: Settings[keyof Settings],
+  description: string,
+): SettingDefinition {
+  const flag = `--${suffix.toLowerCase().replaceAll('_', '-')}`;
+  return { key, env: `IPYTHON_MCP_${suffix}`, flag, kind, defaultValue, description };
+}
+
+/** Every setting, in documentation order. */
+export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
+  define('libraryPaths', 'LIBRARY_PATHS', 'paths', [], 'Trusted library directories, separated by the platform path separator.'),
+  define('preloadModules', 'PRELOAD_MODULES', 'list', [], 'Comma-separated modules imported at worker start.'),
+  define('moduleAliases', 'MODULE_ALIASES', 'aliases', {}, 'JSON object mapping module names to namespace aliases.'),
+  define('maxTextChars', 'MAX_TEXT_CHARS', 'count', 8192, 'Maximum returned text size (stdout, stderr, results, docs).'),
+  define('maxReprChars', 'MAX_REPR_CHARS', 'count', 1024, 'Maximum representation size in search and inspect.'),
+  define('maxTracebackChars', 'MAX_TRACEBACK_CHARS', 'count', 4096, 'Maximum returned traceback size.'),
+  define('maxResults', 'MAX_RESULTS', 'count', 100, 'Maximum items retained in lists, mappings and discovery results.'),
+  define('maxDisplayItems', 'MAX_DISPLAY_ITEMS', 'count', 20, 'Maximum display payloads retained per execution.'),
+  define('maxJsonDepth', 'MAX_JSON_DEPTH', 'count', 6, 'Maximum nesting depth of translated JSON values.'),
+  define('maxToolNameChars', 'MAX_TOOL_NAME_CHARS', 'count', 64, 'Maximum dynamic MCP tool-name length.'),
+  define('maxToolDescriptionChars', 'MAX_TOOL_DESCRIPTION_CHARS', 'count', 1024, 'Maximum registration description snapshot.'),
+  define('maxDynamicTools', 'MAX_DYNAMIC_TOOLS', 'count', 100, 'Maximum live dynamic tool registrations.'),
+  define('operationTimeoutSeconds', 'OPERATION_TIMEOUT_SECONDS', 'seconds', 30, 'Deadline from dispatch to result.'),
+  define('interruptionGraceSeconds', 'INTERRUPTION_GRACE_SECONDS', 'seconds', 2, 'Time a cooperative interruption gets before the worker is replaced.'),
+  define('workerStartupTimeoutSeconds', 'WORKER_STARTUP_TIMEOUT_SECONDS', 'seconds', 10, 'Bound on initial and replacement worker start-up.'),
+  define('maxPendingOperations', 'MAX_PENDING_OPERATIONS', 'count', 32, 'Pending FIFO capacity, not counting the active operation.'),
+  define('queueWaitTimeoutSeconds', 'QUEUE_WAIT_TIMEOUT_SECONDS', 'seconds', 30, 'Longest time a request may wait for dispatch.'),
+  define('maxIpcMessageBytes', 'MAX_IPC_MESSAGE_BYTES', 'count', 4_194_304, 'Largest message allowed across the worker boundary.'),
+];
+
+/** A setting with a value that is not allowed; the message names the setting. */
+export class SettingsError extends Error {
+  /** The env var of the bad setting. */
+  readonly setting: string;
+  constructor(setting: string, message: string) {
+    super(message);
+    this.name = 'SettingsError';
+    this.setting = setting;
+  }
+}
+
+/** The defaults of every setting. */
+export function defaultSettings(): Settings {
+  const settings: Record<string, unknown> = {};
+  for (const definition of SETTING_DEFINITIONS) {
+    const value = definition.defaultValue;
+    settings[definition.key] = Array.isArray(value) ? [...value] : typeof value === 'object' ? { ...value } : value;
+  }
+  return settings as unknown as Settings;
+}
+
+function parseValue(definition: SettingDefinition, raw: string, source: string): Settings[keyof Settings] {
+  const where = `${source} ${definition.env === source ? '' : `(${definition.env}) `}`.replace(/\s+$/, '');
+  switch (definition.kind) {
+    case 'paths':
+      return raw.split(delimiter).filter((part) => part.length > 0);
+    case 'list':
+      return raw
+        .split(',')
+        .map((part) => part.trim())
+        .filter((part) => part.length > 0);
+    case 'aliases': {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        throw new SettingsError(definition.env, `${where} must be a JSON object mapping module names to aliases`);
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        throw new SettingsError(definition.env, `${where} must be a JSON object mapping module names to aliases`);
+      }
+      const aliases: Record<string, string> = {};
+      for (const [module, alias] of Object.entries(parsed)) {
+        if (typeof alias !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(alias) || module.length === 0) {
+          throw new SettingsError(definition.env, `${where}: alias for ${JSON.stringify(module).slice(0, 80)} must be a Python identifier`);
+        }
+        aliases[module] = alias;
+      }
+      return aliases;
+    }
+    case 'count': {
+      const value = Number(raw.trim());
+      if (raw.trim() === '' || !Number.isSafeInteger(value) || value <= 0) {
+        throw new SettingsError(definition.env, `${where} must be a positive integer, got ${JSON.stringify(raw.slice(0, 40))}`);
+      }
+      return value;
+    }
+    case 'seconds': {
+      const value = Number(raw.trim());
+      if (raw.trim() === '' || !Number.isFinite(value) || value <= 0) {
+        throw new SettingsError(definition.env, `${where} must be a positive, finite number of seconds, got ${JSON.stringify(raw.slice(0, 40))}`);
+      }
+      return value;
+    }
+  }
+}
+
+/**
+ * Resolves settings from the environment and from CLI flag values (flags win). Throws {@link SettingsError}
+ * naming the first bad setting.
+ */
+export function resolveSettings(
+  env: Readonly<Record<string, string | undefined>>,
+  flags: Readonly<Record<string, string | undefined>> = {},
+): Settings {
+  const settings = defaultSettings() as unknown as Record<string, unknown>;
+  for (const definition of SETTING_DEFINITIONS) {
+    const flagValue = flags[definition.flag];
+    const envValue = env[definition.env];
+    if (flagValue !== undefined) {
+      settings[definition.key] = parseValue(definition, flagValue, definition.flag);
+    } else if (envValue !== undefined) {
+      settings[definition.key] = parseValue(definition, envValue, definition.env);
+    }
+  }
+  return settings as unknown as Settings;
+}
+
+/** The limits the worker enforces, as sent in the `configure` message. */
+export function workerLimits(settings: Settings): Record<string, number> {
+  return {
+    max_text_chars: settings.maxTextChars,
+    max_repr_chars: settings.maxReprChars,
+    max_traceback_chars: settings.maxTracebackChars,
+    max_results: settings.maxResults,
+    max_display_items: settings.maxDisplayItems,
+    max_json_depth: settings.maxJsonDepth,
+    max_tool_name_chars: settings.maxToolNameChars,
+    max_tool_description_chars: settings.maxToolDescriptionChars,
+    max_dynamic_tools: settings.maxDynamicTools,
+    max_ipc_message_bytes: settings.maxIpcMessageBytes,
+  };
+}

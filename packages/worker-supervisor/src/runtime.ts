@@ -1,0 +1,548 @@
+import { AdmissionError, AdmissionQueue, type AdmissionTicket } from '@ipython-mcp/admission-queue';
+import { FrameError, workerLimits, type ErrorCode, type Settings, type ToolCall, type WorkerEvent } from '@ipython-mcp/protocol';
+import { silentLogger, type Logger } from './logger.js';
+import { PausableTimer } from './pausable-timer.js';
+import { WorkerExitedError, WorkerProcess, type WorkerInfo, type WorkerReply } from './worker-process.js';
+
+/** Control-plane state, as runtime_status reports it. */
+export type RuntimeState = 'starting' | 'ready' | 'busy' | 'recovering' | 'unavailable' | 'closed';
+/** Why an operation stopped early. */
+export type InterruptionKind = 'timeout' | 'cancelled' | 'crash' | 'shutdown';
+/** What became of the namespace after an interruption. */
+export type NamespaceOutcome = 'preserved' | 'reset' | 'unknown';
+
+/** Options of a {@link Runtime}. */
+export interface RuntimeOptions {
+  /** Python interpreter for the workers. */
+  python: string;
+  /** Resolved server settings (limits, deadlines, paths, preloads). */
+  settings: Settings;
+  /** Tool names the worker must refuse for dynamic registrations (the stable tools). */
+  reservedToolNames?: string[] | undefined;
+  cwd?: string | undefined;
+  env?: Record<string, string> | undefined;
+  logger?: Logger | undefined;
+  /** Keep a started, configured spare worker for fast replacement (default true). */
+  warmStandby?: boolean | undefined;
+  /** Send JSON frames even when msgpack is available. */
+  forceJsonCodec?: boolean | undefined;
+  /**
+   * Runs after a cooperative interruption, before the namespace is reported preserved (registry
+   * reconciliation). A throw makes the outcome `unknown` → the worker is replaced.
+   */
+  reconcile?: ((call: (op: string, params: Record<string, unknown>) => Promise<WorkerReply>) => Promise<void>) | undefined;
+}
+
+/** Per-call options of {@link Runtime.run}. */
+export interface RunOptions {
+  /** The caller's cancellation (MCP notifications/cancelled). */
+  signal?: AbortSignal | undefined;
+  /** Client request id, echoed in metadata. */
+  requestId?: string | number | undefined;
+  /** Streamed stdout/stderr chunks; also asks the worker to stream. */
+  onEvent?: ((event: WorkerEvent) => void) | undefined;
+  /** Nested tool calls (Code Mode). The deadline clock stops while one is outstanding. */
+  onToolCall?: ((call: ToolCall) => Promise<{ ok: true; value: unknown } | { ok: false; message: string }>) | undefined;
+  /** Overrides the operation deadline; `null` means none. */
+  timeoutMs?: number | null | undefined;
+  /** Overrides the interruption grace. */
+  graceMs?: number | undefined;
+}
+
+/** Metadata of one operation: never code, arguments or values. */
+export interface OperationMeta {
+  requestId: string | number | null;
+  sequence: number | null;
+  epoch: number;
+  queueWaitMs: number;
+  durationMs: number;
+  interruption: InterruptionKind | null;
+  namespace: NamespaceOutcome | null;
+}
+
+/** A structured failure of an operation. */
+export interface OperationFailure {
+  code: ErrorCode | string;
+  message: string;
+  details?: Record<string, unknown> | undefined;
+  retryable?: boolean | undefined;
+  retryAfterMs?: number | undefined;
+}
+
+/** The outcome of {@link Runtime.run}: it never throws. */
+export type OperationOutcome =
+  | { ok: true; result: Record<string, unknown>; meta: OperationMeta }
+  | { ok: false; error: OperationFailure; meta: OperationMeta };
+
+/** A snapshot for runtime_status: control-plane facts only. */
+export interface RuntimeStatus {
+  state: RuntimeState;
+  epoch: number;
+  queueDepth: number;
+  active: boolean;
+  lastInterruption: { kind: InterruptionKind; namespace: NamespaceOutcome; epoch: number } | null;
+  replacementStartupMs: number | null;
+  workerStartupMs: number | null;
+  standby: 'ready' | 'starting' | 'none';
+  error: string | null;
+  python: string | null;
+  ipython: string | null;
+  codec: string | null;
+}
+
+/** Why the namespace was replaced. */
+export interface EpochChange {
+  epoch: number;
+  reason: InterruptionKind | 'reset';
+}
+
+const MAX_ERROR_CHARS = 1000;
+
+/**
+ * The supervised runtime: one active worker (plus a warm standby), an admission queue in front of it, deadlines
+ * measured from dispatch, cooperative interruption with a grace period, and atomic replacement.
+ */
+export class Runtime {
+  private readonly options: RuntimeOptions;
+  private readonly settings: Settings;
+  private readonly logger: Logger;
+  private readonly admission: AdmissionQueue;
+  private current: WorkerProcess | undefined;
+  private standby: WorkerProcess | undefined;
+  private standbyReady = false;
+  private epochNumber = 1;
+  private stateOverride: 'recovering' | 'unavailable' | 'closed' | undefined;
+  private unavailableError: string | null = null;
+  private lastInterruption: RuntimeStatus['lastInterruption'] = null;
+  private replacementStartupMs: number | null = null;
+  private info: WorkerInfo | undefined;
+  private replacing: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+  private readonly epochListeners = new Set<(change: EpochChange) => void>();
+  private started = false;
+
+  constructor(options: RuntimeOptions) {
+    this.options = options;
+    this.settings = options.settings;
+    this.logger = options.logger ?? silentLogger;
+    this.admission = new AdmissionQueue({
+      maxPending: this.settings.maxPendingOperations,
+      queueWaitTimeoutMs: this.settings.queueWaitTimeoutSeconds * 1000,
+    });
+  }
+
+  /** Starts the first worker in the background; operations wait for it. Idempotent. */
+  start(): void {
+    if (this.started || this.closing) return;
+    this.started = true;
+    this.current = this.spawnWorker();
+    this.watch(this.current);
+    this.current.ready.then(
+      (info) => {
+        this.info = info;
+        this.logger.info('worker.ready', { epoch: this.epochNumber, pid: info.pid, startupMs: Math.round(info.startupMs) });
+        this.ensureStandby();
+      },
+      (error: Error) => this.becomeUnavailable(error.message),
+    );
+  }
+
+  /** The current epoch: advances on every worker replacement. */
+  get epoch(): number {
+    return this.epochNumber;
+  }
+
+  /** Subscribes to worker replacements (the namespace and registry are gone). */
+  onEpochChange(listener: (change: EpochChange) => void): () => void {
+    this.epochListeners.add(listener);
+    return () => this.epochListeners.delete(listener);
+  }
+
+  /** Control-plane status; answers immediately, never queued. */
+  status(): RuntimeStatus {
+    let state: RuntimeState;
+    if (this.stateOverride !== undefined) state = this.stateOverride;
+    else if (this.info === undefined) state = 'starting';
+    else state = this.admission.active ? 'busy' : 'ready';
+    return {
+      state,
+      epoch: this.epochNumber,
+      queueDepth: this.admission.pending,
+      active: this.admission.active,
+      lastInterruption: this.lastInterruption,
+      replacementStartupMs: this.replacementStartupMs,
+      workerStartupMs: this.info ? Math.round(this.info.startupMs) : null,
+      standby: this.standby === undefined ? 'none' : this.standbyReady ? 'ready' : 'starting',
+      error: this.unavailableError,
+      python: this.info?.python ?? null,
+      ipython: this.info?.ipython ?? null,
+      codec: this.info?.codec ?? null,
+    };
+  }
+
+  /** Pids of the worker processes alive now (active and standby), for tests and diagnostics. */
+  workerPids(): number[] {
+    return [this.current, this.standby].filter((worker) => worker?.alive && worker.pid !== undefined).map((worker) => worker!.pid!);
+  }
+
+  /**
+   * Admits one operation, runs it on the worker under the deadline, and reports its outcome. Never throws.
+   */
+  async run(op: string, params: Record<string, unknown>, options: RunOptions = {}): Promise<OperationOutcome> {
+    this.start();
+    const admittedAt = performance.now();
+    try {
+      return await this.admission.run((ticket, signal) => this.dispatch(op, params, ticket, signal, options), {
+        signal: options.signal,
+      });
+    } catch (error) {
+      const meta = this.meta(options, null, performance.now() - admittedAt, 0);
+      if (error instanceof AdmissionError) {
+        meta.sequence = error.sequence ?? null;
+        meta.queueWaitMs = Math.round(error.queueWaitMs ?? meta.queueWaitMs);
+        return {
+          ok: false,
+          error: {
+            code: error.code,
+            message: admissionMessage(error),
+            retryable: error.retryable,
+            retryAfterMs: error.retryAfterMs,
+          },
+          meta,
+        };
+      }
+      return { ok: false, error: { code: 'internal_error', message: boundedMessage(error) }, meta };
+    }
+  }
+
+  /** Stops admission, completes queued work as runtime_closed, interrupts the active one, ends every worker. */
+  close(): Promise<void> {
+    this.closing ??= this.doClose();
+    return this.closing;
+  }
+
+  private async doClose(): Promise<void> {
+    this.stateOverride = 'closed';
+    this.admission.close();
+    await this.admission.onIdle();
+    const grace = this.settings.interruptionGraceSeconds * 1000;
+    const standby = this.standby;
+    this.standby = undefined;
+    standby?.kill();
+    await Promise.all([this.current?.shutdown(grace), standby?.exited]);
+    await this.replacing?.catch(() => undefined);
+    // A replacement finished during close may have spawned another standby: end everything.
+    const remaining = [this.current, this.standby as WorkerProcess | undefined];
+    for (const worker of remaining) worker?.kill();
+    await Promise.all(remaining.map((worker) => worker?.exited));
+  }
+
+  private spawnWorker(): WorkerProcess {
+    const settings = this.settings;
+    return WorkerProcess.spawn({
+      python: this.options.python,
+      maxMessageBytes: settings.maxIpcMessageBytes,
+      startupTimeoutMs: settings.workerStartupTimeoutSeconds * 1000,
+      cwd: this.options.cwd,
+      env: this.options.env,
+      forceJsonCodec: this.options.forceJsonCodec,
+      logger: this.logger,
+      configure: {
+        limits: workerLimits(settings),
+        library_paths: settings.libraryPaths,
+        preload_modules: settings.preloadModules,
+        module_aliases: settings.moduleAliases,
+        reserved_tool_names: this.options.reservedToolNames ?? [],
+      },
+    });
+  }
+
+  private ensureStandby(): void {
+    if (this.options.warmStandby === false || this.standby !== undefined || this.closing || this.stateOverride === 'unavailable') return;
+    const standby = this.spawnWorker();
+    this.standby = standby;
+    this.standbyReady = false;
+    standby.ready.then(
+      () => {
+        if (this.standby === standby) this.standbyReady = true;
+      },
+      (error: Error) => {
+        this.logger.warn('standby.failed', { reason: error.message.slice(0, 200) });
+        if (this.standby === standby) this.standby = undefined;
+      },
+    );
+    void standby.exited.then(() => {
+      if (this.standby === standby) this.standby = undefined;
+    });
+  }
+
+  /** Replaces the active worker when it dies while idle. */
+  private watch(worker: WorkerProcess): void {
+    void worker.exited.then(({ code, signal }) => {
+      if (this.current !== worker || this.closing || this.info === undefined) return;
+      this.logger.warn('worker.exited', { epoch: this.epochNumber, code, signal });
+      if (!this.admission.active) void this.replace(worker, 'crash');
+    });
+  }
+
+  private becomeUnavailable(message: string): void {
+    this.stateOverride = 'unavailable';
+    this.unavailableError = message.slice(0, MAX_ERROR_CHARS);
+    this.logger.error('runtime.unavailable', { reason: this.unavailableError });
+    const standby = this.standby;
+    this.standby = undefined;
+    standby?.kill();
+  }
+
+  /**
+   * Atomically swaps `failed` for a started worker: the warm standby when it is ready, else a cold start within
+   * the start-up bound. On failure the runtime becomes unavailable for the rest of its lifespan.
+   */
+  private replace(failed: WorkerProcess, reason: InterruptionKind): Promise<void> {
+    if (this.current !== failed) return this.replacing ?? Promise.resolve();
+    if (this.replacing) return this.replacing;
+    this.replacing = this.doReplace(failed, reason).finally(() => {
+      this.replacing = undefined;
+    });
+    return this.replacing;
+  }
+
+  private async doReplace(failed: WorkerProcess, reason: InterruptionKind): Promise<void> {
+    const startedAt = performance.now();
+    if (this.stateOverride !== 'closed') this.stateOverride = 'recovering';
+    failed.kill();
+    let next = this.standby;
+    this.standby = undefined;
+    if (next === undefined || !next.alive) next = this.spawnWorker();
+    let info: WorkerInfo;
+    try {
+      info = await next.ready;
+    } catch (error) {
+      this.logger.warn('replacement.standby_failed', { reason: (error as Error).message.slice(0, 200) });
+      next.kill();
+      next = this.spawnWorker();
+      try {
+        info = await next.ready;
+      } catch (coldError) {
+        next.kill();
+        this.becomeUnavailable(`replacement worker failed to start: ${(coldError as Error).message}`);
+        return;
+      }
+    }
+    if (this.closing) {
+      next.kill();
+      return;
+    }
+    this.current = next;
+    this.info = info;
+    this.epochNumber += 1;
+    this.replacementStartupMs = Math.round(performance.now() - startedAt);
+    this.stateOverride = undefined;
+    this.watch(next);
+    this.logger.info('worker.replaced', { epoch: this.epochNumber, reason, replacementMs: this.replacementStartupMs });
+    for (const listener of this.epochListeners) listener({ epoch: this.epochNumber, reason });
+    this.ensureStandby();
+  }
+
+  private async activeWorker(): Promise<WorkerProcess | OperationFailure> {
+    if (this.replacing) await this.replacing;
+    if (this.stateOverride === 'unavailable') {
+      return { code: 'runtime_unavailable', message: `the runtime is unavailable until the server restarts: ${this.unavailableError ?? 'start-up failed'}` };
+    }
+    const worker = this.current;
+    if (worker === undefined) return { code: 'runtime_unavailable', message: 'the runtime has not started' };
+    try {
+      await worker.ready;
+    } catch {
+      return this.activeWorker();
+    }
+    if (!worker.alive) {
+      await this.replace(worker, 'crash');
+      return this.activeWorker();
+    }
+    return worker;
+  }
+
+  private meta(options: RunOptions, ticket: AdmissionTicket | null, queueWaitMs: number, durationMs: number): OperationMeta {
+    return {
+      requestId: options.requestId ?? null,
+      sequence: ticket?.sequence ?? null,
+      epoch: this.epochNumber,
+      queueWaitMs: Math.round(ticket?.queueWaitMs ?? queueWaitMs),
+      durationMs: Math.round(durationMs),
+      interruption: null,
+      namespace: null,
+    };
+  }
+
+  private async dispatch(
+    op: string,
+    params: Record<string, unknown>,
+    ticket: AdmissionTicket,
+    signal: AbortSignal,
+    options: RunOptions,
+  ): Promise<OperationOutcome> {
+    const dispatchedAt = performance.now();
+    const finish = (): OperationMeta => this.meta(options, ticket, 0, performance.now() - dispatchedAt);
+    const worker = await this.activeWorker();
+    if (!(worker instanceof WorkerProcess)) return { ok: false, error: worker, meta: finish() };
+    const epoch = this.epochNumber;
+
+    let stop: ((kind: InterruptionKind) => void) | undefined;
+    const stopped = new Promise<InterruptionKind>((resolve) => {
+      stop = resolve;
+    });
+    const timeoutMs = options.timeoutMs === null ? Infinity : (options.timeoutMs ?? this.settings.operationTimeoutSeconds * 1000);
+    const deadline = new PausableTimer(timeoutMs, () => stop?.('timeout'));
+    const onAbort = (): void => {
+      const reason: unknown = signal.reason;
+      stop?.(reason instanceof AdmissionError && reason.code === 'runtime_closed' ? 'shutdown' : 'cancelled');
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+
+    const onToolCall = options.onToolCall;
+    const { id, reply } = worker.request(op, params, {
+      onEvent: options.onEvent,
+      onToolCall:
+        onToolCall === undefined
+          ? undefined
+          : (call) => {
+              deadline.pause();
+              void onToolCall(call)
+                .catch((error: unknown) => ({ ok: false as const, message: boundedMessage(error) }))
+                .then((result) => {
+                  deadline.resume();
+                  worker.sendToolResult(call.call_id, result);
+                });
+            },
+    });
+    const settled = reply.then(
+      (value) => ({ kind: 'reply' as const, value }),
+      (error: unknown) => ({ kind: 'failed' as const, error }),
+    );
+    try {
+      const first = await Promise.race([settled, stopped.then((kind) => ({ kind: 'stop' as const, stop: kind }))]);
+      if (first.kind === 'reply') {
+        return first.value.ok
+          ? { ok: true, result: first.value.result, meta: finish() }
+          : { ok: false, error: first.value.error, meta: finish() };
+      }
+      if (first.kind === 'failed') return await this.onRequestFailure(worker, first.error, finish);
+      return await this.interrupt(worker, id, settled, first.stop, epoch, options, finish);
+    } finally {
+      deadline.clear();
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async onRequestFailure(worker: WorkerProcess, error: unknown, finish: () => OperationMeta): Promise<OperationOutcome> {
+    if (error instanceof FrameError) {
+      return { ok: false, error: { code: error.code, message: error.message, details: { size: error.size } }, meta: finish() };
+    }
+    const exitedError = error instanceof WorkerExitedError ? error : undefined;
+    if (!this.closing) await this.replace(worker, 'crash');
+    this.recordInterruption('crash', 'reset');
+    const meta = finish();
+    meta.interruption = 'crash';
+    meta.namespace = 'reset';
+    return {
+      ok: false,
+      error: {
+        code: 'worker_crashed',
+        message: `the worker process ended during the operation (${exitedError?.signal ?? `exit code ${String(exitedError?.exitCode ?? 'unknown')}`}); the namespace was reset`,
+        details: { exitCode: exitedError?.exitCode ?? null, signal: exitedError?.signal ?? null },
+      },
+      meta,
+    };
+  }
+
+  private async interrupt(
+    worker: WorkerProcess,
+    id: number,
+    settled: Promise<{ kind: 'reply'; value: WorkerReply } | { kind: 'failed'; error: unknown }>,
+    kind: InterruptionKind,
+    epoch: number,
+    options: RunOptions,
+    finish: () => OperationMeta,
+  ): Promise<OperationOutcome> {
+    const graceMs = options.graceMs ?? this.settings.interruptionGraceSeconds * 1000;
+    worker.interrupt(id);
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace'>((resolve) => {
+      timer = setTimeout(() => resolve('grace'), graceMs);
+    });
+    const late = await Promise.race([settled, graceOver]);
+    clearTimeout(timer);
+    let namespace: NamespaceOutcome;
+    if (late !== 'grace' && late.kind === 'reply' && worker.alive) {
+      // The operation stopped; its late result is discarded. Probe health and reconcile before saying so.
+      namespace = (await this.verify(worker, graceMs)) && this.epochNumber === epoch ? 'preserved' : 'unknown';
+    } else {
+      namespace = 'unknown';
+    }
+    if (namespace !== 'preserved') {
+      worker.kill();
+      if (!this.closing) {
+        await this.replace(worker, kind);
+        namespace = this.stateOverride === 'unavailable' ? 'unknown' : 'reset';
+      } else {
+        namespace = 'reset';
+      }
+    }
+    this.recordInterruption(kind, namespace);
+    const meta = finish();
+    meta.interruption = kind;
+    meta.namespace = namespace;
+    const code: ErrorCode = kind === 'timeout' ? 'operation_timeout' : kind === 'shutdown' ? 'runtime_closed' : 'operation_cancelled';
+    const what = kind === 'timeout' ? 'passed its deadline' : kind === 'shutdown' ? 'was stopped by shutdown' : 'was cancelled';
+    const outcome = namespace === 'preserved' ? 'state was preserved' : namespace === 'reset' ? 'the worker was replaced and the namespace reset' : 'the namespace state is unknown';
+    return { ok: false, error: { code, message: `the operation ${what}; ${outcome}` }, meta };
+  }
+
+  private async verify(worker: WorkerProcess, boundMs: number): Promise<boolean> {
+    const bound = Math.max(boundMs, 1000);
+    const call = (op: string, params: Record<string, unknown>): Promise<WorkerReply> =>
+      withTimeout(worker.request(op, params).reply, bound);
+    try {
+      const health = await call('health', {});
+      if (!health.ok) return false;
+      if (this.options.reconcile) await this.options.reconcile(call);
+      return worker.alive;
+    } catch {
+      return false;
+    }
+  }
+
+  private recordInterruption(kind: InterruptionKind, namespace: NamespaceOutcome): void {
+    this.lastInterruption = { kind, namespace, epoch: this.epochNumber };
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('timed out')), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+function boundedMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.slice(0, MAX_ERROR_CHARS);
+}
+
+function admissionMessage(error: AdmissionError): string {
+  switch (error.code) {
+    case 'runtime_busy':
+      return 'the pending queue is full; retry after the reported interval';
+    case 'queue_timeout':
+      return 'the request waited too long for dispatch and never ran; it is safe to retry';
+    case 'operation_cancelled':
+      return 'the request was cancelled before it was dispatched';
+    case 'runtime_closed':
+      return 'the runtime is closed';
+  }
+}

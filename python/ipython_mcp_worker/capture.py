@@ -1,0 +1,211 @@
+"""Output capture: streaming prefix sinks, a sys.stdout/sys.stderr router, and file-descriptor capture.
+
+Python-level writes go straight into the active operation's sink. Writes to fd 1 and fd 2 (C code,
+subprocesses, ``os.write``) land in pipes that a drain thread reads into the same sinks, so nothing user code
+writes can reach the parent's stdout. Output that arrives while no operation is active is dropped.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import os
+import select
+import threading
+import time
+from collections.abc import Callable
+
+
+class PrefixSink:
+    """Keeps the first ``limit`` characters written and counts every character after them exactly."""
+
+    def __init__(self, limit: int, on_text: Callable[[str], None] | None = None) -> None:
+        self.limit = limit
+        self._parts: list[str] = []
+        self._kept = 0
+        self.omitted = 0
+        self._lock = threading.Lock()
+        self._on_text = on_text
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        with self._lock:
+            room = self.limit - self._kept
+            if room <= 0:
+                self.omitted += len(text)
+                return
+            if len(text) <= room:
+                kept = text
+            else:
+                kept = text[:room]
+                self.omitted += len(text) - room
+            self._parts.append(kept)
+            self._kept += len(kept)
+        if self._on_text is not None:
+            self._on_text(kept)
+
+    @property
+    def truncated(self) -> bool:
+        return self.omitted > 0
+
+    def text(self) -> str:
+        with self._lock:
+            return "".join(self._parts)
+
+
+class StreamRouter(io.TextIOBase):
+    """Replacement for sys.stdout / sys.stderr that writes into the active operation's sink, if any."""
+
+    def __init__(self, name: str, current: Callable[[], PrefixSink | None]) -> None:
+        super().__init__()
+        self._name = name
+        self._current = current
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return f"<{self._name}>"
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        sink = self._current()
+        if sink is not None:
+            sink.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+
+class FdCapture:
+    """Redirects fd 1 and fd 2 into pipes and drains them into the active sinks.
+
+    ``settle()`` is called by the owner at the end of each operation: under the drain lock it reads whatever
+    is already in the pipes, so output written before the operation ended is attributed to it. It also
+    repairs fd 1 / fd 2 if user code closed or replaced them.
+    """
+
+    def __init__(self, current: Callable[[int], PrefixSink | None]) -> None:
+        self._current = current
+        self._lock = threading.Lock()
+        self._pipes: dict[int, tuple[int, int]] = {}
+        self._decoders: dict[int, codecs.IncrementalDecoder] = {}
+        for target in (1, 2):
+            read_end, write_end = os.pipe()
+            os.set_blocking(read_end, False)
+            os.dup2(write_end, target)
+            self._pipes[target] = (read_end, write_end)
+            self._decoders[target] = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._stop_read, self._stop_write = os.pipe()
+        self._thread = threading.Thread(target=self._drain_forever, name="ipython-mcp-fd-drain", daemon=True)
+        self._thread.start()
+
+    def _read_available(self, target: int) -> None:
+        read_end = self._pipes[target][0]
+        while True:
+            try:
+                chunk = os.read(read_end, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                return
+            if not chunk:
+                return
+            text = self._decoders[target].decode(chunk)
+            sink = self._current(target)
+            if sink is not None and text:
+                sink.write(text)
+
+    def _drain_forever(self) -> None:
+        read_ends = {self._pipes[target][0]: target for target in self._pipes}
+        watched = [*read_ends, self._stop_read]
+        while True:
+            try:
+                ready, _, _ = select.select(watched, [], [])
+            except (OSError, ValueError):
+                return
+            if self._stop_read in ready:
+                return
+            with self._lock:
+                for read_end in ready:
+                    self._read_available(read_ends[read_end])
+
+    def settle(self) -> None:
+        with self._lock:
+            for target in self._pipes:
+                self._read_available(target)
+                tail = self._decoders[target].decode(b"", final=True)
+                sink = self._current(target)
+                if sink is not None and tail:
+                    sink.write(tail)
+        self.repair()
+
+    def repair(self) -> None:
+        """Point fd 1 and fd 2 back at the capture pipes if user code closed or redirected them."""
+        for target, (_, write_end) in self._pipes.items():
+            try:
+                current = os.fstat(target)
+                ours = os.fstat(write_end)
+                if (current.st_dev, current.st_ino) == (ours.st_dev, ours.st_ino):
+                    continue
+            except OSError:
+                pass
+            try:
+                os.dup2(write_end, target)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        try:
+            os.write(self._stop_write, b"x")
+        except OSError:
+            pass
+        self._thread.join(timeout=1)
+
+
+class Throttle:
+    """Coalesces streamed text and hands it on at most once per ``interval`` seconds."""
+
+    def __init__(self, emit: Callable[[str], None], interval: float = 0.1, max_chunk: int = 16384) -> None:
+        self._emit = emit
+        self._interval = interval
+        self._max_chunk = max_chunk
+        self._buffer: list[str] = []
+        self._size = 0
+        self._last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def add(self, text: str) -> None:
+        with self._lock:
+            if self._size < self._max_chunk:
+                piece = text[: self._max_chunk - self._size]
+                self._buffer.append(piece)
+                self._size += len(piece)
+            now = time.monotonic()
+            if now - self._last < self._interval:
+                return
+            self._last = now
+            pending = "".join(self._buffer)
+            self._buffer.clear()
+            self._size = 0
+        if pending:
+            self._emit(pending)
+
+    def flush(self) -> None:
+        with self._lock:
+            pending = "".join(self._buffer)
+            self._buffer.clear()
+            self._size = 0
+        if pending:
+            self._emit(pending)

@@ -1,0 +1,122 @@
+"""The IPC channel: a reader thread on fd 3, serialized writes on fd 4, and interrupt arming."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import threading
+from typing import Any
+
+from .codec import CODEC_JSON, FrameError, FrameReader, FrameTooLarge, encode_frame
+
+
+class Interrupter:
+    """SIGINT armed only while a named request runs; an interrupt for any other request is ignored."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._armed: int | None = None
+        self._requested: set[int] = set()
+        self._main_ident = threading.main_thread().ident
+        signal.signal(signal.SIGINT, self._handle)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self._armed is not None:
+            raise KeyboardInterrupt
+
+    def arm(self, request_id: int) -> None:
+        with self._lock:
+            self._armed = request_id
+            if request_id in self._requested:
+                self._requested.discard(request_id)
+                signal.pthread_kill(self._main_ident, signal.SIGINT)
+
+    def disarm(self) -> None:
+        with self._lock:
+            self._armed = None
+            self._requested.clear()
+
+    def request(self, request_id: int) -> None:
+        with self._lock:
+            if self._armed == request_id:
+                signal.pthread_kill(self._main_ident, signal.SIGINT)
+            elif self._armed is None:
+                # The request may still be on its way to the main thread; remember it until it is armed.
+                self._requested.add(request_id)
+
+
+class Channel:
+    """Frames in on ``fd_in`` (read by a daemon thread), frames out on ``fd_out`` (serialized by a lock)."""
+
+    def __init__(self, fd_in: int, fd_out: int, limit: int) -> None:
+        self.fd_out = fd_out
+        self.limit = limit
+        self.codec = CODEC_JSON
+        self.reader = FrameReader(fd_in, limit)
+        self._write_lock = threading.Lock()
+        self.requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.tool_results: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.interrupter: Interrupter | None = None
+
+    def send(self, message: dict[str, Any]) -> None:
+        try:
+            frame = encode_frame(message, self.codec, self.limit)
+        except FrameTooLarge as error:
+            if message.get("type") != "response":
+                return  # stream events and the like are dropped rather than sent oversized
+            frame = encode_frame(
+                {
+                    "type": "response",
+                    "id": message.get("id"),
+                    "ok": False,
+                    "error": {
+                        "code": "message_too_large",
+                        "message": f"the result is {error.size} bytes, over the {error.limit}-byte IPC message limit",
+                        "details": {"size": error.size, "limit": error.limit},
+                    },
+                },
+                self.codec,
+                self.limit,
+            )
+        with self._write_lock:
+            view = memoryview(frame)
+            while view:
+                written = os.write(self.fd_out, view)
+                view = view[written:]
+
+    def read_one(self) -> dict[str, Any] | None:
+        """Blocking read used during the handshake, before the reader thread starts."""
+        return self.reader.read()
+
+    def start_reader(self) -> None:
+        thread = threading.Thread(target=self._read_forever, name="ipython-mcp-ipc-reader", daemon=True)
+        thread.start()
+
+    def _read_forever(self) -> None:
+        while True:
+            try:
+                message = self.reader.read()
+            except FrameTooLarge as error:
+                self.send({"type": "protocol_error", "code": "message_too_large", "message": str(error)})
+                continue
+            except FrameError as error:
+                self.send({"type": "protocol_error", "code": "protocol_error", "message": str(error)})
+                continue
+            except OSError:
+                message = None
+            if message is None:
+                # The parent is gone: nobody can receive results any more. Exit now, without cleanup that
+                # could block on user state.
+                os._exit(0)
+            kind = message.get("type")
+            if kind == "interrupt":
+                if self.interrupter is not None and isinstance(message.get("id"), int):
+                    self.interrupter.request(message["id"])
+            elif kind == "tool_result":
+                self.tool_results.put(message)
+            elif kind in ("request", "shutdown"):
+                self.requests.put(message)
+            else:
+                self.send({"type": "protocol_error", "code": "protocol_error",
+                           "message": f"unexpected message type {str(kind)[:64]!r}"})

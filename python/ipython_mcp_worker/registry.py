@@ -1,0 +1,452 @@
+"""The dynamic tool registry: live callables of the shell namespace published as extra MCP tools.
+
+One ``Registry`` lives per worker lifespan and is used only from the shell owner thread, so it takes no
+locks. Each registration snapshots its description, input schema and fingerprint; the live binding behind
+it is reconciled on every ``discover`` and ``call``:
+
+* backing name missing from the namespace -> stale;
+* same object and equal ``signature_token`` -> fresh (fast path);
+* otherwise the schema is recomputed (any failure -> stale) and its canonical JSON compared byte for
+  byte: equal -> fresh, and the new binding is adopted; different -> stale.
+
+A stale registration stays stale until it is explicitly registered again (or unregistered); it is
+reported in ``discover``'s ``stale`` list and refused by ``call``. ``revision`` advances on every catalog
+change: a registration, an unregistration, registrations turning stale, and clearing a non-empty catalog.
+A failing operation leaves the catalog and the revision untouched.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import inspect
+import keyword
+import re
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import OpError
+from .jsonvalue import NotJson, to_json
+from .limits import Limits, bound_text
+from .schema import ArgumentError, CallableSchema, analyze_callable, signature_token
+
+__all__ = ["Registry"]
+
+_TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+_SHOWN_CHARS = 80
+_MAX_UNWRAP = 100
+
+
+def _show(text: str) -> str:
+    if len(text) > _SHOWN_CHARS:
+        return repr(text[:_SHOWN_CHARS]) + "…"
+    return repr(text)
+
+
+def _clip(text: str) -> str:
+    return text[:_SHOWN_CHARS]
+
+
+def _description_of(obj: Any) -> str:
+    """The cleaned docstring, looking through ``functools.partial`` (whose own doc describes partial)."""
+    target = obj
+    for _ in range(_MAX_UNWRAP):
+        if not isinstance(target, functools.partial) or "__doc__" in getattr(target, "__dict__", {}):
+            break
+        target = target.func
+    try:
+        doc = inspect.getdoc(target)
+    except Exception:  # noqa: BLE001 - user __doc__ property
+        return ""
+    return doc if isinstance(doc, str) else ""
+
+
+def _qualified_type(error: BaseException) -> str:
+    kind = type(error)
+    module = getattr(kind, "__module__", None)
+    if module in (None, "builtins"):
+        return kind.__qualname__
+    return f"{module}.{kind.__qualname__}"
+
+
+def _exception_text(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception:  # noqa: BLE001 - a user __str__ may raise
+        return f"<{type(error).__qualname__}; str() raised>"
+
+
+@dataclass
+class _Registration:
+    tool_name: str
+    name: str
+    description: str
+    description_truncated: bool
+    revision: int
+    obj: Any
+    token: tuple[Any, ...]
+    analysis: CallableSchema
+    stale: bool = False
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "tool_name": self.tool_name,
+            "name": self.name,
+            "description": self.description,
+            "description_truncated": self.description_truncated,
+            "input_schema": copy.deepcopy(self.analysis.schema),
+            "fingerprint": self.analysis.fingerprint,
+            "revision": self.revision,
+        }
+
+
+@dataclass
+class _Adoption:
+    obj: Any
+    token: tuple[Any, ...]
+    analysis: CallableSchema
+
+
+_FRESH = "fresh"
+_STALE = "stale"
+
+
+class Registry:
+    """The catalog of dynamic tools of one worker lifespan. Not thread-safe: owner thread only."""
+
+    def __init__(
+        self,
+        user_ns: dict[str, Any],
+        limits: Limits,
+        is_protected: Callable[[str], bool],
+        reserved_tool_names: frozenset[str],
+    ) -> None:
+        self._user_ns = user_ns
+        self._limits = limits
+        self._is_protected = is_protected
+        self._reserved = frozenset(reserved_tool_names)
+        self._registrations: dict[str, _Registration] = {}
+        self._revision = 0
+
+    @property
+    def revision(self) -> int:
+        """Monotonic catalog revision; starts at 0."""
+        return self._revision
+
+    # -- validation helpers ------------------------------------------------------------------------------
+
+    def _check_backing_name(self, name: str) -> None:
+        if not name.isidentifier() or keyword.iskeyword(name):
+            raise OpError(
+                "invalid_name",
+                f"{_show(name)} is not a top-level Python identifier",
+                {"name": _clip(name)},
+            )
+        if name.startswith("_") or self._is_protected(name):
+            raise OpError(
+                "protected_name", f"{_show(name)} is protected and cannot back a tool", {"name": _clip(name)}
+            )
+
+    def _check_tool_name(self, tool_name: str) -> None:
+        limit = self._limits.max_tool_name_chars
+        if len(tool_name) > limit:
+            raise OpError(
+                "invalid_name",
+                f"tool name {_show(tool_name)} is longer than {limit} characters",
+                {"tool_name": tool_name[:limit], "limit": limit},
+            )
+        if _TOOL_NAME.fullmatch(tool_name) is None:
+            raise OpError(
+                "invalid_name",
+                f"tool name {_show(tool_name)} must start with an ASCII letter and contain only ASCII letters, digits, _ or -",
+                {"tool_name": _clip(tool_name)},
+            )
+
+    # -- reconciliation ----------------------------------------------------------------------------------
+
+    def _evaluate(self, registration: _Registration) -> tuple[str, _Adoption | None]:
+        """Fresh or stale against the live namespace, without changing anything."""
+        if registration.stale:
+            return _STALE, None
+        try:
+            if registration.name not in self._user_ns:
+                return _STALE, None
+            live = self._user_ns[registration.name]
+        except Exception:  # noqa: BLE001 - an exotic namespace mapping
+            return _STALE, None
+        token = signature_token(live)
+        try:
+            unchanged = live is registration.obj and token == registration.token
+        except Exception:  # noqa: BLE001
+            unchanged = False
+        if unchanged:
+            return _FRESH, None
+        try:
+            analysis = analyze_callable(live)
+        except KeyboardInterrupt:
+            raise
+        except Exception:  # noqa: BLE001 - OpError or anything user code raised while being inspected
+            return _STALE, None
+        if analysis.canonical != registration.analysis.canonical:
+            return _STALE, None
+        return _FRESH, _Adoption(live, token, analysis)
+
+    def _reconcile(self, registration: _Registration) -> bool:
+        """Apply the evaluation; True when the registration just turned stale (a catalog change)."""
+        if registration.stale:
+            return False
+        status, adoption = self._evaluate(registration)
+        if status == _STALE:
+            registration.stale = True
+            return True
+        if adoption is not None:
+            # Same schema, new binding (for instance a body-only redefinition): keep serving, live.
+            registration.obj = adoption.obj
+            registration.token = adoption.token
+            registration.analysis = adoption.analysis
+        return False
+
+    # -- operations --------------------------------------------------------------------------------------
+
+    def register(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Op ``register_tool``: ``{"name", "tool_name": str | None, "description": str | None}`` ->
+        Registration. Raises ``OpError``; a failure changes nothing."""
+        if type(params) is not dict:
+            raise OpError("invalid_request", "register_tool params must be an object")
+        name = params.get("name")
+        tool_name = params.get("tool_name")
+        description = params.get("description")
+        if type(name) is not str:
+            raise OpError("invalid_request", "register_tool needs a string name")
+        if tool_name is not None and type(tool_name) is not str:
+            raise OpError("invalid_request", "tool_name must be a string or null")
+        if description is not None and type(description) is not str:
+            raise OpError("invalid_request", "description must be a string or null")
+
+        self._check_backing_name(name)
+        if tool_name is None:
+            tool_name = name
+        self._check_tool_name(tool_name)
+        description_limit = self._limits.max_tool_description_chars
+        if description is not None and len(description) > description_limit:
+            raise OpError(
+                "invalid_arguments",
+                f"description is longer than {description_limit} characters",
+                {"limit": description_limit, "length": len(description)},
+            )
+
+        if name not in self._user_ns:
+            raise OpError("name_not_found", f"{_show(name)} is not defined", {"name": _clip(name)})
+        obj = self._user_ns[name]
+        if not callable(obj):
+            raise OpError("not_callable", f"{_show(name)} is not callable", {"name": _clip(name)})
+        token = signature_token(obj)
+        try:
+            analysis = analyze_callable(obj)
+        except OpError:
+            raise
+        except KeyboardInterrupt:
+            raise
+        except Exception as error:  # noqa: BLE001 - user code run by inspection
+            raise OpError(
+                "unsupported_signature",
+                f"inspecting {_show(name)} raised {type(error).__name__}",
+                {"parameter": None, "reason": "no_signature"},
+            ) from None
+
+        if description is None:
+            description, description_truncated = bound_text(_description_of(obj), description_limit)
+        else:
+            description_truncated = False
+
+        if tool_name in self._reserved:
+            raise OpError(
+                "name_collision",
+                f"{_show(tool_name)} is a stable tool name",
+                {"tool_name": tool_name, "with": "stable"},
+            )
+        replacing: _Registration | None = None
+        existing = self._registrations.get(tool_name)
+        if existing is not None:
+            if existing.name == name and self._evaluate(existing)[0] == _STALE:
+                replacing = existing  # explicit re-registration of a stale tool
+            else:
+                raise OpError(
+                    "name_collision",
+                    f"tool name {_show(tool_name)} is already registered",
+                    {"tool_name": tool_name, "with": "dynamic"},
+                )
+        for other in self._registrations.values():
+            if other is not replacing and other.name == name:
+                raise OpError(
+                    "name_collision",
+                    f"{_show(name)} already backs tool {_show(other.tool_name)}",
+                    {"name": _clip(name), "tool_name": other.tool_name, "with": "backing_symbol"},
+                )
+        if replacing is None and len(self._registrations) >= self._limits.max_dynamic_tools:
+            raise OpError(
+                "registry_full",
+                f"the registry already holds {self._limits.max_dynamic_tools} tools",
+                {"limit": self._limits.max_dynamic_tools},
+            )
+
+        self._revision += 1
+        registration = _Registration(
+            tool_name=tool_name,
+            name=name,
+            description=description,
+            description_truncated=description_truncated,
+            revision=self._revision,
+            obj=obj,
+            token=token,
+            analysis=analysis,
+        )
+        self._registrations[tool_name] = registration
+        return registration.to_wire()
+
+    def unregister(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Op ``unregister_tool``: ``{"names": [tool_name, ...]}`` ->
+        ``{"unregistered": sorted, "unknown": sorted, "revision"}``. Idempotent; stable names are unknown."""
+        names = params.get("names") if type(params) is dict else None
+        if type(names) is not list or any(type(item) is not str for item in names):
+            raise OpError("invalid_request", "unregister_tool needs a list of string names")
+        unregistered: list[str] = []
+        unknown: list[str] = []
+        for tool_name in sorted(set(names)):
+            if self._registrations.pop(tool_name, None) is not None:
+                unregistered.append(tool_name)
+            else:
+                unknown.append(tool_name)
+        if unregistered:
+            self._revision += 1
+        return {"unregistered": unregistered, "unknown": unknown, "revision": self._revision}
+
+    def discover(self, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Op ``discover``: reconcile every registration, then ``{"revision", "tools": [Registration]
+        sorted by tool_name, "stale": [tool_name] sorted}``. Stale tools are not in ``tools``."""
+        changed = False
+        for tool_name in sorted(self._registrations):
+            changed = self._reconcile(self._registrations[tool_name]) or changed
+        if changed:
+            self._revision += 1
+        tools: list[dict[str, Any]] = []
+        stale: list[str] = []
+        for tool_name in sorted(self._registrations):
+            registration = self._registrations[tool_name]
+            if registration.stale:
+                stale.append(tool_name)
+            else:
+                tools.append(registration.to_wire())
+        return {"revision": self._revision, "tools": tools, "stale": stale}
+
+    def call(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Op ``call_tool``: ``{"tool_name", "arguments", "fingerprint"}`` -> ``{"value", "truncated"}``.
+        Revalidates the live binding, validates and converts the arguments, invokes exactly once."""
+        if type(params) is not dict:
+            raise OpError("invalid_request", "call_tool params must be an object")
+        tool_name = params.get("tool_name")
+        fingerprint = params.get("fingerprint")
+        if type(tool_name) is not str:
+            raise OpError("invalid_request", "call_tool needs a string tool_name")
+        if type(fingerprint) is not str:
+            raise OpError("invalid_request", "call_tool needs the string fingerprint the caller advertised")
+        registration = self._registrations.get(tool_name)
+        if registration is None:
+            raise OpError(
+                "tool_not_found",
+                f"no dynamic tool {_show(tool_name)}",
+                {"tool_name": _clip(tool_name)},
+            )
+        if self._reconcile(registration):
+            self._revision += 1
+        if registration.stale:
+            raise OpError(
+                "stale_registration",
+                f"tool {_show(tool_name)} is stale; register it again",
+                {"tool_name": _clip(tool_name), "reason": "stale"},
+            )
+        if fingerprint != registration.analysis.fingerprint:
+            raise OpError(
+                "stale_registration",
+                f"tool {_show(tool_name)} changed since the caller discovered it",
+                {
+                    "tool_name": _clip(tool_name),
+                    "reason": "fingerprint_mismatch",
+                    "fingerprint": registration.analysis.fingerprint,
+                },
+            )
+        arguments = params.get("arguments", {})
+        try:
+            kwargs = registration.analysis.convert_arguments(arguments)
+        except ArgumentError as error:
+            message, _ = bound_text(error.message, self._limits.max_repr_chars)
+            path, _ = bound_text(error.path, _SHOWN_CHARS)
+            parameter = None if error.parameter is None else _clip(error.parameter)
+            raise OpError(
+                "invalid_arguments", message, {"parameter": parameter, "path": path, "reason": error.reason}
+            ) from None
+
+        target = registration.obj
+        try:
+            result = target(**kwargs)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # noqa: BLE001 - SystemExit from a tool must not end the worker
+            raise self._call_raised(tool_name, error) from None
+
+        try:
+            value, truncated = to_json(result, self._limits)
+        except NotJson as error:
+            raise OpError(
+                "result_not_json",
+                f"tool {_show(tool_name)} returned a value without a JSON form ({error.type_name} at {error.path})",
+                {"type": error.type_name[:_SHOWN_CHARS], "path": error.path[:_SHOWN_CHARS]},
+            ) from None
+        return {"value": value, "truncated": truncated}
+
+    def _call_raised(self, tool_name: str, error: BaseException) -> OpError:
+        limits = self._limits
+        type_name = _qualified_type(error)
+        message, message_truncated = bound_text(_exception_text(error), limits.max_text_chars)
+        try:
+            # Skip this module's own frame: the traceback starts in the tool.
+            tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
+            text = "".join(traceback.format_exception(type(error), error, tb))
+        except Exception:  # noqa: BLE001
+            text = f"{type_name}: <traceback unavailable>\n"
+        # Keep the end of the traceback, where the failing frame and the exception are.
+        limit = limits.max_traceback_chars
+        traceback_truncated = len(text) > limit
+        if traceback_truncated:
+            text = text[len(text) - limit :]
+        summary, _ = bound_text(f"{type_name}: {message}", limits.max_repr_chars)
+        return OpError(
+            "call_raised",
+            f"tool {_show(tool_name)} raised {summary}",
+            {
+                "type": type_name,
+                "message": message,
+                "message_truncated": message_truncated,
+                "traceback": text,
+                "traceback_truncated": traceback_truncated,
+            },
+        )
+
+    def invalidate_names(self, names: list[str]) -> None:
+        """The backing symbols ``names`` were removed from the namespace: their registrations turn stale."""
+        removed = set(names)
+        changed = False
+        for registration in self._registrations.values():
+            if not registration.stale and registration.name in removed:
+                registration.stale = True
+                changed = True
+        if changed:
+            self._revision += 1
+
+    def clear(self) -> None:
+        """Drop the whole catalog (namespace reset); the revision advances if anything was dropped."""
+        if self._registrations:
+            self._registrations.clear()
+            self._revision += 1

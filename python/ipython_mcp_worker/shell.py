@@ -1,0 +1,283 @@
+"""The shell owner: builds the history-disabled IPython shell and runs cells with bounded capture."""
+
+from __future__ import annotations
+
+import base64
+import builtins
+import sys
+import threading
+from typing import Any
+
+from IPython.core.displayhook import DisplayHook
+from IPython.core.displaypub import DisplayPublisher
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
+
+from .capture import FdCapture, PrefixSink, StreamRouter, Throttle
+from .errors import OpError
+from .jsonvalue import NotJson, to_json
+from .limits import Limits, bound_text
+
+IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
+MAX_IMAGE_BASE64_CHARS = 2 * 1024 * 1024
+
+
+class _QuietDisplayHook(DisplayHook):
+    """Records the cell's value (``_``, ``Out``, ExecutionResult.result) without printing ``Out[n]``."""
+
+    def __call__(self, result: Any = None) -> None:
+        self.check_for_underscore()
+        if result is not None and not self.quiet():
+            self.update_user_ns(result)
+            self.fill_exec_result(result)
+
+
+class _CollectingPublisher(DisplayPublisher):
+    """Collects display() payloads into the active operation, capped as they arrive."""
+
+    def __init__(self, owner: ShellOwner, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._owner = owner
+
+    def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs):  # noqa: ANN001
+        operation = self._owner.operation
+        if operation is not None:
+            operation.add_display(data, metadata or {})
+
+    def clear_output(self, wait: bool = False) -> None:
+        return None
+
+
+class Operation:
+    """Per-request capture state: the sinks, displays and the streaming callback."""
+
+    def __init__(self, limits: Limits, stream: Any | None) -> None:
+        self.limits = limits
+        self.throttles: dict[str, Throttle] = {}
+        if stream is not None:
+            for name in ("stdout", "stderr"):
+                self.throttles[name] = Throttle(lambda text, name=name: stream(name, text))
+        self.stdout = PrefixSink(limits.max_text_chars, self._forward("stdout"))
+        self.stderr = PrefixSink(limits.max_text_chars, self._forward("stderr"))
+        self.displays: list[dict[str, Any]] = []
+        self.displays_omitted = 0
+        self.traceback_text = ""
+        self._lock = threading.Lock()
+
+    def _forward(self, name: str):  # noqa: ANN202
+        throttle = self.throttles.get(name)
+        return throttle.add if throttle is not None else None
+
+    def flush_streams(self) -> None:
+        for throttle in self.throttles.values():
+            throttle.flush()
+
+    def add_display(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+        with self._lock:
+            if len(self.displays) >= self.limits.max_display_items:
+                self.displays_omitted += 1
+                return
+            self.displays.append(normalize_display(data, metadata, self.limits))
+
+
+def normalize_display(data: dict[str, Any], metadata: dict[str, Any], limits: Limits) -> dict[str, Any]:
+    """Bound one display payload: images by size, everything else through the JSON limits."""
+    out: dict[str, Any] = {}
+    truncated = False
+    for mime, value in (data or {}).items():
+        if not isinstance(mime, str):
+            continue
+        if mime.startswith("image/"):
+            if isinstance(value, bytes):
+                value = base64.b64encode(value).decode("ascii")
+            if isinstance(value, str) and len(value) <= MAX_IMAGE_BASE64_CHARS:
+                out[mime] = value
+            else:
+                truncated = True
+            continue
+        try:
+            out[mime], cut = to_json(value, limits)
+        except NotJson:
+            out[mime], cut = bound_text(str(value), limits.max_text_chars)
+        truncated = truncated or cut
+    try:
+        meta, cut = to_json(metadata, limits)
+    except NotJson:
+        meta, cut = {}, True
+    return {"data": out, "metadata": meta, "truncated": truncated or cut}
+
+
+def build_shell() -> InteractiveShell:
+    config = Config()
+    config.HistoryManager.enabled = False
+    config.HistoryManager.hist_file = ":memory:"
+    config.InteractiveShell.colors = "nocolor" if _ipython_major() >= 9 else "NoColor"
+    config.InteractiveShell.autocall = 0
+    config.InteractiveShell.automagic = True
+    config.InteractiveShell.xmode = "Context"
+    shell = InteractiveShell.instance(config=config)
+    return shell
+
+
+def _ipython_major() -> int:
+    import IPython
+
+    try:
+        return int(IPython.__version__.split(".")[0])
+    except ValueError:
+        return 8
+
+
+class ShellOwner:
+    """Owns the shell on the main thread. Every namespace operation runs through ``run``."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.operation: Operation | None = None
+        self.shell = build_shell()
+        self.shell.displayhook = _QuietDisplayHook(shell=self.shell, cache_size=self.shell.cache_size)
+        self.shell.display_trap.hook = self.shell.displayhook
+        self.shell.display_pub = _CollectingPublisher(self, shell=self.shell)
+        self.shell._showtraceback = self._record_traceback  # type: ignore[method-assign]
+        self._stdout_router = StreamRouter("stdout", lambda: self._sink(1))
+        self._stderr_router = StreamRouter("stderr", lambda: self._sink(2))
+        sys.stdout = self._stdout_router
+        sys.stderr = self._stderr_router
+        builtins.input = _empty_input  # type: ignore[assignment]
+        self.shell.user_ns["input"] = _empty_input
+        self.shell.user_ns_hidden["input"] = _empty_input
+        self.fd_capture = FdCapture(self._sink)
+
+    def _sink(self, target: int) -> PrefixSink | None:
+        operation = self.operation
+        if operation is None:
+            return None
+        return operation.stdout if target == 1 else operation.stderr
+
+    def _record_traceback(self, etype, evalue, stb) -> None:  # noqa: ANN001
+        operation = self.operation
+        if operation is not None:
+            operation.traceback_text = self.shell.InteractiveTB.stb2text(stb)
+
+    def begin(self, stream: Any | None) -> Operation:
+        self.operation = Operation(self.limits, stream)
+        return self.operation
+
+    def end(self) -> None:
+        operation = self.operation
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:  # noqa: BLE001
+            pass
+        self.fd_capture.settle()
+        if sys.stdout is not self._stdout_router:
+            sys.stdout = self._stdout_router
+        if sys.stderr is not self._stderr_router:
+            sys.stderr = self._stderr_router
+        if operation is not None:
+            operation.flush_streams()
+        self.operation = None
+
+    def execute(self, params: dict[str, Any], operation: Operation) -> dict[str, Any]:
+        code = params.get("code")
+        if not isinstance(code, str):
+            raise OpError("invalid_arguments", "execute needs a string 'code'")
+        result = self.shell.run_cell(code, store_history=True)
+        self.shell.exit_now = False
+        self.fd_capture.settle()
+        return self._execute_result(result, operation)
+
+    def _execute_result(self, result: Any, operation: Operation) -> dict[str, Any]:
+        limits = self.limits
+        error = result.error_before_exec or result.error_in_exec
+        value = None
+        result_truncated = False
+        if error is None and result.result is not None:
+            value, result_truncated = self._render_value(result.result)
+        return {
+            "status": "error" if error is not None else "ok",
+            "execution_count": self.shell.execution_count - 1 if result.execution_count is None
+            else result.execution_count,
+            "stdout": operation.stdout.text(),
+            "stderr": operation.stderr.text(),
+            "stdout_omitted_chars": operation.stdout.omitted,
+            "stderr_omitted_chars": operation.stderr.omitted,
+            "truncated": {
+                "stdout": operation.stdout.truncated,
+                "stderr": operation.stderr.truncated,
+                "result": result_truncated,
+                "displays": operation.displays_omitted > 0 or any(d["truncated"] for d in operation.displays),
+            },
+            "result": value,
+            "displays": operation.displays,
+            "displays_omitted": operation.displays_omitted,
+            "error": None if error is None else describe_error(error, operation.traceback_text, limits,
+                                                              before_exec=result.error_before_exec is not None),
+        }
+
+    def _render_value(self, value: Any) -> tuple[dict[str, Any], bool]:
+        try:
+            json_value, truncated = to_json(value, self.limits)
+            return {"kind": "json", "value": json_value}, truncated
+        except NotJson:
+            pass
+        formatter = self.shell.display_formatter
+        try:
+            data, _ = formatter.format(value, include=("text/plain", *IMAGE_MIME_TYPES))
+        except KeyboardInterrupt:
+            raise
+        except Exception:  # noqa: BLE001 - a broken _repr_ must not fail the cell
+            data = {}
+        text = data.get("text/plain")
+        if not isinstance(text, str):
+            from .jsonvalue import safe_repr
+
+            text, truncated = safe_repr(value, self.limits.max_text_chars)
+        else:
+            text, truncated = bound_text(text, self.limits.max_text_chars)
+        rendered: dict[str, Any] = {"kind": "repr", "repr": text}
+        images = {mime: data[mime] for mime in IMAGE_MIME_TYPES if isinstance(data.get(mime), (str, bytes))}
+        if images:
+            rendered["images"] = normalize_display(images, {}, self.limits)["data"]
+        return rendered, truncated
+
+
+def describe_error(error: BaseException, traceback_text: str, limits: Limits, *, before_exec: bool) -> dict[str, Any]:
+    if isinstance(error, SyntaxError):
+        kind = "syntax"
+    elif isinstance(error, KeyboardInterrupt):
+        kind = "interrupted"
+    else:
+        kind = "exception"
+    message, message_truncated = bound_text(_safe_str(error), limits.max_text_chars)
+    if len(traceback_text) > limits.max_traceback_chars:
+        traceback_text, traceback_truncated = traceback_text[-limits.max_traceback_chars :], True
+    else:
+        traceback_truncated = False
+    described: dict[str, Any] = {
+        "kind": kind,
+        "type": type(error).__name__,
+        "message": message,
+        "message_truncated": message_truncated,
+        "traceback": traceback_text,
+        "traceback_truncated": traceback_truncated,
+    }
+    if isinstance(error, SyntaxError):
+        filename, filename_truncated = bound_text(str(error.filename or ""), limits.max_repr_chars)
+        described.update(filename=filename, filename_truncated=filename_truncated, lineno=error.lineno or 0)
+    return described
+
+
+def _safe_str(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception:  # noqa: BLE001
+        return f"<{type(error).__name__}; str() raised>"
+
+
+def _empty_input(prompt: object = "") -> str:
+    """Nobody can type into the worker: input() shows its prompt and reads an empty line."""
+    if prompt:
+        sys.stdout.write(str(prompt))
+    return ""

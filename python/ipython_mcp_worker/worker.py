@@ -1,0 +1,166 @@
+"""Worker entry point: handshake, shell construction, and the single-owner request loop."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from . import PROTOCOL_VERSION, __version__
+from .channel import Channel, Interrupter
+from .codec import CODEC_NAMES, available_codecs
+from .errors import OpError
+from .limits import Limits, bound_text
+
+FD_IN = 3
+FD_OUT = 4
+BOOT_LIMIT = 1 << 20
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when the parent dies; the fd-3 EOF watchdog covers the rest."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except Exception:  # noqa: BLE001 - best effort; the EOF watchdog still applies
+            pass
+    if os.getppid() != parent:
+        os._exit(0)
+
+
+class Worker:
+    def __init__(self, channel: Channel, configure: dict[str, Any]) -> None:
+        from .shell import ShellOwner
+
+        self.channel = channel
+        self.limits = Limits.from_wire(configure.get("limits"))
+        channel.limit = self.limits.max_ipc_message_bytes
+        channel.reader.limit = self.limits.max_ipc_message_bytes
+        self.owner = ShellOwner(self.limits)
+        self.shell = self.owner.shell
+        self.handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            "health": self.health,
+        }
+        self.extensions = _load_extensions(self, configure)
+
+    def health(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"pid": os.getpid(), "execution_count": self.shell.execution_count - 1}
+
+    def run_forever(self) -> None:
+        interrupter = Interrupter()
+        self.channel.interrupter = interrupter
+        while True:
+            message = self.channel.requests.get()
+            if message is None or message.get("type") == "shutdown":
+                return
+            self.handle(message, interrupter)
+
+    def handle(self, message: dict[str, Any], interrupter: Interrupter) -> None:
+        request_id = message.get("id")
+        op = message.get("op")
+        params = message.get("params")
+        if not isinstance(request_id, int) or not isinstance(op, str) or not isinstance(params, dict):
+            self.channel.send({"type": "protocol_error", "code": "invalid_request",
+                               "message": "a request needs an integer id, a string op and an object params",
+                               **({"id": request_id} if isinstance(request_id, int) else {})})
+            return
+        stream = None
+        if message.get("stream") is True:
+            def stream(kind: str, text: str) -> None:
+                self.channel.send({"type": "event", "id": request_id, "kind": kind, "text": text})
+        operation = self.owner.begin(stream)
+        response: dict[str, Any]
+        try:
+            try:
+                interrupter.arm(request_id)
+                if op == "execute":
+                    result = self.owner.execute(params, operation)
+                else:
+                    handler = self.handlers.get(op)
+                    if handler is None:
+                        raise OpError("invalid_request", f"unknown operation {op[:64]!r}")
+                    result = handler(params)
+            finally:
+                interrupter.disarm()
+            response = {"type": "response", "id": request_id, "ok": True, "result": result}
+        except OpError as error:
+            response = {"type": "response", "id": request_id, "ok": False, "error": error.to_wire()}
+        except KeyboardInterrupt:
+            interrupter.disarm()
+            response = {"type": "response", "id": request_id, "ok": False,
+                        "error": {"code": "operation_cancelled", "message": "the operation was interrupted"}}
+        except Exception as error:  # noqa: BLE001 - the loop must survive any op failure
+            text, _ = bound_text("".join(traceback.format_exception_only(type(error), error)).strip(),
+                                 self.limits.max_text_chars)
+            response = {"type": "response", "id": request_id, "ok": False,
+                        "error": {"code": "internal_error", "message": text}}
+        finally:
+            try:
+                self.owner.end()
+            except KeyboardInterrupt:
+                self.owner.operation = None
+        self.channel.send(response)
+
+
+def _load_extensions(worker: Worker, configure: dict[str, Any]) -> Any:
+    """Wire the namespace, registry and tool-bridge operations, when their modules are present."""
+    from .ops import install
+
+    return install(worker, configure)
+
+
+def main() -> int:
+    _die_with_parent()
+    # Keep a private copy of the original stderr for fatal start-up diagnostics before fd 2 is captured.
+    diagnostics = os.dup(2)
+    channel = Channel(FD_IN, FD_OUT, BOOT_LIMIT)
+    import IPython
+
+    channel.send({
+        "type": "hello",
+        "protocol": PROTOCOL_VERSION,
+        "codecs": available_codecs(),
+        "pid": os.getpid(),
+        "python": platform.python_version(),
+        "ipython": IPython.__version__,
+        "worker": __version__,
+    })
+    configure = channel.read_one()
+    if configure is None:
+        return 0
+    if configure.get("type") != "configure" or configure.get("protocol") != PROTOCOL_VERSION:
+        channel.send({"type": "startup_failed", "error": {
+            "code": "startup_failed",
+            "message": f"protocol mismatch: worker speaks {PROTOCOL_VERSION}, parent sent {configure.get('protocol')!r}",
+        }})
+        return 3
+    codec = configure.get("codec", "json")
+    if codec not in available_codecs():
+        codec = "json"
+    channel.codec = CODEC_NAMES[codec]
+    try:
+        worker = Worker(channel, configure)
+    except OpError as error:
+        channel.send({"type": "startup_failed", "error": error.to_wire()})
+        return 3
+    except Exception as error:  # noqa: BLE001
+        message = "".join(traceback.format_exception_only(type(error), error)).strip()
+        os.write(diagnostics, f"ipython-mcp worker: start-up failed: {message}\n".encode())
+        channel.send({"type": "startup_failed", "error": {"code": "startup_failed", "message": message[:2000]}})
+        return 3
+    channel.start_reader()
+    channel.send({
+        "type": "ready",
+        "execution_count": worker.shell.execution_count - 1,
+        "protected_names": sorted(worker.extensions.protected_names()) if worker.extensions else [],
+    })
+    worker.run_forever()
+    return 0

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs everything a source checkout needs, idempotently. All chatter goes to stderr, so this can run in
+# front of the MCP server without touching its stdout.
+#   bootstrap.sh           Node deps (pinned pnpm), build, managed Python env for the server
+#   bootstrap.sh --dev     the same, plus the Python test environment (.venv) used by the test suite
+set -euo pipefail
+exec 3>&1 1>&2
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root"
+dev=0
+[ "${1:-}" = "--dev" ] && dev=1
+
+pnpm_version="$(node -p "require('./package.json').packageManager.split('@')[1]")"
+pnpm_bin="$root/.tooling/node_modules/.bin/pnpm"
+if [ ! -x "$pnpm_bin" ] || [ "$("$pnpm_bin" --version 2>/dev/null)" != "$pnpm_version" ]; then
+  echo "bootstrap: installing pnpm $pnpm_version into .tooling/"
+  npm install --silent --no-audit --no-fund --prefix "$root/.tooling" "pnpm@$pnpm_version"
+fi
+export PATH="$root/.tooling/node_modules/.bin:$PATH"
+
+if [ -n "${CI:-}" ] || [ ! -d node_modules/.pnpm ] || [ pnpm-lock.yaml -nt node_modules/.modules.yaml ]; then
+  echo "bootstrap: installing Node dependencies"
+  pnpm install --frozen-lockfile --reporter=append-only
+fi
+echo "bootstrap: building"
+pnpm exec turbo run build --output-logs=errors-only
+
+python_bin="${IPYTHON_MCP_BOOTSTRAP_PYTHON:-python3}"
+if [ "$dev" = 1 ]; then
+  if [ ! -x .venv/bin/python ]; then
+    echo "bootstrap: creating the Python test environment .venv"
+    "$python_bin" -m venv .venv
+  fi
+  stamp=.venv/.installed-$(cat python/pyproject.toml | cksum | cut -d' ' -f1)
+  if [ ! -f "$stamp" ]; then
+    echo "bootstrap: installing the worker and its test dependencies into .venv"
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+    .venv/bin/python -m pip install --quiet --disable-pip-version-check -e "python[test]"
+    touch "$stamp"
+  fi
+else
+  node apps/ipython-mcp/dist/cli.js setup
+fi
+echo "bootstrap: done"
