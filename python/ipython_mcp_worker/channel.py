@@ -55,7 +55,7 @@ class Channel:
         self.codec = CODEC_JSON
         self.reader = FrameReader(fd_in, limit)
         self._write_lock = threading.Lock()
-        self.requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self.requests: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
         self.tool_results: queue.Queue[dict[str, Any]] = queue.Queue()
         self.interrupter: Interrupter | None = None
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from .errors import OpError
 from .namespace import Namespace
+from .registry import Registry
 
 
 class Extensions:
@@ -26,6 +27,15 @@ class Extensions:
         )
         self.namespace.bind_configured_modules()
         namespace = self.namespace
+        self.registry = Registry(
+            worker.shell.user_ns,
+            worker.limits,
+            namespace.is_protected,
+            frozenset(_string_list(configure.get("reserved_tool_names"), "reserved_tool_names")),
+        )
+        registry = self.registry
+        # Removing a backing symbol invalidates its registration; reset drops the whole catalog.
+        namespace.on_names_removed = registry.invalidate_names
         worker.handlers.update({
             "list": namespace.list,
             "search": namespace.search,
@@ -33,8 +43,17 @@ class Extensions:
             "call_function": namespace.call_function,
             "reload": namespace.reload,
             "remove": namespace.remove,
-            "reset": namespace.reset,
+            "reset": self.reset,
+            "register_tool": registry.register,
+            "unregister_tool": registry.unregister,
+            "discover": registry.discover,
+            "call_tool": registry.call,
         })
+
+    def reset(self, params: dict[str, Any]) -> dict[str, Any]:
+        result = self.namespace.reset(params)
+        self.registry.clear()
+        return result
 
     def protected_names(self) -> frozenset[str]:
         return self.namespace.protected_names()

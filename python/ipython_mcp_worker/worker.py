@@ -54,9 +54,7 @@ class Worker:
     def health(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"pid": os.getpid(), "execution_count": self.shell.execution_count - 1}
 
-    def run_forever(self) -> None:
-        interrupter = Interrupter()
-        self.channel.interrupter = interrupter
+    def run_forever(self, interrupter: Interrupter) -> None:
         while True:
             message = self.channel.requests.get()
             if message is None or message.get("type") == "shutdown":
@@ -119,6 +117,10 @@ def _load_extensions(worker: Worker, configure: dict[str, Any]) -> Any:
 
 def main() -> int:
     _die_with_parent()
+    # Until the interrupter takes over, a stray SIGINT (a terminal's Ctrl-C) must not kill start-up.
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # Keep a private copy of the original stderr for fatal start-up diagnostics before fd 2 is captured.
     diagnostics = os.dup(2)
     channel = Channel(FD_IN, FD_OUT, BOOT_LIMIT)
@@ -156,11 +158,14 @@ def main() -> int:
         os.write(diagnostics, f"ipython-mcp worker: start-up failed: {message}\n".encode())
         channel.send({"type": "startup_failed", "error": {"code": "startup_failed", "message": message[:2000]}})
         return 3
+    # SIGINT is ours from here on: it only ever interrupts an armed request.
+    interrupter = Interrupter()
+    channel.interrupter = interrupter
     channel.start_reader()
     channel.send({
         "type": "ready",
         "execution_count": worker.shell.execution_count - 1,
         "protected_names": sorted(worker.extensions.protected_names()) if worker.extensions else [],
     })
-    worker.run_forever()
+    worker.run_forever(interrupter)
     return 0

@@ -1,5 +1,8 @@
 """Annotation -> JSON Schema, argument conversion and signature tokens (ipython_mcp_worker.schema)."""
 
+# The legacy typing spellings (List, Optional, Union, ...) are exercised on purpose.
+# ruff: noqa: UP006, UP007, UP035, UP045
+
 import functools
 import inspect
 import typing
@@ -48,24 +51,24 @@ def f_bool(x: bool): ...
 def f_none(x: None): ...
 def f_nonetype(x: type(None)): ...
 def f_list(x: list[int]): ...
-def f_typing_list(x: List[str]): ...  # noqa: UP006
+def f_typing_list(x: List[str]): ...
 def f_set(x: set[str]): ...
-def f_typing_set(x: Set[int]): ...  # noqa: UP006
+def f_typing_set(x: Set[int]): ...
 def f_frozenset(x: frozenset[int]): ...
-def f_typing_frozenset(x: FrozenSet[str]): ...  # noqa: UP006
+def f_typing_frozenset(x: FrozenSet[str]): ...
 def f_var_tuple(x: tuple[float, ...]): ...
-def f_typing_var_tuple(x: Tuple[int, ...]): ...  # noqa: UP006
+def f_typing_var_tuple(x: Tuple[int, ...]): ...
 def f_fixed_tuple(x: tuple[int, str, bool]): ...
 def f_empty_tuple(x: tuple[()]): ...
 def f_dict(x: dict[str, float]): ...
-def f_typing_dict(x: Dict[str, list[int]]): ...  # noqa: UP006
+def f_typing_dict(x: Dict[str, list[int]]): ...
 def f_pipe_union(x: int | str): ...
-def f_union(x: Union[str, int, None]): ...  # noqa: UP007
-def f_optional(x: Optional[int]): ...  # noqa: UP007
-def f_union_dedupe(x: Union[list[int], List[int], int]): ...  # noqa: UP006, UP007
+def f_union(x: Union[str, int, None]): ...
+def f_optional(x: Optional[int]): ...
+def f_union_dedupe(x: Union[list[int], List[int], int]): ...
 def f_literal(x: Literal["a", 1, 2.5, True, None]): ...
 def f_literal_bool_int(x: Literal[1, True, 0, False]): ...
-def f_nested(x: dict[str, list[tuple[int, Optional[str]]]]): ...  # noqa: UP007
+def f_nested(x: dict[str, list[tuple[int, Optional[str]]]]): ...
 
 
 SUPPORTED = [
@@ -95,7 +98,10 @@ SUPPORTED = [
     ),
     (f_empty_tuple, {"type": "array", "prefixItems": [], "minItems": 0, "maxItems": 0, "items": False}),
     (f_dict, {"type": "object", "additionalProperties": {"type": "number"}}),
-    (f_typing_dict, {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "integer"}}}),
+    (
+        f_typing_dict,
+        {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "integer"}}},
+    ),
     (f_pipe_union, {"anyOf": [{"type": "integer"}, {"type": "string"}]}),
     (f_union, {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]}),
     (f_optional, {"anyOf": [{"type": "integer"}, {"type": "null"}]}),
@@ -133,13 +139,15 @@ def test_literal_keeps_bool_as_bool() -> None:
 
 
 def test_top_level_shape_defaults_and_declaration_order() -> None:
-    def fn(b: int, a: str = "x", *, c: tuple[int, int] = (1, 2), d: dict[str, Any] | None = None) -> list[int]:
+    def fn(
+        b: int, a: str = "x", *, c: tuple[int, int] = (1, 2), d: dict[str, Any] | None = None
+    ) -> list[int]:
         return []
 
     with pytest.raises(OpError):  # dict[str, Any] is not supported
         input_schema(fn)
 
-    def good(b: int, a: str = "x", *, z: float, c: tuple[int, int] = (1, 2), d: Optional[list[int]] = None):  # noqa: UP007
+    def good(b: int, a: str = "x", *, z: float, c: tuple[int, int] = (1, 2), d: Optional[list[int]] = None):
         return None
 
     schema = input_schema(good)
@@ -157,7 +165,7 @@ def test_top_level_shape_defaults_and_declaration_order() -> None:
 def test_exact_json_defaults_are_copied() -> None:
     default = {"k": [1.5, True, None, (1, "a")]}
 
-    def fn(x: dict[str, list[Union[float, bool, None, tuple[int, str]]]] = default):  # noqa: UP007
+    def fn(x: dict[str, list[Union[float, bool, None, tuple[int, str]]]] = default):
         return x
 
     schema = input_schema(fn)
@@ -167,7 +175,7 @@ def test_exact_json_defaults_are_copied() -> None:
 
 
 def test_deterministic() -> None:
-    def fn(a: set[int], b: Literal["x", "y"] = "y", *, c: Optional[dict[str, float]] = None):  # noqa: UP007
+    def fn(a: set[int], b: Literal["x", "y"] = "y", *, c: Optional[dict[str, float]] = None):
         return None
 
     first, second = analyze_callable(fn), analyze_callable(fn)
@@ -204,7 +212,9 @@ def test_annotations_resolve_against_the_callable_globals() -> None:
 
 def test_nested_string_annotations_resolve() -> None:
     namespace: dict[str, Any] = {}
-    exec("def f(x: list['int'], y: 'dict[str, Optional[int]]'): ...\nfrom typing import Optional\n", namespace)
+    exec(
+        "def f(x: list['int'], y: 'dict[str, Optional[int]]'): ...\nfrom typing import Optional\n", namespace
+    )
     assert input_schema(namespace["f"])["properties"]["x"] == {"type": "array", "items": {"type": "integer"}}
 
 
@@ -235,6 +245,8 @@ def r_var_keyword(x: int, **kwargs: int): ...
 async def r_coroutine(x: int): ...
 def r_generator(x: int):
     yield x
+
+
 async def r_async_generator(x: int):
     yield x
 
@@ -295,7 +307,9 @@ REJECTIONS = [
 
 
 @pytest.mark.parametrize(
-    ("obj", "reason", "parameter"), REJECTIONS, ids=[f"{index}-{item[1]}" for index, item in enumerate(REJECTIONS)]
+    ("obj", "reason", "parameter"),
+    REJECTIONS,
+    ids=[f"{index}-{item[1]}" for index, item in enumerate(REJECTIONS)],
 )
 def test_rejection(obj, reason, parameter) -> None:
     assert reason_of(obj) == (reason, parameter)
@@ -437,7 +451,9 @@ def test_class_string_annotations_resolve_against_the_constructor_globals() -> N
         "Item = int\n",
         namespace,
     )
-    assert input_schema(namespace["Box"])["properties"] == {"items": {"type": "array", "items": {"type": "integer"}}}
+    assert input_schema(namespace["Box"])["properties"] == {
+        "items": {"type": "array", "items": {"type": "integer"}}
+    }
 
 
 # -- partial, wraps, methods, callable objects -------------------------------------------------------------
@@ -475,7 +491,9 @@ def test_explicit_signature_wins() -> None:
     def fn(*args: Any, **kwargs: Any):
         return args, kwargs
 
-    fn.__signature__ = inspect.Signature([inspect.Parameter("q", inspect.Parameter.KEYWORD_ONLY, annotation="int")])
+    fn.__signature__ = inspect.Signature(
+        [inspect.Parameter("q", inspect.Parameter.KEYWORD_ONLY, annotation="int")]
+    )
     assert input_schema(fn) == obj_schema({"q": {"type": "integer"}}, ["q"])
 
 
@@ -507,10 +525,10 @@ def test_convert_arguments_to_python_values() -> None:
         fixed: tuple[int, str],
         lit: Literal[1, True, "a"],
         nested: dict[str, list[tuple[int, int]]],
-        either: Union[set[int], list[str]],  # noqa: UP007
+        either: Union[set[int], list[str]],
         num: float,
         flag: bool,
-        maybe: Optional[str] = None,  # noqa: UP007
+        maybe: Optional[str] = None,
     ): ...
 
     analysis = analyze_callable(fn)
@@ -593,10 +611,10 @@ def test_convert_arguments_rejections(change, parameter, reason) -> None:
         fixed: tuple[int, str],
         lit: Literal[1, True, "a"],
         nested: dict[str, list[tuple[int, int]]],
-        either: Union[set[int], list[str]],  # noqa: UP007
+        either: Union[set[int], list[str]],
         num: float,
         flag: bool,
-        maybe: Optional[str] = None,  # noqa: UP007
+        maybe: Optional[str] = None,
     ): ...
 
     analysis = analyze_callable(fn)
@@ -690,7 +708,9 @@ def test_token_of_partial() -> None:
     before = signature_token(part)
     fn.__defaults__ = ([5],)
     assert signature_token(part) != before
-    assert signature_token(functools.partial(fn, 1, c="z")) != signature_token(functools.partial(fn, 1, c="z"))
+    assert signature_token(functools.partial(fn, 1, c="z")) != signature_token(
+        functools.partial(fn, 1, c="z")
+    )
 
 
 def test_token_of_classes_tracks_every_constructor() -> None:
