@@ -9,3 +9,4 @@ export PATH="$root/.tooling/node_modules/.bin:$PATH" TURBO_TELEMETRY_DISABLED=1
 export IPYTHON_MCP_TEST_PYTHON="$root/.venv/bin/python"
 pnpm exec turbo run lint typecheck --output-logs=errors-only
 pnpm exec turbo run test --concurrency=1 --output-logs=full
+bash tooling/scripts/check-orphans.sh

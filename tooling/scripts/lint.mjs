@@ -3,7 +3,7 @@
 //  - library code never writes to stdout (the MCP channel) and never uses console;
 //  - no relative import reaches into another package, and no package imports an app.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 
 const root = process.cwd();
 const isApp = root.includes('/apps/');
@@ -31,6 +31,41 @@ function walk(directory) {
 }
 
 walk(join(root, 'src'));
+findCycles(join(root, 'src'));
+
+// Import cycles between a package's own modules are errors: follow relative imports depth-first.
+function findCycles(sourceRoot) {
+  const graph = new Map();
+  const collect = (directory) => {
+    for (const name of readdirSync(directory)) {
+      const path = join(directory, name);
+      if (statSync(path).isDirectory()) {
+        collect(path);
+        continue;
+      }
+      if (!name.endsWith('.ts') || name.endsWith('.test.ts')) continue;
+      const text = readFileSync(path, 'utf8');
+      const targets = [...text.matchAll(/^(?:import|export)\s[^;]*?from\s+['"](\.{1,2}\/[^'"]+)['"]/gm)]
+        .filter((match) => !/^import\s+type\s/.test(match[0]) && !/^export\s+type\s/.test(match[0]))
+        .map((match) => join(dirname(path), match[1].replace(/\.js$/, '.ts')));
+      graph.set(path, targets);
+    }
+  };
+  collect(sourceRoot);
+  const state = new Map();
+  const visit = (node, trail) => {
+    if (state.get(node) === 'done') return;
+    if (state.get(node) === 'active') {
+      const cycle = trail.slice(trail.indexOf(node)).map((item) => relative(root, item));
+      problems.push(`import cycle: ${[...cycle, relative(root, node)].join(' -> ')}`);
+      return;
+    }
+    state.set(node, 'active');
+    for (const target of graph.get(node) ?? []) if (graph.has(target)) visit(target, [...trail, node]);
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) visit(node, []);
+}
 if (problems.length > 0) {
   process.stderr.write(`${problems.join('\n')}\n`);
   process.exit(1);

@@ -15,8 +15,17 @@ describe('shared protocol corpus', () => {
     expect(schema.safeParse(entry.message).success).toBe(entry.valid);
   });
 
-  const { frames, bad_frames: badFrames } = load('frames.json');
-  it.each(frames.map((frame: any) => [frame.name, frame]))('%s decodes to its message', (_name, frame: any) => {
+  interface Frame {
+    name: string;
+    codec: string;
+    hex: string;
+    message: unknown;
+    limit?: number;
+    error?: string;
+    then?: unknown;
+  }
+  const { frames, bad_frames: badFrames } = load('frames.json') as { frames: Frame[]; bad_frames: Frame[] };
+  it.each(frames.map((frame) => [frame.name, frame] as const))('%s decodes to its message', (_name, frame) => {
     const decoded = new FrameDecoder(1 << 20).push(Buffer.from(frame.hex, 'hex'));
     expect(decoded).toHaveLength(1);
     expect(decoded[0]).toEqual({ ok: true, message: frame.message });
@@ -28,7 +37,7 @@ describe('shared protocol corpus', () => {
     }
   });
 
-  it.each(badFrames.map((frame: any) => [frame.name, frame]))('%s is a structured frame error', (_name, frame: any) => {
+  it.each(badFrames.map((frame) => [frame.name, frame] as const))('%s is a structured frame error', (_name, frame) => {
     const decoded = new FrameDecoder(frame.limit ?? 1 << 20).push(Buffer.from(frame.hex, 'hex'));
     expect(decoded[0]).toMatchObject({ ok: false, error: { code: frame.error } });
     if (frame.then) expect(decoded[1]).toEqual({ ok: true, message: frame.then });

@@ -89,47 +89,75 @@ export function defaultSettings(): Settings {
   return settings as unknown as Settings;
 }
 
+/** Longest timeout a Node timer can hold (2^31 - 1 ms): larger delays would fire at once. */
+export const MAX_TIMEOUT_SECONDS = 2_147_483;
+
+/** IPython's own bindings, which no configured alias may take. */
+const RUNTIME_BINDINGS = new Set(['In', 'Out', 'get_ipython', 'exit', 'quit', 'open']);
+const IDENTIFIER = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*$/u;
+const DECIMAL_INTEGER = /^\+?\d+$/;
+const DECIMAL_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+function isModuleName(name: string): boolean {
+  return name.split('.').every((part) => IDENTIFIER.test(part));
+}
+
+function quoted(raw: string): string {
+  return JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}…` : raw);
+}
+
 function parseValue(definition: SettingDefinition, raw: string, source: string): Settings[keyof Settings] {
-  const where = `${source} ${definition.env === source ? '' : `(${definition.env}) `}`.replace(/\s+$/, '');
+  const where = source === definition.env ? definition.env : `${source} (${definition.env})`;
+  const bad = (message: string): never => {
+    throw new SettingsError(definition.env, `${where}${message.startsWith(':') ? '' : ' '}${message}`);
+  };
   switch (definition.kind) {
     case 'paths':
       return raw.split(delimiter).filter((part) => part.length > 0);
-    case 'list':
-      return raw
+    case 'list': {
+      const modules = raw
         .split(',')
         .map((part) => part.trim())
         .filter((part) => part.length > 0);
+      for (const module of modules) {
+        if (!isModuleName(module)) bad(`must be comma-separated module names; ${quoted(module)} is not one`);
+      }
+      return modules;
+    }
     case 'aliases': {
       let parsed: unknown;
       try {
         parsed = JSON.parse(raw);
       } catch {
-        throw new SettingsError(definition.env, `${where} must be a JSON object mapping module names to aliases`);
+        return bad('must be a JSON object mapping module names to aliases, e.g. {"numpy": "np"}; it is not valid JSON');
       }
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        throw new SettingsError(definition.env, `${where} must be a JSON object mapping module names to aliases`);
+        return bad('must be a JSON object mapping module names to aliases, e.g. {"numpy": "np"}');
       }
       const aliases: Record<string, string> = {};
       for (const [module, alias] of Object.entries(parsed)) {
-        if (typeof alias !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(alias) || module.length === 0) {
-          throw new SettingsError(definition.env, `${where}: alias for ${JSON.stringify(module).slice(0, 80)} must be a Python identifier`);
-        }
-        aliases[module] = alias;
+        if (!isModuleName(module)) bad(`: ${quoted(module)} is not a module name`);
+        if (typeof alias !== 'string' || !IDENTIFIER.test(alias)) bad(`: the alias for ${quoted(module)} must be a Python identifier`);
+        if (RUNTIME_BINDINGS.has(alias as string)) bad(`: the alias ${quoted(alias as string)} would replace an IPython binding`);
+        aliases[module] = alias as string;
       }
       return aliases;
     }
     case 'count': {
-      const value = Number(raw.trim());
-      if (raw.trim() === '' || !Number.isSafeInteger(value) || value <= 0) {
-        throw new SettingsError(definition.env, `${where} must be a positive integer, got ${JSON.stringify(raw.slice(0, 40))}`);
+      const text = raw.trim();
+      const value = Number(text);
+      if (!DECIMAL_INTEGER.test(text) || !Number.isSafeInteger(value) || value <= 0) {
+        bad(`must be a positive integer, got ${quoted(raw)}`);
       }
       return value;
     }
     case 'seconds': {
-      const value = Number(raw.trim());
-      if (raw.trim() === '' || !Number.isFinite(value) || value <= 0) {
-        throw new SettingsError(definition.env, `${where} must be a positive, finite number of seconds, got ${JSON.stringify(raw.slice(0, 40))}`);
+      const text = raw.trim();
+      const value = Number(text);
+      if (!DECIMAL_NUMBER.test(text) || !Number.isFinite(value) || value <= 0) {
+        bad(`must be a positive, finite number of seconds, got ${quoted(raw)}`);
       }
+      if (value > MAX_TIMEOUT_SECONDS) bad(`must be at most ${MAX_TIMEOUT_SECONDS} seconds, got ${quoted(raw)}`);
       return value;
     }
   }
