@@ -3,17 +3,24 @@
 Python-level writes go straight into the active operation's sink. Writes to fd 1 and fd 2 (C code,
 subprocesses, ``os.write``) land in pipes that a drain thread reads into the same sinks, so nothing user code
 writes can reach the parent's stdout. Output that arrives while no operation is active is dropped.
+
+Python-level writes from other threads belong to the operation during which the thread was started (or, for a
+``ThreadPoolExecutor``, during which the work was submitted). A thread that outlives its cell and keeps printing
+is therefore dropped instead of leaking into a later operation's result. File-descriptor writes carry no thread
+identity: fd-level output of such a thread can still land in whichever operation is active when it is drained.
 """
 
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 import os
 import select
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 
 class PrefixSink:
@@ -54,13 +61,83 @@ class PrefixSink:
             return "".join(self._parts)
 
 
+_MAIN_THREAD_IDENT = threading.main_thread().ident
+_ORIGIN_ATTRIBUTE = "_ipython_mcp_output_origin"
+_routers: list[StreamRouter] = []
+_work_origin = threading.local()
+_hooks_installed = False
+
+
+def _current_origin() -> dict[StreamRouter, Any] | None:
+    """The operation that a thread started now, or work submitted now, belongs to.
+
+    On the main thread (the shell owner) that is the active operation, named by the sinks each router writes to
+    now. Another thread passes on the operation it belongs to itself.
+    """
+    if threading.get_ident() == _MAIN_THREAD_IDENT:
+        return {router: router._current() for router in _routers}
+    return _thread_origin()
+
+
+def _thread_origin() -> dict[StreamRouter, Any] | None:
+    origin = getattr(_work_origin, "origin", None)
+    if origin is not None:
+        return origin
+    return getattr(threading.current_thread(), _ORIGIN_ATTRIBUTE, None)
+
+
+def _install_thread_hooks() -> None:
+    """Stamp every thread started (and every ThreadPoolExecutor work item submitted) with its operation."""
+    global _hooks_installed
+    if _hooks_installed:
+        return
+    _hooks_installed = True
+    original_start = threading.Thread.start
+
+    @functools.wraps(original_start)
+    def start(self: threading.Thread) -> None:
+        try:
+            setattr(self, _ORIGIN_ATTRIBUTE, _current_origin())
+        except Exception:  # noqa: BLE001 - a thread subclass may forbid attributes; it then writes nowhere
+            pass
+        original_start(self)
+
+    threading.Thread.start = start  # type: ignore[method-assign]
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    original_submit = ThreadPoolExecutor.submit
+
+    @functools.wraps(original_submit)
+    def submit(self: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+        origin = _current_origin()
+
+        def run_for_origin(*call_args: Any, **call_kwargs: Any) -> Any:
+            previous = getattr(_work_origin, "origin", None)
+            _work_origin.origin = origin
+            try:
+                return fn(*call_args, **call_kwargs)
+            finally:
+                _work_origin.origin = previous
+
+        return original_submit(self, run_for_origin, *args, **kwargs)
+
+    ThreadPoolExecutor.submit = submit  # type: ignore[method-assign]
+
+
 class StreamRouter(io.TextIOBase):
-    """Replacement for sys.stdout / sys.stderr that writes into the active operation's sink, if any."""
+    """Replacement for sys.stdout / sys.stderr that writes into the active operation's sink, if any.
+
+    Writes from the main thread go to the active operation. Writes from any other thread go there only when
+    that thread belongs to the active operation (see the module docstring); otherwise they are dropped.
+    """
 
     def __init__(self, name: str, current: Callable[[], PrefixSink | None]) -> None:
         super().__init__()
         self._name = name
         self._current = current
+        _routers.append(self)
+        _install_thread_hooks()
 
     @property
     def name(self) -> str:  # type: ignore[override]
@@ -80,8 +157,13 @@ class StreamRouter(io.TextIOBase):
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         sink = self._current()
-        if sink is not None:
-            sink.write(text)
+        if sink is None:
+            return len(text)
+        if threading.get_ident() != _MAIN_THREAD_IDENT:
+            origin = _thread_origin()
+            if origin is None or origin.get(self) is not sink:
+                return len(text)  # a thread of an earlier operation (or of none): not this operation's output
+        sink.write(text)
         return len(text)
 
     def flush(self) -> None:

@@ -49,6 +49,8 @@ class Worker:
         self.handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "health": self.health,
         }
+        # The id of the request being handled, or None between requests (the tool bridge reads it).
+        self.active_request_id: int | None = None
         self.extensions = _load_extensions(self, configure)
 
     def health(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -75,6 +77,7 @@ class Worker:
             def stream(kind: str, text: str) -> None:
                 self.channel.send({"type": "event", "id": request_id, "kind": kind, "text": text})
         operation = self.owner.begin(stream)
+        self.active_request_id = request_id
         response: dict[str, Any]
         try:
             try:
@@ -95,12 +98,14 @@ class Worker:
             interrupter.disarm()
             response = {"type": "response", "id": request_id, "ok": False,
                         "error": {"code": "operation_cancelled", "message": "the operation was interrupted"}}
-        except Exception as error:  # noqa: BLE001 - the loop must survive any op failure
+        except BaseException as error:  # noqa: BLE001 - the loop must survive any op failure, SystemExit included
+            # (e.g. a __repr__ raising SystemExit while the result is rendered); KeyboardInterrupt is handled above.
             text, _ = bound_text("".join(traceback.format_exception_only(type(error), error)).strip(),
                                  self.limits.max_text_chars)
             response = {"type": "response", "id": request_id, "ok": False,
                         "error": {"code": "internal_error", "message": text}}
         finally:
+            self.active_request_id = None
             try:
                 self.owner.end()
             except KeyboardInterrupt:

@@ -189,6 +189,12 @@ export class Runtime {
    * Admits one operation, runs it on the worker under the deadline, and reports its outcome. Never throws.
    */
   async run(op: string, params: Record<string, unknown>, options: RunOptions = {}): Promise<OperationOutcome> {
+    const outcome = await this.admit(op, params, options);
+    this.logOutcome(op, outcome);
+    return outcome;
+  }
+
+  private async admit(op: string, params: Record<string, unknown>, options: RunOptions): Promise<OperationOutcome> {
     this.start();
     const admittedAt = performance.now();
     try {
@@ -215,6 +221,28 @@ export class Runtime {
     }
   }
 
+  /**
+   * One metadata-only line per operation: the operation name, admission and epoch facts, timings and outcome
+   * codes. Never code, arguments, results, messages or namespace values.
+   */
+  private logOutcome(op: string, outcome: OperationOutcome): void {
+    const meta = outcome.meta;
+    const fields: Record<string, unknown> = {
+      op,
+      requestId: typeof meta.requestId === 'string' ? meta.requestId.slice(0, 64) : meta.requestId,
+      sequence: meta.sequence,
+      epoch: meta.epoch,
+      queueWaitMs: meta.queueWaitMs,
+      durationMs: meta.durationMs,
+      ok: outcome.ok,
+      code: outcome.ok ? null : String(outcome.error.code).slice(0, 64),
+      interruption: meta.interruption,
+      namespace: meta.namespace,
+    };
+    if (meta.interruption !== null) this.logger.info('op.interrupted', fields);
+    else this.logger.debug('op.done', fields);
+  }
+
   /** Stops admission, completes queued work as runtime_closed, interrupts the active one, ends every worker. */
   close(): Promise<void> {
     this.closing ??= this.doClose();
@@ -223,12 +251,14 @@ export class Runtime {
 
   private async doClose(): Promise<void> {
     this.stateOverride = 'closed';
-    this.admission.close();
-    await this.admission.onIdle();
-    const grace = this.settings.interruptionGraceSeconds * 1000;
+    this.logger.info('runtime.closing', { epoch: this.epochNumber, queueDepth: this.admission.pending, active: this.admission.active });
+    // The standby holds no user state: end it at once rather than after the active operation's grace.
     const standby = this.standby;
     this.standby = undefined;
     standby?.kill();
+    this.admission.close();
+    await this.admission.onIdle();
+    const grace = this.settings.interruptionGraceSeconds * 1000;
     await Promise.all([this.current?.shutdown(grace), standby?.exited]);
     await this.replacing?.catch(() => undefined);
     // A replacement finished during close may have spawned another standby: end everything.
@@ -267,8 +297,9 @@ export class Runtime {
         if (this.standby === standby) this.standbyReady = true;
       },
       (error: Error) => {
-        this.logger.warn('standby.failed', { reason: error.message.slice(0, 200) });
         if (this.standby === standby) this.standby = undefined;
+        if (this.closing) return; // killed by close: not a failure worth a warning
+        this.logger.warn('standby.failed', { reason: error.message.slice(0, 200) });
       },
     );
     void standby.exited.then(() => {
@@ -281,7 +312,11 @@ export class Runtime {
     void worker.exited.then(({ code, signal }) => {
       if (this.current !== worker || this.closing || this.info === undefined) return;
       this.logger.warn('worker.exited', { epoch: this.epochNumber, code, signal });
-      if (!this.admission.active) void this.replace(worker, 'crash');
+      if (this.admission.active) return; // the active operation's own failure path replaces it
+      void this.replace(worker, 'crash').then(() => {
+        if (this.closing) return;
+        this.recordInterruption('crash', this.stateOverride === 'unavailable' ? 'unknown' : 'reset');
+      });
     });
   }
 
@@ -313,13 +348,19 @@ export class Runtime {
     failed.kill();
     let next = this.standby;
     this.standby = undefined;
+    const fromStandby = next !== undefined && next.alive;
     if (next === undefined || !next.alive) next = this.spawnWorker();
     let info: WorkerInfo;
     try {
       info = await next.ready;
     } catch (error) {
-      this.logger.warn('replacement.standby_failed', { reason: (error as Error).message.slice(0, 200) });
       next.kill();
+      if (!fromStandby) {
+        // A cold start already had its full start-up bound: do not try again (that would double the bound).
+        this.becomeUnavailable(`replacement worker failed to start: ${(error as Error).message}`);
+        return;
+      }
+      this.logger.warn('replacement.standby_failed', { reason: (error as Error).message.slice(0, 200) });
       next = this.spawnWorker();
       try {
         info = await next.ready;
@@ -387,6 +428,7 @@ export class Runtime {
     const worker = await this.activeWorker();
     if (!(worker instanceof WorkerProcess)) return { ok: false, error: worker, meta: finish() };
     const epoch = this.epochNumber;
+    this.logger.debug('op.dispatched', { op, sequence: ticket.sequence, epoch, queueWaitMs: Math.round(ticket.queueWaitMs) });
 
     let stop: ((kind: InterruptionKind) => void) | undefined;
     const stopped = new Promise<InterruptionKind>((resolve) => {
@@ -442,16 +484,23 @@ export class Runtime {
     }
     const exitedError = error instanceof WorkerExitedError ? error : undefined;
     if (!this.closing) await this.replace(worker, 'crash');
-    this.recordInterruption('crash', 'reset');
+    const namespace: NamespaceOutcome = this.stateOverride === 'unavailable' ? 'unknown' : 'reset';
+    this.recordInterruption('crash', namespace);
     const meta = finish();
     meta.interruption = 'crash';
-    meta.namespace = 'reset';
+    meta.namespace = namespace;
     return {
       ok: false,
       error: {
         code: 'worker_crashed',
-        message: `the worker process ended during the operation (${exitedError?.signal ?? `exit code ${String(exitedError?.exitCode ?? 'unknown')}`}); the namespace was reset`,
-        details: { exitCode: exitedError?.exitCode ?? null, signal: exitedError?.signal ?? null },
+        message: `the worker process ended during the operation (${exitedError?.signal ?? `exit code ${String(exitedError?.exitCode ?? 'unknown')}`}); ${
+          namespace === 'reset' ? 'the namespace was reset' : 'no replacement worker could be started'
+        }`,
+        details: {
+          exitCode: exitedError?.exitCode ?? null,
+          signal: exitedError?.signal ?? null,
+          ...this.replacementDetails(namespace),
+        },
       },
       meta,
     };
@@ -497,7 +546,14 @@ export class Runtime {
     const code: ErrorCode = kind === 'timeout' ? 'operation_timeout' : kind === 'shutdown' ? 'runtime_closed' : 'operation_cancelled';
     const what = kind === 'timeout' ? 'passed its deadline' : kind === 'shutdown' ? 'was stopped by shutdown' : 'was cancelled';
     const outcome = namespace === 'preserved' ? 'state was preserved' : namespace === 'reset' ? 'the worker was replaced and the namespace reset' : 'the namespace state is unknown';
-    return { ok: false, error: { code, message: `the operation ${what}; ${outcome}` }, meta };
+    const details = this.replacementDetails(namespace);
+    return { ok: false, error: { code, message: `the operation ${what}; ${outcome}`, ...(details ? { details } : {}) }, meta };
+  }
+
+  /** The measured replacement time, for outcomes that replaced the worker. */
+  private replacementDetails(namespace: NamespaceOutcome): { replacement_startup_ms: number } | undefined {
+    if (namespace !== 'reset' || this.replacementStartupMs === null || this.closing) return undefined;
+    return { replacement_startup_ms: this.replacementStartupMs };
   }
 
   private async verify(worker: WorkerProcess, boundMs: number): Promise<boolean> {

@@ -1,0 +1,262 @@
+// Runtime and WorkerProcess against real Python workers: deadlines from dispatch, stale interrupts, close.
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { defaultSettings, type Settings } from '@ipython-mcp/protocol';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PausableTimer } from './pausable-timer.js';
+import { Runtime, type OperationOutcome } from './runtime.js';
+import { WorkerProcess } from './worker-process.js';
+
+function testPython(): string {
+  const fromEnv = process.env.IPYTHON_MCP_TEST_PYTHON;
+  if (fromEnv) return fromEnv;
+  const local = fileURLToPath(new URL('../../../.venv/bin/python', import.meta.url));
+  if (existsSync(local)) return local;
+  throw new Error('no test Python: create .venv (tooling/test.sh) or set IPYTHON_MCP_TEST_PYTHON');
+}
+
+function settings(overrides: Partial<Settings> = {}): Settings {
+  return { ...defaultSettings(), operationTimeoutSeconds: 1, interruptionGraceSeconds: 1, ...overrides };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+async function eventually<T>(probe: () => T, accept: (value: T) => boolean, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let value = probe();
+  while (!accept(value) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    value = probe();
+  }
+  return value;
+}
+
+const runtimes: Runtime[] = [];
+const workers: WorkerProcess[] = [];
+const seenPids = new Set<number>();
+
+function newRuntime(overrides: Partial<Settings> = {}, warmStandby = true): Runtime {
+  const runtime = new Runtime({ python: testPython(), settings: settings(overrides), warmStandby });
+  runtimes.push(runtime);
+  runtime.start();
+  return runtime;
+}
+
+function remember(runtime: Runtime): void {
+  for (const pid of runtime.workerPids()) seenPids.add(pid);
+}
+
+function value(outcome: OperationOutcome): unknown {
+  if (!outcome.ok) throw new Error(`operation failed: ${outcome.error.code}`);
+  return (outcome.result.result as { value?: unknown } | null)?.value;
+}
+
+afterEach(async () => {
+  for (const runtime of runtimes.splice(0)) {
+    remember(runtime);
+    await runtime.close();
+  }
+  for (const worker of workers.splice(0)) {
+    if (worker.pid !== undefined) seenPids.add(worker.pid);
+    worker.kill();
+    await worker.exited;
+  }
+  const left = await eventually(() => [...seenPids].filter(alive), (pids) => pids.length === 0, 5_000);
+  expect(left).toEqual([]);
+  seenPids.clear();
+});
+
+describe('PausableTimer', () => {
+  it('fires once after its duration, not while paused, and never after clear', async () => {
+    let fired = 0;
+    const timer = new PausableTimer(60, () => (fired += 1));
+    timer.pause();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(fired).toBe(0);
+    timer.resume();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(fired).toBe(1);
+    const cleared = new PausableTimer(20, () => (fired += 1));
+    cleared.clear();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(fired).toBe(1);
+    const never = new PausableTimer(Infinity, () => (fired += 1));
+    never.clear();
+    expect(fired).toBe(1);
+  });
+
+  it('nested pauses need as many resumes', async () => {
+    let fired = 0;
+    const timer = new PausableTimer(30, () => (fired += 1));
+    timer.pause();
+    timer.pause();
+    timer.resume();
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(fired).toBe(0);
+    timer.resume();
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(fired).toBe(1);
+  });
+});
+
+describe('WorkerProcess interrupts', () => {
+  async function startWorker(): Promise<WorkerProcess> {
+    const worker = WorkerProcess.spawn({
+      python: testPython(),
+      maxMessageBytes: 4 * 1024 * 1024,
+      startupTimeoutMs: 20_000,
+      configure: { limits: {}, library_paths: [], preload_modules: [], module_aliases: {}, reserved_tool_names: [] },
+    });
+    workers.push(worker);
+    await worker.ready;
+    return worker;
+  }
+
+  it('an interrupt for a finished request never reaches the next one', async () => {
+    const worker = await startWorker();
+    for (let round = 0; round < 20; round += 1) {
+      const first = worker.request('execute', { code: 'x = 1' });
+      expect((await first.reply).ok).toBe(true);
+      worker.interrupt(first.id); // late: its request already answered
+      const second = worker.request('execute', { code: 'import time\ntime.sleep(0.02)\n"done"' });
+      const reply = await second.reply;
+      expect(reply.ok).toBe(true);
+      if (!reply.ok) return;
+      expect(reply.result.status).toBe('ok');
+      expect(reply.result.result).toEqual({ kind: 'json', value: 'done' });
+    }
+  });
+
+  it('an interrupt sent right after its request stops it even before the worker armed it', async () => {
+    const worker = await startWorker();
+    const started = performance.now();
+    const blocked = worker.request('execute', { code: 'import time\ntime.sleep(10**6)' });
+    worker.interrupt(blocked.id);
+    const reply = await blocked.reply;
+    expect(performance.now() - started).toBeLessThan(5_000);
+    // Interrupted as it was armed (before any user code ran) or inside the cell.
+    if (reply.ok) expect(reply.result.error).toMatchObject({ kind: 'interrupted', type: 'KeyboardInterrupt' });
+    else expect(reply.error.code).toBe('operation_cancelled');
+    const next = await worker.request('execute', { code: '2 + 2' }).reply;
+    expect(next.ok && next.result.result).toEqual({ kind: 'json', value: 4 });
+  });
+});
+
+describe('Runtime deadlines and admission', () => {
+  it('the deadline counts from dispatch: time spent queued does not consume it', async () => {
+    const runtime = newRuntime({ operationTimeoutSeconds: 1 });
+    expect(value(await runtime.run('execute', { code: '1' }))).toBe(1);
+    const first = runtime.run('execute', { code: 'import time\ntime.sleep(0.7)' });
+    const second = runtime.run('execute', { code: 'import time\ntime.sleep(0.6)\n"second"' });
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.ok).toBe(true);
+    expect(b.ok).toBe(true);
+    expect(value(b)).toBe('second');
+    expect(b.meta.queueWaitMs).toBeGreaterThanOrEqual(500);
+    expect(b.meta.interruption).toBeNull();
+  });
+
+  it('a timeout reports preserved only after the operation stopped and the worker answered a health probe', async () => {
+    const runtime = newRuntime();
+    await runtime.run('execute', { code: 'items = []' });
+    const outcome = await runtime.run('execute', { code: 'while True:\n    items.append(1) if len(items) < 1000 else None' });
+    expect(outcome.ok).toBe(false);
+    if (outcome.ok) return;
+    expect(outcome.error.code).toBe('operation_timeout');
+    expect(outcome.meta).toMatchObject({ interruption: 'timeout', namespace: 'preserved', epoch: 1 });
+    expect(runtime.status()).toMatchObject({ state: 'ready', epoch: 1, lastInterruption: { kind: 'timeout', namespace: 'preserved', epoch: 1 } });
+    expect(value(await runtime.run('execute', { code: 'len(items)' }))).toBe(1000);
+  });
+
+  it('a failed reconciliation makes the outcome unknown and replaces the worker', async () => {
+    const runtime = new Runtime({
+      python: testPython(),
+      settings: settings(),
+      reconcile: async () => {
+        throw new Error('registry out of sync');
+      },
+    });
+    runtimes.push(runtime);
+    await runtime.run('execute', { code: 'kept = 1' });
+    const outcome = await runtime.run('execute', { code: 'import time\ntime.sleep(10**6)' });
+    expect(outcome.ok).toBe(false);
+    expect(outcome.meta).toMatchObject({ interruption: 'timeout', namespace: 'reset', epoch: 2 });
+    const after = await runtime.run('execute', { code: 'kept' });
+    expect(after.ok && after.result.status).toBe('error');
+  });
+
+  it('without a warm standby a hard reset cold-starts the replacement and still reports its time', async () => {
+    const runtime = newRuntime({}, false);
+    await runtime.run('execute', { code: 'x = 1' });
+    expect(runtime.status().standby).toBe('none');
+    const outcome = await runtime.run('execute', { code: 'import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except KeyboardInterrupt:\n        pass' });
+    expect(outcome.ok).toBe(false);
+    if (outcome.ok) return;
+    expect(outcome.meta).toMatchObject({ namespace: 'reset', epoch: 2 });
+    expect(outcome.error.details?.replacement_startup_ms).toBeGreaterThan(0);
+    expect(runtime.status().replacementStartupMs).toBe(outcome.error.details?.replacement_startup_ms);
+    expect(value(await runtime.run('execute', { code: '3' }))).toBe(3);
+    expect(runtime.status().standby).toBe('none');
+  });
+});
+
+describe('Runtime close', () => {
+  it('queued work ends runtime_closed, the active one is interrupted, repeated close is safe, nothing survives', async () => {
+    const runtime = newRuntime();
+    await runtime.run('execute', { code: '0' });
+    await eventually(() => runtime.status().standby, (standby) => standby === 'ready');
+    remember(runtime);
+    expect(seenPids.size).toBe(2);
+    const active = runtime.run('execute', { code: 'import time\ntime.sleep(10**6)' }, { timeoutMs: null });
+    const queued = [runtime.run('execute', { code: '1' }), runtime.run('execute', { code: '2' })];
+    await eventually(() => runtime.status().queueDepth, (depth) => depth === 2);
+    const closedAt = performance.now();
+    const first = runtime.close();
+    const second = runtime.close();
+    expect(second).toBe(first);
+    for (const outcome of await Promise.all(queued)) {
+      expect(outcome.ok).toBe(false);
+      if (!outcome.ok) expect(outcome.error.code).toBe('runtime_closed');
+    }
+    const stopped = await active;
+    expect(stopped.ok).toBe(false);
+    if (!stopped.ok) expect(stopped.error.code).toBe('runtime_closed');
+    expect(stopped.meta.interruption).toBe('shutdown');
+    await first;
+    expect(performance.now() - closedAt).toBeLessThan(1000 + 2000);
+    expect([...seenPids].filter(alive)).toEqual([]);
+    expect(runtime.status().state).toBe('closed');
+    const after = await runtime.run('execute', { code: '3' });
+    expect(!after.ok && after.error.code).toBe('runtime_closed');
+    await runtime.close();
+  });
+
+  it('a non-cooperative active operation is killed after the grace', async () => {
+    const runtime = newRuntime();
+    await runtime.run('execute', { code: '0' });
+    remember(runtime);
+    const active = runtime.run(
+      'execute',
+      { code: 'import time\nwhile True:\n    try:\n        time.sleep(0.05)\n    except KeyboardInterrupt:\n        pass' },
+      { timeoutMs: null },
+    );
+    await eventually(() => runtime.status().active, (flag) => flag);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const closedAt = performance.now();
+    await runtime.close();
+    const elapsed = performance.now() - closedAt;
+    expect(elapsed).toBeGreaterThanOrEqual(900);
+    expect(elapsed).toBeLessThan(1000 + 2000);
+    const outcome = await active;
+    expect(!outcome.ok && outcome.error.code).toBe('runtime_closed');
+    expect([...seenPids].filter(alive)).toEqual([]);
+  });
+});
