@@ -7,6 +7,7 @@ a value with one that exceeds a limit comes back cut, with ``truncated`` set.
 
 from __future__ import annotations
 
+import itertools
 import math
 import reprlib
 from typing import Any
@@ -110,10 +111,45 @@ def to_json(value: Any, limits: Limits) -> tuple[Any, bool]:
     return result, walker.truncated
 
 
+def _quote_choice(text: str | bytes) -> bool:
+    """Whether CPython's repr of this str/bytes uses double quotes (it has ' and no ")."""
+    if type(text) is str:
+        return "'" in text and '"' not in text
+    return b"'" in text and b'"' not in text
+
+
+def bounded_repr(value: Any, limit: int) -> tuple[str, bool]:
+    """``repr(value)`` cut to ``limit`` characters; (text, truncated). Exceptions of ``__repr__`` propagate.
+
+    For large built-in sequences, mappings and strings (exact types only) the repr of a prefix is taken: it has
+    the same first ``limit`` characters as the full repr, without building a repr of millions of items.
+    """
+    kind = type(value)
+    try:
+        size = len(value) if kind in (str, bytes, list, tuple, dict) else -1
+    except Exception:  # noqa: BLE001 - exact built-in types only; cannot happen
+        size = -1
+    if size > limit:
+        if kind is dict:
+            text = repr(dict(itertools.islice(value.items(), limit)))
+        elif kind in (list, tuple):
+            text = repr(value[:limit])
+        else:
+            prefix = value[:limit]
+            text = repr(prefix) if _quote_choice(prefix) == _quote_choice(value) else repr(value)
+        return text[:limit], True
+    text = repr(value)
+    if not isinstance(text, str):
+        text = reprlib.repr(text)
+    if len(text) > limit:
+        return text[:limit], True
+    return text, False
+
+
 def safe_repr(value: Any, limit: int) -> tuple[str, bool]:
     """A bounded repr that survives a raising ``__repr__``; (text, truncated)."""
     try:
-        text = repr(value)
+        return bounded_repr(value, limit)
     except BaseException as error:  # noqa: BLE001 - a user __repr__ may raise anything
         if isinstance(error, KeyboardInterrupt):
             raise
@@ -122,8 +158,6 @@ def safe_repr(value: Any, limit: int) -> tuple[str, bool]:
         except Exception:  # noqa: BLE001
             type_name = "object"
         text = f"<{type_name} object; repr raised {type(error).__name__}>"
-    if not isinstance(text, str):
-        text = reprlib.repr(text)
     if len(text) > limit:
         return text[:limit], True
     return text, False

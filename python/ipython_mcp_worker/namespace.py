@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import OpError
-from .jsonvalue import NotJson, safe_repr, to_json
+from .jsonvalue import NotJson, bounded_repr, safe_repr, to_json
 from .limits import Limits, bound_text
 
 RUNTIME_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
@@ -42,6 +42,7 @@ FUNCTION_TYPES: tuple[type, ...] = (
 )
 
 _TYPE_MODULE = type.__dict__["__module__"]
+_MODULE_DICT = types.ModuleType.__dict__["__dict__"]
 _TYPE_QUALNAME = type.__dict__["__qualname__"]
 _NO_SIGNATURE = "(...)"
 _INSPECT_BOUNDED = ("qualified_type", "signature", "module", "documentation", "representation")
@@ -154,6 +155,17 @@ def _discard_stale_bytecode(module: types.ModuleType) -> None:
         pass
 
 
+def _static_path(namespace: dict, path: str) -> Any:
+    """The module object at a dotted ``path`` through user_ns and module ``__dict__``s only; None otherwise."""
+    parts = path.split(".")
+    obj = namespace.get(parts[0])
+    for part in parts[1:]:
+        if not issubclass(type(obj), types.ModuleType):
+            return None
+        obj = _MODULE_DICT.__get__(obj).get(part)
+    return obj
+
+
 class _Unresolvable(Exception):
     """Resolution raised something other than AttributeError (a property, a module ``__getattr__``...)."""
 
@@ -161,6 +173,16 @@ class _Unresolvable(Exception):
         super().__init__(path)
         self.path = path
         self.error = error
+
+
+def _within_chars(names: list[str], budget: int) -> list[str]:
+    """The longest prefix of ``names`` whose encoded form surely stays within ``budget`` bytes."""
+    used = 0
+    for index, name in enumerate(names):
+        used += (len(name) if name.isascii() else 6 * len(name)) + 4  # quotes, comma; worst-case escapes
+        if used > budget:
+            return names[:index]
+    return names
 
 
 def _require_dict(params: Any, allowed: tuple[str, ...], required: tuple[str, ...] = ()) -> dict:
@@ -282,19 +304,54 @@ class Namespace:
     # -- list / search ---------------------------------------------------------------------------------
 
     def list(self, params: dict) -> dict:
-        """Visible user functions (kind "function", see FUNCTION_TYPES) sorted by name.
+        """Visible functions (kind "function", see FUNCTION_TYPES) sorted by name.
 
-        ``signature`` is "(...)" when Python cannot compute one; ``module``/``doc`` are null when unknown.
+        Visible: unprotected top-level names, plus the public functions that a configured (preloaded or aliased)
+        module defines itself, under their dotted path (``mylib.tool``). ``signature`` is "(...)" when Python
+        cannot compute one; ``module``/``doc`` are null when unknown.
         """
         _require_dict(params, ())
         namespace = self._shell.user_ns
-        names = [name for name in self.user_names() if classify(namespace[name]) == "function"]
-        shown = names[: self._limits.max_results]
+        entries = [(name, namespace[name]) for name in self.user_names()]
+        entries.extend(self.library_members())
+        functions = sorted((pair for pair in entries if classify(pair[1]) == "function"), key=lambda pair: pair[0])
+        shown = functions[: self._limits.max_results]
         return {
-            "functions": [self._function_entry(name, namespace[name]) for name in shown],
-            "total": len(names),
-            "truncated": len(shown) < len(names),
+            "functions": [self._function_entry(name, obj) for name, obj in shown],
+            "total": len(functions),
+            "truncated": len(shown) < len(functions),
         }
+
+    def library_members(self) -> list[tuple[str, Any]]:
+        """(dotted name, object) of the public functions and classes each configured module defines itself.
+
+        Only modules whose configured binding is still active are walked, each once (under its first binding:
+        preloads before aliases). Members come from the module's ``__dict__`` (no module ``__getattr__`` runs)
+        and count when their own ``__module__`` names that module, so re-exported imports are left out.
+        """
+        namespace = self._shell.user_ns
+        seen: set[int] = set()
+        members: list[tuple[str, Any]] = []
+        for module_name, binding, top_level in self._configured:
+            module = sys.modules.get(module_name)
+            if module is None or id(module) in seen or not issubclass(type(module), types.ModuleType):
+                continue
+            prefix = module_name if top_level else binding
+            if _static_path(namespace, prefix) is not module:
+                continue
+            seen.add(id(module))
+            module_dict = _MODULE_DICT.__get__(module)
+            own_name = module_dict.get("__name__")
+            for name, obj in list(module_dict.items()):
+                if type(name) is not str or name.startswith("_") or not name.isidentifier():
+                    continue
+                kind = classify(obj)
+                if kind not in ("function", "class"):
+                    continue
+                if self._quietly(lambda obj=obj, kind=kind: _module_of(obj, kind)) != own_name:
+                    continue
+                members.append((f"{prefix}.{name}", obj))
+        return members
 
     def _function_entry(self, name: str, obj: Any) -> dict:
         signature = self._quietly(lambda: _signature_text(obj)) or _NO_SIGNATURE
@@ -324,8 +381,9 @@ class Namespace:
     def search(self, params: dict) -> dict:
         """Names matching ``query``: case-insensitive substring, or exact with ``exact``.
 
-        Searched: unprotected user names plus the configured module bindings. Sorted with the identical name
-        first, then case-insensitively equal names, then by name. ``kinds: []`` matches nothing.
+        Searched: unprotected user names, the configured module bindings and the configured modules' own public
+        functions and classes (dotted, see ``library_members``). Sorted with the identical name first, then
+        case-insensitively equal names, then by name. ``kinds: []`` matches nothing.
         """
         _require_dict(params, ("query", "exact", "kinds"), ("query",))
         query, exact, kinds = params["query"], params.get("exact", False), params.get("kinds")
@@ -336,20 +394,21 @@ class Namespace:
         if kinds is not None and (type(kinds) not in (list, tuple) or any(k not in KINDS for k in kinds)):
             raise OpError("invalid_arguments", f"kinds must be a list of {', '.join(KINDS)}")
         namespace = self._shell.user_ns
-        candidates = self.user_names()
-        candidates.extend(sorted(b for b in self._protected - RUNTIME_NAMES if b in namespace))
+        candidates = [(name, namespace[name]) for name in self.user_names()]
+        candidates.extend((b, namespace[b]) for b in sorted(self._protected - RUNTIME_NAMES) if b in namespace)
+        candidates.extend(self.library_members())
         folded = query.casefold()
         if exact:
-            hits = [name for name in candidates if name == query]
+            hits = [pair for pair in candidates if pair[0] == query]
         else:
-            hits = [name for name in candidates if folded in name.casefold()]
+            hits = [pair for pair in candidates if folded in pair[0].casefold()]
         if kinds is not None:
             wanted = set(kinds)
-            hits = [name for name in hits if classify(namespace[name]) in wanted]
-        hits.sort(key=lambda name: (name != query, name.casefold() != folded, name))
+            hits = [pair for pair in hits if classify(pair[1]) in wanted]
+        hits.sort(key=lambda pair: (pair[0] != query, pair[0].casefold() != folded, pair[0]))
         shown = hits[: self._limits.max_results]
         return {
-            "matches": [self._match(name, namespace[name]) for name in shown],
+            "matches": [self._match(name, obj) for name, obj in shown],
             "total": len(hits),
             "truncated": len(shown) < len(hits),
         }
@@ -406,7 +465,9 @@ class Namespace:
         bounded("documentation", attempt("attribute", lambda: _doc_of(obj, kind)), limits.max_text_chars)
         if result["callable"]:
             bounded("signature", attempt("metadata", lambda: _signature_text(obj)), limits.max_repr_chars)
-        bounded("representation", attempt("repr", lambda: repr(obj)), limits.max_text_chars)
+        representation = attempt("repr", lambda: bounded_repr(obj, limits.max_text_chars))
+        if representation is not None:
+            result["representation"], result["truncated"]["representation"] = representation
         return result
 
     def call_function(self, params: dict) -> dict:
@@ -517,7 +578,11 @@ class Namespace:
         return {"removed": removed, "refused": sorted(refused), "unknown": sorted(unknown)}
 
     def reset(self, params: dict) -> dict:
-        """Delete every unprotected user name and restore configured module bindings. No shell.reset()."""
+        """Delete every unprotected user name and restore configured module bindings. No shell.reset().
+
+        ``removed`` lists the names sorted; a list too long for one IPC message (half the bound) is cut,
+        with ``removed_truncated`` set; ``removed_count`` always counts every removed name.
+        """
         _require_dict(params, ())
         removed = self.user_names()
         namespace = self._shell.user_ns
@@ -528,4 +593,10 @@ class Namespace:
                 self.on_names_removed(list(removed))
         finally:
             self.bind_configured_modules()
-        return {"removed": removed, "execution_count": self._shell.execution_count - 1}
+        shown = _within_chars(removed, self._limits.max_ipc_message_bytes // 2)
+        return {
+            "removed": shown,
+            "removed_count": len(removed),
+            "removed_truncated": len(shown) < len(removed),
+            "execution_count": self._shell.execution_count - 1,
+        }

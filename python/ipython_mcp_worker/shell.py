@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import builtins
+import importlib.util
+import os
 import sys
 import threading
 from typing import Any
@@ -15,10 +17,11 @@ from traitlets.config import Config
 
 from .capture import FdCapture, PrefixSink, StreamRouter, Throttle
 from .errors import OpError
-from .jsonvalue import NotJson, to_json
+from .jsonvalue import NotJson, safe_repr, to_json
 from .limits import Limits, bound_text
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
+INLINE_MATPLOTLIB_BACKEND = "module://matplotlib_inline.backend_inline"
 MAX_IMAGE_BASE64_CHARS = 2 * 1024 * 1024
 
 
@@ -62,6 +65,7 @@ class Operation:
         self.displays: list[dict[str, Any]] = []
         self.displays_omitted = 0
         self.traceback_text = ""
+        self.image_room = image_budget(limits)
         self._lock = threading.Lock()
 
     def _forward(self, name: str):  # noqa: ANN202
@@ -77,34 +81,59 @@ class Operation:
             if len(self.displays) >= self.limits.max_display_items:
                 self.displays_omitted += 1
                 return
-            self.displays.append(normalize_display(data, metadata, self.limits))
+            display, used = normalize_display(data, metadata, self.limits, self.image_room)
+            self.image_room -= used
+            self.displays.append(display)
 
 
-def normalize_display(data: dict[str, Any], metadata: dict[str, Any], limits: Limits) -> dict[str, Any]:
-    """Bound one display payload: images by size, everything else through the JSON limits."""
+def image_budget(limits: Limits) -> int:
+    """Base64 characters of images one operation may return in total: half the IPC message bound, so the
+    images of one cell can never push its result over ``max_ipc_message_bytes``."""
+    return limits.max_ipc_message_bytes // 2
+
+
+def normalize_display(
+    data: Any, metadata: Any, limits: Limits, image_room: int = MAX_IMAGE_BASE64_CHARS
+) -> tuple[dict[str, Any], int]:
+    """Bound one display payload; returns it with the base64 characters its images use.
+
+    Binary images (``image/png``, ``image/jpeg``...) are kept as base64 text when one is at most
+    MAX_IMAGE_BASE64_CHARS and fits ``image_room``; everything else (SVG included) goes through the JSON depth,
+    item and character limits. Anything dropped or cut sets ``truncated``.
+    """
     out: dict[str, Any] = {}
     truncated = False
-    for mime, value in (data or {}).items():
-        if not isinstance(mime, str):
+    used = 0
+    items = list(data.items()) if type(data) is dict else []
+    if type(data) is not dict and data is not None:
+        truncated = True
+    if len(items) > limits.max_results:
+        items, truncated = items[: limits.max_results], True
+    for mime, value in items:
+        if type(mime) is not str:
+            truncated = True
             continue
-        if mime.startswith("image/"):
-            if isinstance(value, bytes):
+        if mime.startswith("image/") and not mime.startswith("image/svg"):
+            if isinstance(value, (bytes, bytearray)):
                 value = base64.b64encode(value).decode("ascii")
-            if isinstance(value, str) and len(value) <= MAX_IMAGE_BASE64_CHARS:
+            if isinstance(value, str) and len(value) <= min(MAX_IMAGE_BASE64_CHARS, image_room - used):
                 out[mime] = value
+                used += len(value)
             else:
                 truncated = True
             continue
         try:
             out[mime], cut = to_json(value, limits)
         except NotJson:
-            out[mime], cut = bound_text(str(value), limits.max_text_chars)
+            out[mime], cut = safe_repr(value, limits.max_text_chars)
         truncated = truncated or cut
     try:
-        meta, cut = to_json(metadata, limits)
+        meta, cut = to_json(metadata if metadata is not None else {}, limits)
     except NotJson:
         meta, cut = {}, True
-    return {"data": out, "metadata": meta, "truncated": truncated or cut}
+    if type(meta) is not dict:
+        meta, cut = {}, True
+    return {"data": out, "metadata": meta, "truncated": truncated or cut}, used
 
 
 def build_shell() -> InteractiveShell:
@@ -147,6 +176,7 @@ class ShellOwner:
         self.shell.user_ns["input"] = _empty_input
         self.shell.user_ns_hidden["input"] = _empty_input
         self.fd_capture = FdCapture(self._sink)
+        prefer_inline_matplotlib()
 
     def _sink(self, target: int) -> PrefixSink | None:
         operation = self.operation
@@ -231,16 +261,39 @@ class ShellOwner:
             data = {}
         text = data.get("text/plain")
         if not isinstance(text, str):
-            from .jsonvalue import safe_repr
-
             text, truncated = safe_repr(value, self.limits.max_text_chars)
         else:
             text, truncated = bound_text(text, self.limits.max_text_chars)
         rendered: dict[str, Any] = {"kind": "repr", "repr": text}
         images = {mime: data[mime] for mime in IMAGE_MIME_TYPES if isinstance(data.get(mime), (str, bytes))}
         if images:
-            rendered["images"] = normalize_display(images, {}, self.limits)["data"]
+            operation = self.operation
+            room = operation.image_room if operation is not None else image_budget(self.limits)
+            bundle, used = normalize_display(images, {}, self.limits, room)
+            if operation is not None:
+                operation.image_room -= used
+            if bundle["data"]:
+                rendered["images"] = bundle["data"]
+            truncated = truncated or bundle["truncated"]
         return rendered, truncated
+
+
+def prefer_inline_matplotlib() -> None:
+    """Make matplotlib, whenever user code imports it, render figures as PNG display items (as Jupyter does).
+
+    Nothing is imported here (cold start stays fast): MPLBACKEND only takes effect when matplotlib loads. The
+    matplotlib-inline backend (shipped with IPython) then registers the PNG formatter for figures and
+    ``flush_figures`` as a post_execute hook, so both ``plt.show()`` and figures left open at the end of a
+    cell reach the operation's displays. An MPLBACKEND the user set is kept, as ipykernel does.
+    """
+    if os.environ.get("MPLBACKEND"):
+        return
+    try:
+        available = importlib.util.find_spec("matplotlib_inline") is not None  # finds, imports nothing
+    except (ImportError, ValueError):
+        available = False
+    if available:
+        os.environ["MPLBACKEND"] = INLINE_MATPLOTLIB_BACKEND
 
 
 def describe_error(error: BaseException, traceback_text: str, limits: Limits, *, before_exec: bool) -> dict[str, Any]:

@@ -320,6 +320,45 @@ def test_search_over_100000_names_is_fast_and_lazy(shell):
     assert shell.user_ns["Counted"].reprs == 0  # name_zzz was matched but never returned
 
 
+def test_configured_modules_contribute_their_own_public_functions(shell, modules):
+    modules(
+        "nsmod_lib",
+        "import json\nfrom json import dumps\ndef tool(a: int) -> int:\n    'A tool.'\n    return a\n"
+        "def _hidden():\n    pass\nclass Widget:\n    pass\nCONSTANT = 3\n",
+    )
+    modules("nsmod_aliased", "def helper():\n    return 1\n")
+    ns = make(shell, preload=["nsmod_lib"], aliases={"nsmod_lib": "lib", "nsmod_aliased": "al", "os.path": "osp"})
+    listed = {entry["name"]: entry for entry in ns.list({})["functions"]}
+    assert "nsmod_lib.tool" in listed and "al.helper" in listed
+    assert listed["nsmod_lib.tool"]["signature"] == "(a: int) -> int" and listed["nsmod_lib.tool"]["doc"] == "A tool."
+    assert "lib.tool" not in listed  # one module, listed once, under its first binding
+    assert not any(name.endswith(("dumps", "_hidden", "Widget", "CONSTANT")) for name in listed)
+    assert "osp.join" in listed  # os.path defines join itself
+    found = {m["name"]: m["kind"] for m in ns.search({"query": "nsmod_lib"})["matches"]}
+    assert found == {"nsmod_lib": "module", "nsmod_lib.tool": "function", "nsmod_lib.Widget": "class"}
+    assert ns.search({"query": "al.helper", "exact": True})["total"] == 1
+    assert ns.call_function({"name": "nsmod_lib.tool", "arguments": {"a": 4}})["value"] == 4
+    run(shell, "nsmod_lib = 'shadowed'")  # an inactive binding contributes nothing; the alias then lists it
+    listed = [entry["name"] for entry in ns.list({})["functions"]]
+    assert "nsmod_lib.tool" not in listed and "lib.tool" in listed
+    run(shell, "del lib")
+    assert not any(name.endswith(".tool") for name in (e["name"] for e in ns.list({})["functions"]))
+    ns.reset({})
+    assert "nsmod_lib.tool" in [entry["name"] for entry in ns.list({})["functions"]]
+
+
+def test_module_members_are_read_without_running_module_getattr(shell, modules):
+    modules(
+        "nsmod_lazy",
+        "calls = []\ndef __getattr__(name):\n    calls.append(name)\n    raise AttributeError(name)\n"
+        "def real():\n    pass\n",
+    )
+    ns = make(shell, preload=["nsmod_lazy"])
+    assert [m["name"] for m in ns.search({"query": "nsmod_lazy."})["matches"]] == ["nsmod_lazy.real"]
+    ns.list({})
+    assert sys.modules["nsmod_lazy"].calls == []
+
+
 # -- inspect ---------------------------------------------------------------------------------------------
 
 
@@ -396,6 +435,26 @@ def test_inspect_reports_stage_errors_and_fills_other_fields(shell):
     assert metadata["error"] == {"stage": "metadata", "type": "RuntimeError", "message": "no signature"}
     assert (metadata["kind"], metadata["callable"], metadata["signature"]) == ("other", True, None)
     assert metadata["representation"].startswith("<__main__.Sig object")
+
+
+def test_huge_builtin_values_get_exact_prefix_reprs_quickly(shell):
+    ns = make(shell, Limits(max_repr_chars=30, max_text_chars=40))
+    shell.user_ns.update(
+        big_list=list(range(5_000_000)),
+        big_dict={i: str(i) for i in range(1_000_000)},
+        big_text="it's " * 2_000_000,
+        big_bytes=b'"q" ' * 2_000_000,
+    )
+    names = ("big_list", "big_dict", "big_text", "big_bytes")
+    expected = {name: repr(shell.user_ns[name])[:40] for name in names}
+    start = time.perf_counter()
+    found = {name: (ns.inspect({"name": name}), ns.search({"query": name, "exact": True})) for name in names}
+    elapsed = time.perf_counter() - start
+    for name in names:
+        inspection, search = found[name]
+        assert (inspection["representation"], inspection["truncated"]["representation"]) == (expected[name], True)
+        assert (search["matches"][0]["repr"], search["matches"][0]["repr_truncated"]) == (expected[name][:30], True)
+    assert elapsed < 1.0  # the full reprs take about a second and hundreds of MB
 
 
 def test_inspect_failures(shell):
@@ -597,13 +656,28 @@ def test_reset_removes_user_names_and_restores_configured_bindings(shell):
     ns.on_names_removed = seen.append
     run(shell, "x = 1\ndef f():\n    pass\njson = 'shadow'\ndel cabc\n_kept = 2")
     count = shell.execution_count - 1  # cells executed so far; IPython's attribute is the next cell's number
-    assert ns.reset({}) == {"removed": ["f", "x"], "execution_count": count}
+    assert ns.reset({}) == {
+        "removed": ["f", "x"],
+        "removed_count": 2,
+        "removed_truncated": False,
+        "execution_count": count,
+    }
     assert shell.user_ns["json"] is json and shell.user_ns["cabc"] is collections.abc
     assert shell.user_ns["_kept"] == 2 and "get_ipython" in shell.user_ns
-    assert ns.reset({}) == {"removed": [], "execution_count": count}
+    assert ns.reset({}) == {"removed": [], "removed_count": 0, "removed_truncated": False, "execution_count": count}
     assert seen == [["f", "x"]]
     run(shell, "y = 1")
     assert shell.execution_count - 1 == count + 1
+
+
+def test_reset_report_stays_within_the_ipc_bound(shell):
+    ns = make(shell, Limits(max_ipc_message_bytes=1000))
+    shell.user_ns.update({f"name_{i:04}": i for i in range(200)})
+    result = ns.reset({})
+    assert result["removed_count"] == 200 and result["removed_truncated"] is True
+    assert result["removed"] == [f"name_{i:04}" for i in range(len(result["removed"]))]
+    assert 0 < len(json.dumps(result["removed"])) <= 500
+    assert ns.user_names() == []
 
 
 def test_reset_rejects_bad_params(shell):

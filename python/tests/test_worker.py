@@ -8,9 +8,9 @@ import struct
 import time
 
 import pytest
+from worker_process import WorkerProcess
 
 from ipython_mcp_worker.codec import CODEC_JSON, encode_frame
-from worker_process import WorkerProcess
 
 
 @pytest.fixture(params=["msgpack", "json"])
@@ -137,8 +137,9 @@ def test_protocol_mismatch_fails_startup():
     import subprocess
     import sys
 
-    from ipython_mcp_worker.codec import FrameReader
     from worker_process import PYTHON_ROOT
+
+    from ipython_mcp_worker.codec import FrameReader
 
     to_r, to_w = os.pipe()
     from_r, from_w = os.pipe()

@@ -3,7 +3,7 @@ import { SETTING_DEFINITIONS } from '@ipython-mcp/protocol';
 
 /** What the command line asked for. */
 export interface CommandLine {
-  command: 'serve' | 'setup' | 'doctor' | 'help' | 'version';
+  command: 'serve' | 'setup' | 'doctor' | 'config' | 'help' | 'version';
   python: string | undefined;
   logLevel: string;
   settingFlags: Record<string, string>;
@@ -35,9 +35,9 @@ export function parseCommandLine(argv: string[]): CommandLine {
   let command: CommandLine['command'] = 'serve';
   if (values.help) command = 'help';
   else if (values.version) command = 'version';
-  else if (first === 'setup' || first === 'doctor' || first === 'serve') command = first;
+  else if (first === 'setup' || first === 'doctor' || first === 'config' || first === 'serve') command = first;
   else if (first === 'help') command = 'help';
-  else if (first !== undefined) throw new UsageError(`unknown command: ${first} (expected serve, setup or doctor)`);
+  else if (first !== undefined) throw new UsageError(`unknown command: ${first} (expected serve, setup, doctor or config)`);
   const settingFlags: Record<string, string> = {};
   for (const definition of SETTING_DEFINITIONS) {
     const value = values[definition.flag.slice(2)];
@@ -65,6 +65,7 @@ export function helpText(version: string): string {
     '  ipython-mcp [serve] [options]   serve MCP on stdin/stdout (the default)',
     '  ipython-mcp setup [--upgrade]   create or refresh the managed Python environment (IPython, msgpack)',
     '  ipython-mcp doctor [options]    check the interpreter, IPython, msgpack, library paths and preloads',
+    '  ipython-mcp config [options]    print the effective settings (value and source of each) as JSON',
     '',
     'Options:',
     '  --python PATH        worker interpreter (env IPYTHON_MCP_PYTHON; default: the managed environment, else python3)',
@@ -72,7 +73,7 @@ export function helpText(version: string): string {
     '  -h, --help           this text',
     '  -v, --version        print the version',
     '',
-    'Settings (a flag wins over its environment variable):',
+    'Settings (a flag wins over its environment variable; a bad value exits with code 2 before any worker starts):',
   ];
   for (const definition of SETTING_DEFINITIONS) {
     const fallback = JSON.stringify(definition.defaultValue);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { SettingsError, resolveSettings } from '@ipython-mcp/protocol';
+import { SETTING_DEFINITIONS, SettingsError, resolveSettings, type Settings } from '@ipython-mcp/protocol';
 import { serveStdio } from '@ipython-mcp/mcp-server';
 import { chooseInterpreter, createStderrLogger, type LogLevel } from '@ipython-mcp/worker-supervisor';
 import { UsageError, helpText, parseCommandLine } from './arguments.js';
@@ -39,6 +39,10 @@ async function main(): Promise<void> {
     if (error instanceof SettingsError) fail(error.message);
     throw error;
   }
+  if (commandLine.command === 'config') {
+    process.stdout.write(`${JSON.stringify(effectiveSettings(settings, commandLine.settingFlags), null, 2)}\n`);
+    return;
+  }
   const choice = chooseInterpreter(commandLine.python);
   if (commandLine.command === 'doctor') {
     process.exitCode = doctorCommand(choice, settings);
@@ -50,6 +54,16 @@ async function main(): Promise<void> {
   void instance;
   await closed;
   process.exit(0);
+}
+
+/** Every setting by its environment variable: the value in force and where it came from. */
+function effectiveSettings(settings: Settings, flags: Record<string, string>): Record<string, { value: unknown; source: string }> {
+  const effective: Record<string, { value: unknown; source: string }> = {};
+  for (const definition of SETTING_DEFINITIONS) {
+    const source = flags[definition.flag] !== undefined ? 'flag' : process.env[definition.env] !== undefined ? 'env' : 'default';
+    effective[definition.env] = { value: settings[definition.key], source };
+  }
+  return effective;
 }
 
 main().catch((error: unknown) => {

@@ -1,19 +1,30 @@
 import type { ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { WorkerEvent } from '@ipython-mcp/protocol';
 
-const HEARTBEAT_MS = 5000;
+/** Output is coalesced and sent at most this often. */
+const FLUSH_MS = 200;
+/** A heartbeat goes out when nothing was sent for this long. */
+const HEARTBEAT_MS = 2000;
+/** The response waits until this long after the last notification (see {@link ProgressReporter.settle}). */
+const QUIET_MS = 150;
 const MAX_MESSAGE_CHARS = 4096;
 
 /** Streams output chunks and a heartbeat as notifications/progress while an operation runs. */
 export interface ProgressReporter {
   onEvent: (event: WorkerEvent) => void;
-  stop: () => void;
+  /**
+   * Stops reporting (output not yet sent is dropped: the result carries it) and resolves once the last
+   * notification is at least QUIET_MS old. A progress notification read in the same chunk as the response makes
+   * some clients (the TypeScript SDK, typescript-sdk#2580) report "unknown token" or even close the transport,
+   * so the response is held back briefly rather than sent right behind a notification.
+   */
+  settle: () => Promise<void>;
 }
 
 /**
  * A reporter for a request that carried a progress token, or undefined when it did not (then nothing is sent).
- * The worker already coalesces output (at most one chunk per stream per 100 ms); the heartbeat says the
- * operation is still alive when it prints nothing.
+ * The worker coalesces output (at most one chunk per stream per 100 ms); this coalesces again to one
+ * notification per FLUSH_MS, each message bounded, and sends a heartbeat after HEARTBEAT_MS without one.
  */
 export function progressReporter(
   token: string | number | undefined,
@@ -21,21 +32,37 @@ export function progressReporter(
 ): ProgressReporter | undefined {
   if (token === undefined) return undefined;
   let progress = 0;
+  let stopped = false;
+  let lastSentAt = Number.NEGATIVE_INFINITY;
+  let pending = '';
   const startedAt = performance.now();
   const emit = (message: string): void => {
     progress += 1;
+    lastSentAt = performance.now();
     send({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(() => undefined);
   };
-  const heartbeat = setInterval(() => {
-    emit(`running for ${Math.round((performance.now() - startedAt) / 1000)} s`);
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
+  const ticker = setInterval(() => {
+    if (stopped) return;
+    if (pending.length > 0) {
+      const message = pending;
+      pending = '';
+      emit(message);
+    } else if (performance.now() - lastSentAt >= HEARTBEAT_MS && performance.now() - startedAt >= HEARTBEAT_MS) {
+      emit(`running for ${Math.round((performance.now() - startedAt) / 1000)} s`);
+    }
+  }, FLUSH_MS);
+  ticker.unref();
   return {
     onEvent(event) {
-      emit(`[${event.kind}] ${event.text.slice(0, MAX_MESSAGE_CHARS)}`);
+      if (stopped || pending.length >= MAX_MESSAGE_CHARS) return;
+      pending = `${pending}[${event.kind}] ${event.text}`.slice(0, MAX_MESSAGE_CHARS);
     },
-    stop() {
-      clearInterval(heartbeat);
+    async settle() {
+      stopped = true;
+      clearInterval(ticker);
+      pending = '';
+      const wait = QUIET_MS - (performance.now() - lastSentAt);
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     },
   };
 }

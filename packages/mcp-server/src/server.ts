@@ -9,10 +9,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Settings } from '@ipython-mcp/protocol';
-import { Runtime, silentLogger, type Logger, type OperationOutcome, type RunOptions } from '@ipython-mcp/worker-supervisor';
+import { Runtime, silentLogger, type Logger, type OperationMeta, type OperationOutcome, type RunOptions } from '@ipython-mcp/worker-supervisor';
 import { DynamicCatalog } from './dynamic-catalog.js';
 import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type StableToolDefinition } from './stable-tools.js';
-import { failure, runtimeMeta, success } from './tool-result.js';
+import { executeResult, failure, runtimeMeta, success } from './tool-result.js';
 import { progressReporter } from './progress.js';
 
 /** Options of {@link createIpythonMcpServer}. */
@@ -37,8 +37,6 @@ export interface IpythonMcpServer {
   catalog: DynamicCatalog;
   close(): Promise<void>;
 }
-
-const MAX_IMAGE_BASE64_CHARS = 2 * 1024 * 1024;
 
 /** Builds the MCP server (not yet connected to a transport). The worker starts in the background at once. */
 export function createIpythonMcpServer(options: IpythonMcpServerOptions): IpythonMcpServer {
@@ -97,7 +95,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
         const outcome = await runtime.run(stable.op, parsed.data as Record<string, unknown>, runOptions);
         return await afterStableTool(stable, outcome, catalog, runtime);
       } finally {
-        progress?.stop();
+        await progress?.settle();
       }
     }
     return callDynamicTool(name, args, runOptions, catalog, runtime);
@@ -160,37 +158,17 @@ async function afterStableTool(
   const structured: Record<string, unknown> = { ...outcome.result, runtime: runtimeMeta(outcome.meta) };
   if (tool.name === 'register_tool' || tool.name === 'unregister_tool' || tool.name === 'remove' || tool.name === 'reset') {
     // Catalog changes: reconcile the snapshot now so list_changed goes out with the new revision.
-    await catalog.refresh(runtime);
+    await catalog.reconcileAfter(runtime);
+    // Explicitly unregistered names become plain unknown tools (not stale ones).
+    if (tool.name === 'unregister_tool') catalog.forget([...stringList(outcome.result.unregistered), ...stringList(outcome.result.unknown)]);
+    // Clients see the server's catalog revision (monotonic across worker replacement), never the worker's.
     if ('revision' in structured) structured.revision = catalog.revision;
-  } else if (tool.name === 'execute' && catalog.size > 0) {
-    await catalog.refresh(runtime);
+  } else if ((tool.name === 'execute' || tool.name === 'call_function' || tool.name === 'reload') && catalog.size > 0) {
+    // Namespace mutations may make registrations stale: reconcile so list_changed goes out before the result.
+    await catalog.reconcileAfter(runtime);
   }
-  if (tool.name === 'execute') {
-    const isError = outcome.result.status === 'error';
-    const images = imageContent(outcome.result);
-    const result = success(structured, images);
-    return isError ? { ...result, isError: true } : result;
-  }
+  if (tool.name === 'execute') return executeResult(structured, outcome.result.status === 'error');
   return success(structured);
-}
-
-function imageContent(result: Record<string, unknown>): CallToolResult['content'] {
-  const items: CallToolResult['content'] = [];
-  const bundles: unknown[] = [];
-  if (Array.isArray(result.displays)) for (const display of result.displays) bundles.push((display as { data?: unknown }).data);
-  const value = result.result as { images?: unknown } | null;
-  if (value && typeof value === 'object' && value.images) bundles.push(value.images);
-  for (const bundle of bundles) {
-    if (!bundle || typeof bundle !== 'object') continue;
-    for (const mimeType of ['image/png', 'image/jpeg']) {
-      const data = (bundle as Record<string, unknown>)[mimeType];
-      if (typeof data === 'string' && data.length <= MAX_IMAGE_BASE64_CHARS) {
-        items.push({ type: 'image', data: data.replace(/\s+/g, ''), mimeType });
-        break;
-      }
-    }
-  }
-  return items;
 }
 
 async function callDynamicTool(
@@ -201,26 +179,53 @@ async function callDynamicTool(
   runtime: Runtime,
 ): Promise<CallToolResult> {
   if (catalog.get(name) === undefined && catalog.needsDiscovery) await catalog.refresh(runtime, runOptions.signal);
+  // One immutable snapshot entry serves the whole call: its validator, and its fingerprint, which the worker
+  // checks against the live registration before invoking.
   const entry = catalog.get(name);
-  if (entry === undefined && !catalog.needsDiscovery) {
-    throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
+  if (entry === undefined) {
+    const reason = catalog.staleReason(name);
+    if (reason === undefined) throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
+    return staleFailure(name, reason);
   }
-  if (entry !== undefined && !entry.validate(args)) {
+  if (!entry.validate(args)) {
     const problems = (entry.validate.errors ?? [])
       .slice(0, 5)
       .map((error) => `${error.instancePath || '(arguments)'} ${error.message ?? 'is invalid'}`)
       .join('; ');
-    return failure({ code: 'invalid_arguments', message: `invalid arguments for ${name}: ${problems}`.slice(0, 1000) });
+    return failure({
+      code: 'invalid_arguments',
+      message: `invalid arguments for ${name}: ${problems}`.slice(0, 1000),
+      details: { issues: (entry.validate.errors ?? []).slice(0, 5).map((error) => ({ path: error.instancePath.slice(0, 200), keyword: error.keyword })) },
+    });
   }
   const outcome = await runtime.run(
     'call_tool',
-    { tool_name: name, arguments: args, fingerprint: entry?.registration.fingerprint ?? null },
+    { tool_name: name, arguments: args, fingerprint: entry.registration.fingerprint },
     runOptions,
   );
   if (!outcome.ok) {
-    if (outcome.error.code === 'tool_not_found') throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
-    if (outcome.error.code === 'stale_registration') await catalog.refresh(runtime);
-    return failure(outcome.error, outcome.meta);
+    if (outcome.error.code !== 'tool_not_found' && outcome.error.code !== 'stale_registration') return failure(outcome.error, outcome.meta);
+    // The snapshot was behind the worker: reconcile (and notify) before answering.
+    await catalog.reconcileAfter(runtime);
+    if (outcome.error.code === 'stale_registration') return failure(outcome.error, outcome.meta);
+    const reason = catalog.staleReason(name);
+    if (reason === undefined) throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
+    return staleFailure(name, reason, outcome.meta);
   }
+  // The tool may have changed the namespace, and so other registrations: reconcile in the background (joined, so
+  // a burst of calls adds at most one discover to the queue) without holding this result back.
+  if (catalog.size > 0) void catalog.reconcileAfter(runtime);
   return success({ ...outcome.result, runtime: runtimeMeta(outcome.meta) });
+}
+
+function staleFailure(name: string, reason: string, meta?: OperationMeta): CallToolResult {
+  const shown = name.slice(0, 80);
+  return failure(
+    { code: 'stale_registration', message: `tool ${JSON.stringify(shown)} is stale (${reason}); register it again`, details: { tool_name: shown, reason } },
+    meta,
+  );
+}
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }

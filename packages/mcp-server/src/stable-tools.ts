@@ -78,7 +78,8 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
       'Run Python (expressions, statements, definitions, multi-line blocks, IPython magics and `!` shell escapes) in the ' +
       'persistent IPython namespace. Names, imports and objects survive between calls. Returns bounded stdout/stderr with ' +
       'exact omitted-character counts, the final value (as JSON when it has a JSON form, else its IPython representation), ' +
-      'display payloads, the execution count, and a structured error for exceptions and syntax errors.',
+      'display payloads, the execution count, and a structured error for exceptions and syntax errors. PNG/JPEG displays ' +
+      '(matplotlib figures, IPython.display.Image) also come back as MCP image content.',
     input: z.object({ code: z.string().describe('Python source to run as one IPython cell.') }).strict(),
     outputSchema: output(
       {
@@ -119,7 +120,10 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'List functions',
     op: 'list',
     readOnly: true,
-    description: 'List the functions visible in the namespace with their current signatures, modules and docstrings (bounded).',
+    description:
+      'List the functions visible in the namespace with their current signatures, modules and docstrings (bounded): ' +
+      'top-level functions, plus the public functions that configured (preloaded or aliased) library modules define, ' +
+      'under their dotted path (e.g. `mylib.tool`), ready for call_function.',
     input: z.object({}).strict(),
     outputSchema: output(
       { functions: { type: 'array', items: { type: 'object' } }, total: { type: 'integer' }, truncated: { type: 'boolean' } },
@@ -133,7 +137,8 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     readOnly: true,
     description:
       'Find names by exact or partial (case-insensitive) match across functions, classes, modules, variables and other ' +
-      'objects, with bounded type and representation metadata. Classification never runs properties or __getattr__.',
+      'objects (top-level names, configured module bindings, and the functions and classes configured modules define, ' +
+      'dotted), with bounded type and representation metadata. Classification never runs properties or __getattr__.',
     input: z
       .object({
         query: z.string().max(512).describe('Text to look for in names.'),
@@ -204,9 +209,18 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     readOnly: false,
     description:
       'Remove every unprotected user-created name, restore configured module bindings, drop all dynamic tool ' +
-      'registrations, and report the removed names (sorted) with the unchanged execution count.',
+      'registrations, and report the removed names (sorted; removed_count counts them all, removed_truncated says a ' +
+      'very long list was cut) with the unchanged execution count.',
     input: z.object({}).strict(),
-    outputSchema: output({ removed: stringArray, execution_count: { type: 'integer' } }, ['removed', 'execution_count']),
+    outputSchema: output(
+      {
+        removed: stringArray,
+        removed_count: { type: 'integer' },
+        removed_truncated: { type: 'boolean' },
+        execution_count: { type: 'integer' },
+      },
+      ['removed', 'execution_count'],
+    ),
   },
   {
     name: 'register_tool',

@@ -34,3 +34,44 @@ export function failure(error: OperationFailure, meta?: OperationMeta, extra: Re
   if (meta) structured.runtime = runtimeMeta(meta);
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
 }
+
+/** Largest image (base64 characters) returned as MCP image content; the worker bounds images the same way. */
+export const MAX_IMAGE_BASE64_CHARS = 2 * 1024 * 1024;
+const IMAGE_MIME_TYPES = ['image/png', 'image/jpeg'] as const;
+
+type ImageItem = { type: 'image'; data: string; mimeType: string };
+
+/**
+ * An execute result. Each display bundle and the value's `images` bundle contributes its first PNG or JPEG as MCP
+ * `image` content; in the structured copy (and so in the text copy) that base64 is replaced by a short reference,
+ * so a model never reads an image as text and the payload is not doubled.
+ */
+export function executeResult(structured: Record<string, unknown>, isError: boolean): CallToolResult {
+  const images: ImageItem[] = [];
+  const take = (bundle: unknown): unknown => {
+    if (bundle === null || typeof bundle !== 'object' || Array.isArray(bundle)) return bundle;
+    const copy: Record<string, unknown> = { ...(bundle as Record<string, unknown>) };
+    for (const mimeType of IMAGE_MIME_TYPES) {
+      const data = copy[mimeType];
+      if (typeof data !== 'string' || data.length > MAX_IMAGE_BASE64_CHARS) continue;
+      images.push({ type: 'image', data: data.replace(/\s+/g, ''), mimeType });
+      copy[mimeType] = `[image ${images.length}: ${mimeType}, ${data.length} base64 characters, returned as MCP image content]`;
+      break;
+    }
+    return copy;
+  };
+  const shown: Record<string, unknown> = { ...structured };
+  if (Array.isArray(structured.displays)) {
+    shown.displays = structured.displays.map((display: unknown) =>
+      display !== null && typeof display === 'object' && 'data' in display
+        ? { ...(display as Record<string, unknown>), data: take((display as { data: unknown }).data) }
+        : display,
+    );
+  }
+  const value = structured.result;
+  if (value !== null && typeof value === 'object' && 'images' in value) {
+    shown.result = { ...(value as Record<string, unknown>), images: take((value as { images: unknown }).images) };
+  }
+  const result = success(shown, images);
+  return isError ? { ...result, isError: true } : result;
+}

@@ -1,0 +1,290 @@
+import { ProgressNotificationSchema, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type TestServer } from './harness.js';
+
+// The execute output contract over a real stdio client: exact truncation counts, display caps, JSON limits,
+// bounded tracebacks, images as MCP image content, and progress notifications only for clients that ask.
+
+const TEN_MILLION = 10 ** 7;
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+function images(result: CallToolResult): { data: string; mimeType: string }[] {
+  return result.content.filter((item) => item.type === 'image') as { data: string; mimeType: string }[];
+}
+
+function expectPng(image: { data: string; mimeType: string }): Buffer {
+  expect(image.mimeType).toBe('image/png');
+  const bytes = Buffer.from(image.data, 'base64');
+  expect(bytes.subarray(0, 8).equals(PNG_SIGNATURE)).toBe(true);
+  return bytes;
+}
+
+describe('default limits', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('counts every omitted character of a 10^7-character print exactly (stdout and stderr)', async () => {
+    const out = await server.structured('execute', { code: `print("x" * ${TEN_MILLION})` });
+    expect(out.stdout).toBe('x'.repeat(8192));
+    expect(out.stdout_omitted_chars).toBe(TEN_MILLION + 1 - 8192);
+    expect(out.truncated).toMatchObject({ stdout: true, stderr: false });
+    expect(out.stderr_omitted_chars).toBe(0);
+
+    const err = await server.structured('execute', { code: `import sys\nprint("é" * ${TEN_MILLION}, file=sys.stderr)` });
+    expect(err.stderr).toBe('é'.repeat(8192));
+    expect(err.stderr_omitted_chars).toBe(TEN_MILLION + 1 - 8192);
+    expect(err.truncated).toMatchObject({ stdout: false, stderr: true });
+  });
+
+  it('counts file-descriptor-level output exactly too', async () => {
+    const result = await server.structured('execute', { code: `import os\nos.write(1, b"z" * ${TEN_MILLION})\nos.write(2, "ü".encode() * 10000)` });
+    expect(result.stdout).toBe('z'.repeat(8192));
+    expect(result.stdout_omitted_chars).toBe(TEN_MILLION - 8192);
+    expect(result.stderr).toBe('ü'.repeat(8192));
+    expect(result.stderr_omitted_chars).toBe(10000 - 8192);
+    expect(await server.structured('execute', { code: 'print("small")' })).toMatchObject({ stdout: 'small\n', stdout_omitted_chars: 0 });
+  });
+
+  it('returns a matplotlib figure shown with plt.show() as MCP image content', async () => {
+    const result = await server.call('execute', {
+      code: 'import matplotlib.pyplot as plt\nplt.plot([1, 3, 2])\nplt.show()',
+    });
+    expect(result.isError).toBeFalsy();
+    const found = images(result);
+    expect(found).toHaveLength(1);
+    const bytes = expectPng(found[0]!);
+    expect(bytes.length).toBeLessThanOrEqual(1.5 * 1024 * 1024);
+    const structured = result.structuredContent as any;
+    expect(structured.displays).toHaveLength(1);
+    // The structured and text copies refer to the image instead of repeating its base64.
+    expect(structured.displays[0].data['image/png']).toBe(`[image 1: image/png, ${found[0]!.data.length} base64 characters, returned as MCP image content]`);
+    expect(structured.displays[0].data['text/plain']).toMatch(/^<Figure size/);
+    const text = (result.content[0] as { text: string }).text;
+    expect(JSON.parse(text)).toEqual(structured);
+    expect(text.length).toBeLessThan(4096);
+    // The figure was closed after it was shown: nothing is shown again.
+    expect(images(await server.call('execute', { code: 'plt.get_fignums()' }))).toEqual([]);
+  });
+
+  it('returns a figure left open at the end of a cell, as the inline backend does', async () => {
+    const result = await server.call('execute', {
+      code: 'fig, ax = plt.subplots()\nax.bar(["a", "b"], [3, 4])\nax.set_title("left open")\nlabel = "done"',
+    });
+    const found = images(result);
+    expect(found).toHaveLength(1);
+    expectPng(found[0]!);
+    const next = await server.call('execute', { code: 'len(plt.get_fignums())' });
+    expect((next.structuredContent as any).result.value).toBe(0);
+    expect(images(next)).toEqual([]);
+  });
+
+  it('returns IPython.display.Image(data=png_bytes) as image content, displayed or as the cell value', async () => {
+    const setup = 'import io\nfrom PIL import Image as PILImage\nfrom IPython.display import Image, display\n' +
+      'buffer = io.BytesIO()\nPILImage.new("RGB", (8, 6), "red").save(buffer, "PNG")\npng_bytes = buffer.getvalue()';
+    await server.call('execute', { code: setup });
+    const displayed = await server.call('execute', { code: 'display(Image(data=png_bytes))' });
+    const shown = images(displayed);
+    expect(shown).toHaveLength(1);
+    expect(expectPng(shown[0]!).equals(Buffer.from(await pngBytes(server)))).toBe(true);
+    const asValue = await server.call('execute', { code: 'Image(data=png_bytes)' });
+    expect(images(asValue)).toHaveLength(1);
+    expectPng(images(asValue)[0]!);
+    expect((asValue.structuredContent as any).result).toMatchObject({ kind: 'repr', images: { 'image/png': expect.stringMatching(/^\[image 1: image\/png/) } });
+    const both = await server.call('execute', { code: 'display(Image(data=png_bytes))\ndisplay(Image(data=png_bytes))\nImage(data=png_bytes)' });
+    expect(images(both)).toHaveLength(3);
+    expect((both.structuredContent as any).result.images['image/png']).toMatch(/^\[image 3: /);
+  });
+
+  it('drops an image above the size bound and flags the display', async () => {
+    const code =
+      'import os\nbig = io.BytesIO()\nPILImage.frombytes("RGB", (1200, 1200), os.urandom(1200 * 1200 * 3)).save(big, "PNG")\n' +
+      'print(len(big.getvalue()))\ndisplay(Image(data=big.getvalue()))';
+    const result = await server.call('execute', { code });
+    const structured = result.structuredContent as any;
+    expect(Number(structured.stdout)).toBeGreaterThan(2 * 1024 * 1024);
+    expect(images(result)).toEqual([]);
+    expect(structured.displays).toHaveLength(1);
+    expect(structured.displays[0].truncated).toBe(true);
+    expect(structured.displays[0].data['image/png']).toBeUndefined();
+    expect(structured.truncated.displays).toBe(true);
+  });
+});
+
+async function pngBytes(server: TestServer): Promise<number[]> {
+  return (await server.structured('execute', { code: 'list(png_bytes)' })).result.value as number[];
+}
+
+describe('configured limits', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startServer({
+      IPYTHON_MCP_MAX_TEXT_CHARS: '1000',
+      IPYTHON_MCP_MAX_TRACEBACK_CHARS: '600',
+      IPYTHON_MCP_MAX_DISPLAY_ITEMS: '3',
+      IPYTHON_MCP_MAX_JSON_DEPTH: '3',
+      IPYTHON_MCP_MAX_RESULTS: '5',
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('truncates stdout and stderr at MAX_TEXT_CHARS with exact counts', async () => {
+    const result = await server.structured('execute', { code: `import sys\nprint("o" * ${TEN_MILLION})\nsys.stderr.write("e" * 1500)` });
+    expect(result.stdout).toHaveLength(1000);
+    expect(result.stdout_omitted_chars).toBe(TEN_MILLION + 1 - 1000);
+    expect(result.stderr).toHaveLength(1000);
+    expect(result.stderr_omitted_chars).toBe(500);
+    expect(result.truncated).toMatchObject({ stdout: true, stderr: true, result: false, displays: false });
+  });
+
+  it('caps display items as they arrive and normalises each payload', async () => {
+    const result = await server.structured('execute', {
+      code: 'from IPython.display import display\nfor i in range(10):\n    display(i)',
+    });
+    expect(result.displays.map((item: any) => item.data['text/plain'])).toEqual(['0', '1', '2']);
+    expect(result.displays_omitted).toBe(7);
+    expect(result.truncated.displays).toBe(true);
+
+    const payloads = await server.structured('execute', {
+      code:
+        'display({"text/plain": "p" * 5000, "application/json": {"a": {"b": {"c": {"d": 1}}}, "list": list(range(50))}}, raw=True)\n' +
+        'display({"text/plain": "short"}, metadata={"k": "v"}, raw=True)',
+    });
+    const [cut, small] = payloads.displays;
+    expect(cut.data['text/plain']).toHaveLength(1000);
+    expect(cut.data['application/json']).toEqual({ a: { b: { c: '…' } }, list: [0, 1, 2, 3, 4] });
+    expect(cut.truncated).toBe(true);
+    expect(small).toEqual({ data: { 'text/plain': 'short' }, metadata: { k: 'v' }, truncated: false });
+    expect(payloads.truncated.displays).toBe(true);
+    expect(payloads.displays_omitted).toBe(0);
+  });
+
+  it('applies the JSON depth, item and character limits to results, with flags', async () => {
+    const deep = await server.structured('execute', { code: '[[[[["deep"]]]]]' });
+    expect(deep.result).toEqual({ kind: 'json', value: [[['…']]] });
+    expect(deep.truncated.result).toBe(true);
+    const many = await server.structured('execute', { code: 'list(range(100))' });
+    expect(many.result.value).toEqual([0, 1, 2, 3, 4]);
+    expect(many.truncated.result).toBe(true);
+    const long = await server.structured('execute', { code: '"s" * 5000' });
+    expect(long.result.value).toHaveLength(1000);
+    expect(long.truncated.result).toBe(true);
+    const fits = await server.structured('execute', { code: '{"a": [1, 2], "b": "ok"}' });
+    expect(fits.result.value).toEqual({ a: [1, 2], b: 'ok' });
+    expect(fits.truncated.result).toBe(false);
+    const opaque = await server.structured('execute', { code: 'class Wide:\n    def __repr__(self):\n        return "w" * 5000\nWide()' });
+    expect(opaque.result.kind).toBe('repr');
+    expect(opaque.result.repr).toHaveLength(1000);
+    expect(opaque.truncated.result).toBe(true);
+  });
+
+  it('bounds and flags tracebacks and messages', async () => {
+    const result = await server.call('execute', {
+      code: 'def recurse(n):\n    if n == 0:\n        raise ValueError("m" * 5000)\n    return recurse(n - 1)\nrecurse(40)',
+    });
+    expect(result.isError).toBe(true);
+    const error = (result.structuredContent as any).error;
+    expect(error.type).toBe('ValueError');
+    expect(error.message).toBe('m'.repeat(1000));
+    expect(error.message_truncated).toBe(true);
+    expect(error.traceback.length).toBeLessThanOrEqual(600);
+    expect(error.traceback_truncated).toBe(true);
+    const short = (await server.call('execute', { code: '1 / 0' })).structuredContent as any;
+    expect(short.error.traceback_truncated).toBe(false);
+    expect(short.error.message_truncated).toBe(false);
+    expect(short.error.traceback).toContain('ZeroDivisionError');
+  });
+});
+
+describe('progress notifications', () => {
+  let server: TestServer;
+  let unsolicited = 0;
+  beforeAll(async () => {
+    server = await startServer();
+    // Count every progress notification this client receives, then hand it to the SDK's own handler.
+    const client = server.client as any;
+    server.client.setNotificationHandler(ProgressNotificationSchema, (notification) => {
+      unsolicited += 1;
+      client._onprogress(notification);
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  // Output until 1.5 s, then 0.5 s of silence, so every tick is sent before the cell ends.
+  const TICKING = 'import time\nfor i in range(15):\n    print(f"tick {i}", flush=True)\n    time.sleep(0.1)\ntime.sleep(0.5)\n"finished"';
+
+  it('streams output chunks to a client that asked, with an unchanged result', async () => {
+    const received: Progress[] = [];
+    const before = unsolicited;
+    const result = (await server.client.callTool({ name: 'execute', arguments: { code: TICKING } }, undefined, {
+      onprogress: (progress) => received.push(progress),
+      timeout: 60_000,
+    })) as CallToolResult;
+    const structured = result.structuredContent as any;
+    expect(structured.result.value).toBe('finished');
+    expect(structured.stdout).toBe(Array.from({ length: 15 }, (_, i) => `tick ${i}\n`).join(''));
+    expect(received.length).toBeGreaterThanOrEqual(3);
+    expect(received.length).toBeLessThanOrEqual(20); // coalesced: about one notification per 200 ms
+    expect(unsolicited - before).toBe(received.length);
+    const progressValues = received.map((item) => item.progress);
+    expect(progressValues).toEqual([...progressValues].sort((a, b) => a - b));
+    const streamed = received.map((item) => item.message ?? '').join('');
+    for (let i = 0; i < 15; i += 1) expect(streamed).toContain(`tick ${i}`);
+    expect(server.transportErrors).toEqual([]);
+  });
+
+  it('never sends a notification right behind the result (clients would see an unknown token)', async () => {
+    const before = server.transportErrors.length;
+    for (let round = 0; round < 6; round += 1) {
+      const received: Progress[] = [];
+      const result = (await server.client.callTool(
+        { name: 'execute', arguments: { code: 'import time\nfor i in range(12):\n    print(i, flush=True)\n    time.sleep(0.04)\nprint("last")' } },
+        undefined,
+        {
+          onprogress: (progress) => {
+            received.push(progress);
+            // A client that is busy for a moment with each notification: a notification sent right before the
+            // response would then be read in the same chunk as the response.
+            const until = performance.now() + 50;
+            while (performance.now() < until);
+          },
+          timeout: 60_000,
+        },
+      )) as CallToolResult;
+      expect((result.structuredContent as any).stdout).toContain('last');
+      expect(received.length).toBeGreaterThanOrEqual(1);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(server.transportErrors.slice(before)).toEqual([]);
+  });
+
+  it('sends a heartbeat while a cell runs silently', async () => {
+    const received: Progress[] = [];
+    const result = (await server.client.callTool({ name: 'execute', arguments: { code: 'import time\ntime.sleep(2.6)\n"quiet"' } }, undefined, {
+      onprogress: (progress) => received.push(progress),
+      timeout: 60_000,
+    })) as CallToolResult;
+    expect((result.structuredContent as any).result.value).toBe('quiet');
+    expect(received.length).toBeGreaterThanOrEqual(1);
+    expect(received[0]!.message).toMatch(/^running for \d+ s$/);
+  });
+
+  it('sends nothing to a client that did not ask', async () => {
+    const before = unsolicited;
+    // Longer than the heartbeat interval too.
+    const result = await server.structured('execute', { code: `${TICKING}\ntime.sleep(0.8)\n"finished"` });
+    expect(result.result.value).toBe('finished');
+    expect(result.stdout.split('\n')).toHaveLength(16);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(unsolicited - before).toBe(0);
+    expect(server.transportErrors).toEqual([]);
+  });
+});

@@ -1,0 +1,190 @@
+"""The execute output contract, against a real worker subprocess (fd 1/2 are captured there, not in pytest)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+import pytest
+from worker_process import WorkerProcess
+
+from ipython_mcp_worker.limits import Limits
+from ipython_mcp_worker.shell import MAX_IMAGE_BASE64_CHARS, image_budget, normalize_display
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def worker():
+    process = WorkerProcess(codec="json")
+    yield process
+    process.close()
+
+
+def small_png() -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (4, 3), "blue").save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+# -- normalize_display (pure) --------------------------------------------------------------------------------
+
+
+def test_images_become_base64_and_text_goes_through_the_json_limits():
+    limits = Limits(max_text_chars=5, max_results=3, max_json_depth=2)
+    png = small_png()
+    display, used = normalize_display(
+        {"image/png": png, "text/plain": "abcdefgh", "application/json": {"a": {"b": {"c": 1}}}},
+        {"image/png": {"width": 4}},
+        limits,
+    )
+    assert display["data"]["image/png"] == base64.b64encode(png).decode()
+    assert used == len(display["data"]["image/png"])
+    assert display["data"]["text/plain"] == "abcde"
+    assert display["data"]["application/json"] == {"a": {"b": "…"}}
+    assert display["metadata"] == {"image/png": {"width": 4}}
+    assert display["truncated"] is True
+
+
+def test_svg_is_text_not_an_image():
+    svg = "<svg>" + "x" * 100 + "</svg>"
+    display, used = normalize_display({"image/svg+xml": svg}, {}, Limits(max_text_chars=10))
+    assert (display["data"]["image/svg+xml"], display["truncated"], used) == ("<svg>xxxxx", True, 0)
+
+
+def test_images_respect_the_per_image_bound_and_the_remaining_room():
+    limits = Limits()
+    oversized = "A" * (MAX_IMAGE_BASE64_CHARS + 4)
+    display, used = normalize_display({"image/png": oversized, "text/plain": "fig"}, {}, limits)
+    assert display == {"data": {"text/plain": "fig"}, "metadata": {}, "truncated": True} and used == 0
+    display, used = normalize_display({"image/png": "A" * 100}, {}, limits, image_room=99)
+    assert display["data"] == {} and display["truncated"] is True and used == 0
+    display, used = normalize_display({"image/png": "A" * 100}, {}, limits, image_room=100)
+    assert display["data"] == {"image/png": "A" * 100} and used == 100
+    assert image_budget(Limits(max_ipc_message_bytes=1000)) == 500
+
+
+def test_odd_payloads_never_raise():
+    class NoJson:
+        def __repr__(self):
+            return "<no json>"
+
+    display, _ = normalize_display(
+        {"text/plain": "ok", 5: "x", "application/x-thing": NoJson()}, ["not", "a", "dict"], Limits()
+    )
+    assert display == {
+        "data": {"text/plain": "ok", "application/x-thing": "<no json>"},
+        "metadata": {},
+        "truncated": True,
+    }
+    display, _ = normalize_display(None, None, Limits())
+    assert display == {"data": {}, "metadata": {}, "truncated": False}
+    many = {f"text/x-{i}": "v" for i in range(10)}
+    display, _ = normalize_display(many, {}, Limits(max_results=4))
+    assert len(display["data"]) == 4 and display["truncated"] is True
+
+
+# -- execute in a worker ---------------------------------------------------------------------------------------
+
+
+def test_output_counts_are_exact_at_python_and_fd_level():
+    process = WorkerProcess(codec="json", limits={"max_text_chars": 100})
+    try:
+        result = process.execute("import os, sys\nprint('x' * 10**7)\nos.write(2, 'é'.encode() * 1000)")
+        assert result["stdout"] == "x" * 100 and result["stdout_omitted_chars"] == 10**7 + 1 - 100
+        assert result["stderr"] == "é" * 100 and result["stderr_omitted_chars"] == 900
+        assert result["truncated"]["stdout"] is True and result["truncated"]["stderr"] is True
+        fits = process.execute("print('y' * 99)")
+        assert fits["stdout_omitted_chars"] == 0 and fits["truncated"]["stdout"] is False
+    finally:
+        process.close()
+
+
+def test_display_items_are_capped_as_they_arrive():
+    process = WorkerProcess(codec="json", limits={"max_display_items": 2})
+    try:
+        result = process.execute("from IPython.display import display\nfor i in range(5):\n    display(i)")
+        assert [item["data"]["text/plain"] for item in result["displays"]] == ["0", "1"]
+        assert result["displays_omitted"] == 3 and result["truncated"]["displays"] is True
+        assert process.execute("display('one')")["displays_omitted"] == 0  # the cap is per operation
+    finally:
+        process.close()
+
+
+def test_images_of_one_cell_never_exceed_the_ipc_bound():
+    process = WorkerProcess(codec="json", limits={"max_ipc_message_bytes": 400_000})
+    try:
+        code = (
+            "from IPython.display import display\n"
+            "for i in range(3):\n"
+            "    display({'image/png': 'A' * 90_000, 'text/plain': f'img {i}'}, raw=True)\n"
+            "'done'"
+        )
+        result = process.execute(code)
+        kept = [item for item in result["displays"] if "image/png" in item["data"]]
+        assert len(kept) == 2
+        assert result["displays"][2] == {"data": {"text/plain": "img 2"}, "metadata": {}, "truncated": True}
+        assert result["truncated"]["displays"] is True and result["result"]["value"] == "done"
+    finally:
+        process.close()
+
+
+def test_matplotlib_figures_become_png_displays_without_importing_matplotlib_at_start(worker):
+    assert worker.execute("import sys\n'matplotlib' in sys.modules")["result"]["value"] is False
+    shown = worker.execute("import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()")
+    (display,) = shown["displays"]
+    assert base64.b64decode(display["data"]["image/png"]).startswith(PNG_SIGNATURE)
+    left_open = worker.execute("fig, ax = plt.subplots()\nax.plot([3, 2, 1])\nvalue = 1")
+    (display,) = left_open["displays"]
+    assert base64.b64decode(display["data"]["image/png"]).startswith(PNG_SIGNATURE)
+    after = worker.execute("len(plt.get_fignums())")
+    assert after["result"]["value"] == 0 and after["displays"] == []
+
+
+def test_a_user_chosen_matplotlib_backend_is_kept():
+    process = WorkerProcess(codec="json", env={"MPLBACKEND": "Agg"})
+    try:
+        result = process.execute("import matplotlib\nimport matplotlib.pyplot as plt\nplt.plot([1])\nmatplotlib.get_backend()")
+        assert result["result"]["value"].lower() == "agg" and result["displays"] == []
+    finally:
+        process.close()
+
+
+def test_an_image_value_carries_its_png(worker):
+    png = small_png()
+    result = worker.execute(f"from IPython.display import Image\nImage(data={png!r})")
+    assert result["result"]["kind"] == "repr"
+    assert base64.b64decode(result["result"]["images"]["image/png"]) == png
+    assert result["truncated"]["result"] is False
+
+
+def test_streamed_events_carry_the_output_and_the_result_is_unchanged(worker):
+    events: list[dict] = []
+    code = "import time\nfor i in range(4):\n    print(i, flush=True)\n    time.sleep(0.15)"
+    response = worker.request("execute", {"code": code}, stream=True, events=events)
+    assert response["ok"] and response["result"]["stdout"] == "0\n1\n2\n3\n"
+    streamed = [event for event in events if event["type"] == "event"]
+    assert len(streamed) >= 2
+    assert "".join(event["text"] for event in streamed if event["kind"] == "stdout") == "0\n1\n2\n3\n"
+    quiet: list[dict] = []
+    assert worker.request("execute", {"code": code}, events=quiet)["ok"]
+    assert quiet == []
+
+
+def test_errors_bound_message_and_traceback():
+    process = WorkerProcess(codec="json", limits={"max_text_chars": 50, "max_traceback_chars": 200})
+    try:
+        response = process.request(
+            "execute", {"code": "def f(n):\n    return f(n - 1) if n else 1 / 0\nf(30)\nraise ValueError('m' * 500)"}
+        )
+        error = response["result"]["error"]
+        assert error["type"] == "ZeroDivisionError" and error["message_truncated"] is False
+        assert len(error["traceback"]) == 200 and error["traceback_truncated"] is True
+        long = process.request("execute", {"code": "raise ValueError('m' * 500)"})["result"]["error"]
+        assert (long["message"], long["message_truncated"]) == ("m" * 50, True)
+        json.dumps(long)
+    finally:
+        process.close()
