@@ -257,7 +257,7 @@ class ShellOwner:
             data, _ = formatter.format(value, include=("text/plain", *IMAGE_MIME_TYPES))
         except KeyboardInterrupt:
             raise
-        except Exception:  # noqa: BLE001 - a broken _repr_ must not fail the cell
+        except BaseException:  # noqa: BLE001 - a broken _repr_ (even one raising SystemExit) must not fail the cell
             data = {}
         text = data.get("text/plain")
         if not isinstance(text, str):

@@ -160,3 +160,10 @@ def test_protocol_mismatch_fails_startup():
     assert child.wait(timeout=5) == 3
     os.close(to_w)
     os.close(from_r)
+
+
+def test_a_repr_raising_system_exit_falls_back_to_a_safe_repr(worker):
+    result = worker.execute("class Exits:\n    def __repr__(self):\n        raise SystemExit(3)\nExits()")
+    assert result["status"] == "ok"
+    assert result["result"]["kind"] == "repr" and "repr raised SystemExit" in result["result"]["repr"]
+    assert worker.execute("'still alive'")["result"]["value"] == "still alive"
