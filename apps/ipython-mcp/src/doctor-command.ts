@@ -1,58 +1,123 @@
 import { existsSync, statSync } from 'node:fs';
-import type { InterpreterChoice } from '@ipython-mcp/worker-supervisor';
-import { probePython } from '@ipython-mcp/worker-supervisor';
 import type { Settings } from '@ipython-mcp/protocol';
+import type { InterpreterChoice } from '@ipython-mcp/worker-supervisor';
+import { probePython, workerSourceDirectory } from '@ipython-mcp/worker-supervisor';
 
-const MIN_IPYTHON = [8, 12];
+/** The oldest Python and IPython the worker supports (python/pyproject.toml: requires-python, dependencies). */
+const MIN_PYTHON: readonly [number, number] = [3, 10];
+const MIN_IPYTHON: readonly [number, number] = [8, 12];
 
+/** One diagnostic line. A failed optional check warns without failing the run. */
 interface Check {
   ok: boolean;
   optional?: boolean;
   line: string;
 }
 
-/** Prints one line per check (with a fix hint when it fails) and returns the exit code: 0 when all required checks pass. */
-export function doctorCommand(choice: InterpreterChoice, settings: Settings): number {
-  const checks: Check[] = [];
+function atLeast(version: string, minimum: readonly [number, number]): boolean {
+  const [major = 0, minor = 0] = version.split('.').map((part) => Number.parseInt(part, 10));
+  return major > minimum[0] || (major === minimum[0] && minor >= minimum[1]);
+}
+
+/** How to point the server at a working interpreter, phrased for where this one came from. */
+function interpreterHint(choice: InterpreterChoice): string {
+  if (choice.source === 'managed') return 'run `ipython-mcp setup --upgrade` to repair the managed environment';
+  return 'run `ipython-mcp setup` (managed environment), or point --python / IPYTHON_MCP_PYTHON at a Python that has IPython';
+}
+
+/** Whether the interpreter starts at all, and whether it can host the worker. */
+interface InterpreterState {
+  runs: boolean;
+  usable: boolean;
+}
+
+function interpreterChecks(choice: InterpreterChoice, checks: Check[]): InterpreterState {
   const python = choice.python;
   const version = probePython(python, 'import sys; print("%d.%d.%d" % sys.version_info[:3])');
   if (!version.ok) {
-    checks.push({ ok: false, line: `python: ${python} (${choice.source}) cannot run: ${version.error}. Fix: set IPYTHON_MCP_PYTHON or --python, or run \`ipython-mcp setup\`.` });
-  } else {
-    checks.push({ ok: true, line: `python: ${python} (${choice.source}), Python ${version.stdout}` });
-    const ipython = probePython(python, 'import IPython; print(IPython.__version__)');
-    if (!ipython.ok) {
-      checks.push({ ok: false, line: `ipython: not importable with ${python}. Fix: \`${python} -m pip install ipython\` or run \`ipython-mcp setup\`.` });
-    } else {
-      const [major = 0, minor = 0] = ipython.stdout.split('.').map((part) => Number.parseInt(part, 10));
-      const recent = major > MIN_IPYTHON[0]! || (major === MIN_IPYTHON[0] && minor >= MIN_IPYTHON[1]!);
-      checks.push({
-        ok: recent,
-        line: recent ? `ipython: ${ipython.stdout}` : `ipython: ${ipython.stdout} is older than ${MIN_IPYTHON.join('.')}. Fix: \`${python} -m pip install -U ipython\`.`,
-      });
-    }
-    const msgpack = probePython(python, 'import msgpack; print(".".join(map(str, msgpack.version)))');
+    checks.push({ ok: false, line: `python: ${python} (${choice.source}) cannot run: ${version.error}. Fix: ${interpreterHint(choice)}.` });
+    return { runs: false, usable: false };
+  }
+  const supported = atLeast(version.stdout, MIN_PYTHON);
+  checks.push({
+    ok: supported,
+    line: supported
+      ? `python: ${python} (${choice.source}), Python ${version.stdout}`
+      : `python: ${python} (${choice.source}) is Python ${version.stdout}, older than ${MIN_PYTHON.join('.')}. Fix: ${interpreterHint(choice)}.`,
+  });
+  const ipython = probePython(python, 'import IPython; print(IPython.__version__)');
+  if (!ipython.ok) {
     checks.push({
-      ok: msgpack.ok,
-      optional: true,
-      line: msgpack.ok ? `msgpack: ${msgpack.stdout} (binary IPC codec)` : `msgpack: not installed; the JSON codec will be used (optional; \`${python} -m pip install msgpack\`).`,
+      ok: false,
+      line: `ipython: not importable with ${python} (${ipython.error}). Fix: \`${python} -m pip install "ipython>=${MIN_IPYTHON.join('.')}"\`, or ${interpreterHint(choice)}.`,
+    });
+  } else {
+    const recent = atLeast(ipython.stdout, MIN_IPYTHON);
+    checks.push({
+      ok: recent,
+      line: recent
+        ? `ipython: ${ipython.stdout}`
+        : `ipython: ${ipython.stdout} is older than ${MIN_IPYTHON.join('.')}. Fix: \`${python} -m pip install -U "ipython>=${MIN_IPYTHON.join('.')}"\`.`,
     });
   }
+  const msgpack = probePython(python, 'import msgpack; print(".".join(map(str, msgpack.version)))');
+  checks.push({
+    ok: msgpack.ok,
+    optional: true,
+    line: msgpack.ok
+      ? `msgpack: ${msgpack.stdout} (binary IPC codec)`
+      : `msgpack: not installed; the JSON codec will be used. Optional: \`${python} -m pip install msgpack\` for faster IPC.`,
+  });
+  return { runs: true, usable: supported && ipython.ok };
+}
+
+function workerChecks(python: string, checks: Check[]): void {
+  let directory: string;
+  try {
+    directory = workerSourceDirectory();
+  } catch (error) {
+    checks.push({ ok: false, line: `worker: ${(error as Error).message}. Fix: reinstall ipython-mcp (or rebuild a source checkout).` });
+    return;
+  }
+  const imported = probePython(python, `import sys; sys.path.insert(0, ${JSON.stringify(directory)}); import ipython_mcp_worker.worker`);
+  checks.push({
+    ok: imported.ok,
+    line: imported.ok
+      ? `worker: ${directory} imports`
+      : `worker: ${directory} does not import with ${python}: ${imported.error}. Fix: use a Python ${MIN_PYTHON.join('.')}+ with IPython, or reinstall ipython-mcp.`,
+  });
+}
+
+function libraryChecks(python: string | undefined, settings: Settings, checks: Check[]): void {
   for (const path of settings.libraryPaths) {
     const ok = existsSync(path) && statSync(path).isDirectory();
-    checks.push({ ok, line: ok ? `library path: ${path}` : `library path: ${path} is not a directory. Fix: correct IPYTHON_MCP_LIBRARY_PATHS.` });
+    checks.push({ ok, line: ok ? `library path: ${path}` : `library path: ${path} is not a directory. Fix: correct IPYTHON_MCP_LIBRARY_PATHS (or --library-paths).` });
   }
-  const modules = [...settings.preloadModules, ...Object.keys(settings.moduleAliases)];
-  if (version.ok && modules.length > 0) {
-    for (const module of modules) {
-      const code = `import sys, importlib; sys.path[:0] = ${JSON.stringify(settings.libraryPaths)}; importlib.import_module(${JSON.stringify(module)})`;
-      const imported = probePython(python, code);
-      checks.push({
-        ok: imported.ok,
-        line: imported.ok ? `preload: ${module} imports` : `preload: ${module} fails in a clean process: ${imported.ok ? '' : imported.error}. Fix: install it, or correct IPYTHON_MCP_PRELOAD_MODULES / IPYTHON_MCP_LIBRARY_PATHS.`,
-      });
-    }
+  if (python === undefined) return;
+  const modules = [...new Set([...settings.preloadModules, ...Object.keys(settings.moduleAliases)])];
+  for (const module of modules) {
+    // A fresh process per module, with the configured paths first, as the worker will see them.
+    const code = `import sys, importlib; sys.path[:0] = ${JSON.stringify(settings.libraryPaths)}; importlib.import_module(${JSON.stringify(module)})`;
+    const imported = probePython(python, code);
+    checks.push({
+      ok: imported.ok,
+      line: imported.ok
+        ? `preload: ${module} imports`
+        : `preload: ${module} fails in a clean process: ${imported.error}. Fix: install it into ${python}, or correct IPYTHON_MCP_PRELOAD_MODULES / IPYTHON_MCP_MODULE_ALIASES / IPYTHON_MCP_LIBRARY_PATHS.`,
+    });
   }
+}
+
+/**
+ * Checks the worker interpreter, IPython, msgpack (optional), the worker's own source, library paths and preload
+ * imports. Prints one line per check (a failing line carries a `Fix:` hint) and returns the exit code: 0 when
+ * every required check passes, 1 otherwise.
+ */
+export function doctorCommand(choice: InterpreterChoice, settings: Settings): number {
+  const checks: Check[] = [];
+  const interpreter = interpreterChecks(choice, checks);
+  if (interpreter.usable) workerChecks(choice.python, checks);
+  libraryChecks(interpreter.runs ? choice.python : undefined, settings, checks);
   for (const check of checks) process.stdout.write(`${check.ok ? 'ok  ' : check.optional ? 'warn' : 'FAIL'} ${check.line}\n`);
   const failed = checks.filter((check) => !check.ok && !check.optional).length;
   process.stdout.write(failed === 0 ? 'doctor: all required checks passed\n' : `doctor: ${failed} check(s) failed\n`);
