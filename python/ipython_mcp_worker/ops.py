@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from .bridge import install as install_bridge
 from .errors import OpError
 from .namespace import Namespace
 from .registry import Registry
@@ -49,6 +50,8 @@ class Extensions:
             "discover": registry.discover,
             "call_tool": registry.call,
         })
+        # Code Mode: define_tools and run_code (bridge.py).
+        self.bridge = install_bridge(worker)
 
     def reset(self, params: dict[str, Any]) -> dict[str, Any]:
         result = self.namespace.reset(params)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,11 @@ class WorkerProcess:
         return message
 
     def request(self, op: str, params: dict[str, Any] | None = None, stream: bool = False,
-                events: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                events: list[dict[str, Any]] | None = None,
+                tool_handler: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> dict[str, Any]:
+        """Send one request and read until its response. ``tool_handler`` answers ``tool_call`` messages:
+        it returns the ``tool_result`` fields (``ok`` and ``value`` or ``message``), or None to leave the call
+        unanswered."""
         request_id = self.next_id
         self.next_id += 1
         self.send({"type": "request", "id": request_id, "op": op, "params": params or {}, "stream": stream})
@@ -59,6 +64,10 @@ class WorkerProcess:
                 return message
             if events is not None:
                 events.append(message)
+            if message["type"] == "tool_call" and tool_handler is not None:
+                answer = tool_handler(message)
+                if answer is not None:
+                    self.send({"type": "tool_result", "call_id": message["call_id"], **answer})
 
     def execute(self, code: str) -> dict[str, Any]:
         response = self.request("execute", {"code": code})

@@ -1,0 +1,36 @@
+// Any new export here becomes public API of ipython-code-mode.
+export { splitTools, toToolDefinition } from './ai-sdk-tools.js';
+export type { SplitTools, ToolSelector } from './ai-sdk-tools.js';
+export { RUN_CODE_TOOL_NAME, ipythonCodeMode, modelOutput, runCodeTool } from './ipython-code-mode.js';
+export type { IPythonCodeMode, IPythonCodeModeOptions, ModelOutput, RunCodeOutput } from './ipython-code-mode.js';
+export { McpToolError, isMcpResult, mcpResultValue, mcpToolDefinitions } from './mcp-tools.js';
+export type { McpClientLike, McpToolInfo, McpToolOptions } from './mcp-tools.js';
+// The engine's kernel, errors and plain tool types, so users need only this package.
+export {
+  CodeExecutionError,
+  CodeMode,
+  CodeModeCancelledError,
+  CodeModeError,
+  CodeModeTimeoutError,
+  IPythonKernel,
+  KernelClosedError,
+  KernelDiedError,
+  KernelOperationError,
+  KernelStartupError,
+  MaxRetriesExceededError,
+  ToolApprovalRequiredError,
+  ToolInputError,
+  isModelRetry,
+} from '@ipython-mcp/code-mode';
+export type {
+  CodeModeErrorCode,
+  CodeModeReturn,
+  ContentPart,
+  IPythonKernelOptions,
+  JsonSchema,
+  NestedCallContext,
+  NestedToolCall,
+  NestedToolReturn,
+  RunCodeInput,
+  ToolDefinition,
+} from '@ipython-mcp/code-mode';

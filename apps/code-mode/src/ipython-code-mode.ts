@@ -1,0 +1,143 @@
+import {
+  CODE_INPUT_DESCRIPTION,
+  CodeMode,
+  InvalidCodeModeOptionsError,
+  RESTART_INPUT_DESCRIPTION,
+  type CodeModeReturn,
+  type IPythonKernel,
+  type IPythonKernelOptions,
+  type RunCodeInput,
+  type RunCodeResult,
+  type ToolDefinition,
+} from '@ipython-mcp/code-mode';
+import { jsonSchema, tool, type StopCondition, type Tool, type ToolSet } from 'ai';
+import { splitTools, type ToolSelector } from './ai-sdk-tools.js';
+
+/** The name of the tool that runs code. */
+export const RUN_CODE_TOOL_NAME = 'run_code';
+
+/** Options of {@link ipythonCodeMode}. */
+export interface IPythonCodeModeOptions {
+  /** The agent's AI SDK tools. Selected ones become kernel functions; the rest stay regular tools. */
+  tools?: ToolSet | undefined;
+  /** Plain tools (name, description, JSON Schema, execute), always defined in the kernel. */
+  definitions?: readonly ToolDefinition[] | undefined;
+  /** Which of `tools` become kernel functions (default `'all'`). */
+  select?: ToolSelector | undefined;
+  /**
+   * A kernel to keep across runs, with its state; you own it. Unset, this run starts its own kernel on the first
+   * run_code call; {@link IPythonCodeMode.close} stops it.
+   */
+  kernel?: IPythonKernel | undefined;
+  /** Options of the run's own kernel (ignored with `kernel`). */
+  kernelOptions?: IPythonKernelOptions | undefined;
+  /** run_code failures reported to the model before the tool gives up; default 3. */
+  maxRetries?: number | undefined;
+  /** Tool calls one run_code call may make; default 100. */
+  maxToolCalls?: number | undefined;
+  /** Milliseconds one run_code call may run, not counting tool calls; `null` for no limit; default 60 000. */
+  timeout?: number | null | undefined;
+}
+
+/** The output of the run_code tool: what the model sees plus the nested-call metadata. */
+export type RunCodeOutput = RunCodeResult;
+
+/** IPython Code Mode for one agent run of the Vercel AI SDK. */
+export interface IPythonCodeMode extends AsyncDisposable {
+  /** Pass these to `generateText`/`streamText`: run_code plus the tools that stay native. */
+  readonly tools: ToolSet;
+  /** The run_code tool alone. */
+  readonly runCode: Tool<RunCodeInput, RunCodeOutput>;
+  /** The engine: functions, description, retry count, kernel. */
+  readonly codeMode: CodeMode;
+  /** A `stopWhen` condition that ends the run once run_code has failed more often than `maxRetries`. */
+  readonly retriesExhausted: StopCondition<ToolSet>;
+  /** Stops the run's own kernel (a shared kernel is left to its owner). */
+  close(): Promise<void>;
+}
+
+/**
+ * Gives the model one `run_code` tool that runs Python in a persistent IPython kernel, with the selected tools
+ * defined in it as synchronous Python functions. Create one per agent run; pass a shared `kernel` to keep state
+ * across runs.
+ *
+ * Not a sandbox: the code runs with your user's permissions. Use it for local agents you trust.
+ *
+ * @example
+ * ```ts
+ * await using codeMode = await ipythonCodeMode({ tools: { getSales } });
+ * const result = await generateText({ model, tools: codeMode.tools, stopWhen: [stepCountIs(10), codeMode.retriesExhausted], prompt });
+ * ```
+ */
+export async function ipythonCodeMode(options: IPythonCodeModeOptions = {}): Promise<IPythonCodeMode> {
+  const { definitions, native } = await splitTools(options.tools ?? {}, options.select ?? 'all');
+  if (RUN_CODE_TOOL_NAME in native) {
+    throw new InvalidCodeModeOptionsError(`a tool that stays native is already named ${RUN_CODE_TOOL_NAME}`, { option: 'tools' });
+  }
+  const codeMode = new CodeMode({
+    tools: [...definitions, ...(options.definitions ?? [])],
+    kernel: options.kernel,
+    kernelOptions: options.kernelOptions,
+    maxRetries: options.maxRetries,
+    maxToolCalls: options.maxToolCalls,
+    timeout: options.timeout,
+  });
+  const runCode = runCodeTool(codeMode);
+  const close = (): Promise<void> => codeMode.close();
+  return {
+    tools: { ...native, [RUN_CODE_TOOL_NAME]: runCode },
+    runCode,
+    codeMode,
+    retriesExhausted: () => codeMode.retriesExhausted,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/** The run_code tool over a {@link CodeMode} engine. Failures the model should see are thrown (a tool error). */
+export function runCodeTool(codeMode: CodeMode): Tool<RunCodeInput, RunCodeOutput> {
+  return tool<RunCodeInput, RunCodeOutput>({
+    description: codeMode.description,
+    inputSchema: jsonSchema<RunCodeInput>(
+      {
+        type: 'object',
+        properties: {
+          code: { type: 'string', description: CODE_INPUT_DESCRIPTION },
+          restart: { type: 'boolean', description: RESTART_INPUT_DESCRIPTION },
+        },
+        required: ['code'],
+        additionalProperties: false,
+      },
+      { validate: validateRunCodeInput },
+    ),
+    execute: (input, options) =>
+      codeMode.runCode(input, { signal: options.abortSignal, context: options, toolCallId: options.toolCallId }),
+    toModelOutput: ({ output }) => modelOutput(output.return),
+  });
+}
+
+/** What the model sees of a run_code return: JSON for values, a content list (text and images) otherwise. */
+export function modelOutput(value: CodeModeReturn): ModelOutput {
+  if (value.kind === 'value') return { type: 'json', value: value.value };
+  return {
+    type: 'content',
+    value: value.parts.map((part) =>
+      part.type === 'text' ? { type: 'text' as const, text: part.text } : { type: 'image-data' as const, data: part.data, mediaType: part.mediaType },
+    ),
+  };
+}
+
+/** The tool-result output type of the AI SDK. */
+export type ModelOutput = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>>;
+
+function validateRunCodeInput(value: unknown): { success: true; value: RunCodeInput } | { success: false; error: Error } {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const { code, restart, ...rest } = value as Record<string, unknown>;
+    const unknown = Object.keys(rest);
+    if (typeof code === 'string' && (restart === undefined || typeof restart === 'boolean') && unknown.length === 0) {
+      return { success: true, value: restart === undefined ? { code } : { code, restart } };
+    }
+    if (unknown.length > 0) return { success: false, error: new Error(`run_code takes only code and restart, not ${unknown.join(', ')}`) };
+  }
+  return { success: false, error: new Error('run_code needs {"code": "<python>", "restart"?: true|false}') };
+}

@@ -1,0 +1,182 @@
+import { jsonSchema, tool } from 'ai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ipythonCodeMode, type IPythonCodeMode, type IPythonCodeModeOptions } from '../src/index.js';
+import { isAlive, only, runScript, survivors, testPython } from './harness.js';
+
+const opened: IPythonCodeMode[] = [];
+const seenPids = new Set<number>();
+let executions = 0;
+
+const sleepy = tool({
+  description: 'Waits, then answers.',
+  inputSchema: jsonSchema<{ ms: number }>({ type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] }),
+  execute: async ({ ms }) => {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return 'rested';
+  },
+});
+
+const counter = tool({
+  description: 'Counts its calls.',
+  inputSchema: jsonSchema<Record<string, never>>({ type: 'object', properties: {} }),
+  execute: () => {
+    executions += 1;
+    return executions;
+  },
+});
+
+const transfer = tool({
+  description: 'Moves money; large amounts need approval.',
+  inputSchema: jsonSchema<{ amount: number }>(
+    { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
+    {
+      validate: (value) =>
+        typeof value === 'object' && value !== null && typeof (value as { amount?: unknown }).amount === 'number'
+          ? { success: true, value: value as { amount: number } }
+          : { success: false, error: new Error('amount must be a number') },
+    },
+  ),
+  needsApproval: async ({ amount }) => amount > 100,
+  execute: ({ amount }) => {
+    if (amount < 0) throw new Error('cannot move a negative amount');
+    return `moved ${amount}`;
+  },
+});
+
+const wipe = tool({
+  description: 'Always needs approval.',
+  inputSchema: jsonSchema<Record<string, never>>({ type: 'object', properties: {} }),
+  needsApproval: true,
+  execute: () => 'wiped',
+});
+
+async function open(options: IPythonCodeModeOptions = {}): Promise<IPythonCodeMode> {
+  const codeMode = await ipythonCodeMode({
+    tools: { sleepy, counter, transfer, wipe },
+    kernelOptions: { python: testPython() },
+    ...options,
+  });
+  opened.push(codeMode);
+  return codeMode;
+}
+
+/** The kernel's current pid, remembered for the leak check. */
+function pidOf(codeMode: IPythonCodeMode): number {
+  const [pid] = codeMode.codeMode.kernel?.workerPids() ?? [];
+  if (pid === undefined) throw new Error('the kernel is not running');
+  seenPids.add(pid);
+  return pid;
+}
+
+afterEach(async () => {
+  for (const codeMode of opened) for (const pid of codeMode.codeMode.kernel?.workerPids() ?? []) seenPids.add(pid);
+  await Promise.all(opened.splice(0).map((codeMode) => codeMode.close()));
+  expect(await survivors([...seenPids])).toEqual([]);
+  seenPids.clear();
+  executions = 0;
+});
+
+describe('failures the model is told about', () => {
+  it('reports code that raises with its output and traceback, keeps state, and stops past maxRetries', async () => {
+    const codeMode = await open({ maxRetries: 1 });
+    const run = await runScript(
+      codeMode.tools,
+      [[{ code: "y = 5\nprint('before')\n1 / 0" }], [{ code: 'y' }], [{ code: "raise ValueError('again')" }], [{ code: "print('never')" }]],
+      [codeMode.retriesExhausted],
+    );
+    const first = only(run, 0);
+    expect(first.type).toBe('error-text');
+    expect(first.value).toContain('The code raised ZeroDivisionError: division by zero');
+    expect(first.value).toContain('Printed output:\nbefore');
+    expect(first.value).toContain('----> 3 1 / 0');
+    expect(only(run, 1)).toEqual({ type: 'json', value: 5 });
+    // The stop condition ends the loop at that failure: the model gets no fourth turn.
+    expect(run.model.doGenerateCalls).toHaveLength(3);
+    const failure = run.result.steps[2]?.content.find((part) => part.type === 'tool-error');
+    const message = (failure as { error?: Error } | undefined)?.error?.message ?? '';
+    expect(message).toContain('run_code failed 2 times in this run, more than maxRetries (1) allows');
+    expect(message).toContain('ValueError: again');
+    expect(codeMode.codeMode.retriesExhausted).toBe(true);
+  });
+
+  it('does not count time spent in tool calls against the timeout, and interrupts code that runs too long', async () => {
+    const codeMode = await open({ timeout: 1000 });
+    const run = await runScript(codeMode.tools, [
+      [{ code: 'import time\nstarted = time.monotonic()\nanswers = [sleepy(ms=800), sleepy(ms=800)]\n[answers, time.monotonic() - started]' }],
+      [{ code: 'z = 1\nimport time\ntime.sleep(30)' }],
+      [{ code: 'z' }],
+    ]);
+    const [answers, seconds] = only(run, 0).value as [string[], number];
+    expect(answers).toEqual(['rested', 'rested']);
+    expect(seconds).toBeGreaterThan(1.5);
+    const timedOut = only(run, 1);
+    expect(timedOut.type).toBe('error-text');
+    expect(timedOut.value).toContain('was still running after the 1 s timeout (time spent in tool calls does not count) and was interrupted with KeyboardInterrupt');
+    expect(only(run, 2)).toEqual({ type: 'json', value: 1 });
+  });
+
+  it('replaces a kernel that ignores KeyboardInterrupt for 5 s, and says its state is gone', async () => {
+    const codeMode = await open({ timeout: 500 });
+    const stubborn = 'import time\nwhile True:\n    try:\n        time.sleep(10)\n    except KeyboardInterrupt:\n        pass';
+    const first = await runScript(codeMode.tools, [[{ code: 'lost = 1' }]]);
+    expect(only(first, 0)).toEqual({ type: 'json', value: {} });
+    const before = pidOf(codeMode);
+    const started = Date.now();
+    const run = await runScript(codeMode.tools, [[{ code: stubborn }], [{ code: "'lost' in dir()" }]]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(5000);
+    const escalated = only(run, 0);
+    expect(escalated.type).toBe('error-text');
+    expect(escalated.value).toContain('did not stop within 5 s of KeyboardInterrupt, so its kernel was shut down. All its state');
+    expect(only(run, 1)).toEqual({ type: 'json', value: false });
+    expect(pidOf(codeMode)).not.toBe(before);
+    expect(isAlive(before)).toBe(false);
+  });
+
+  it('tells the model when the kernel process exits, and starts a fresh one', async () => {
+    const codeMode = await open();
+    const run = await runScript(codeMode.tools, [[{ code: 'gone = 1' }], [{ code: 'import os\nos._exit(3)' }], [{ code: "['gone' in dir(), counter()]" }]]);
+    const before = [...seenPids];
+    const died = only(run, 1);
+    expect(died.type).toBe('error-text');
+    expect(died.value).toContain('The kernel process exited while running the code (exit code 3). All its state');
+    // The fresh kernel has the tool functions again.
+    expect(only(run, 2)).toEqual({ type: 'json', value: [false, 1] });
+    expect(before.every((pid) => pid !== pidOf(codeMode))).toBe(true);
+  });
+
+  it('bounds tool calls per run_code call with ToolCallError', async () => {
+    const codeMode = await open({ maxToolCalls: 3 });
+    const code = 'made = []\ntry:\n    for _ in range(5):\n        made.append(counter())\nexcept ToolCallError as error:\n    print(error)\nmade';
+    const run = await runScript(codeMode.tools, [[{ code }], [{ code: 'counter()' }]]);
+    expect(only(run, 0)).toEqual({
+      type: 'json',
+      value: { output: 'tool call limit reached: one run may make at most 3 tool calls\n', result: [1, 2, 3] },
+    });
+    expect(only(run, 1)).toEqual({ type: 'json', value: 4 });
+    expect(executions).toBe(4);
+  });
+
+  it('runs nested calls through validation, approval and the tool, raising ToolCallError on failure', async () => {
+    const codeMode = await open();
+    expect(Object.keys(codeMode.tools).sort()).toEqual(['run_code', 'transfer', 'wipe']);
+    expect(codeMode.codeMode.functions.map((fn) => fn.pythonName)).toEqual(['sleepy', 'counter', 'transfer']);
+    const attempt = (call: string): string =>
+      `try:\n    print(${call})\nexcept ToolCallError as error:\n    print('ToolCallError:', error)`;
+    const run = await runScript(codeMode.tools, [
+      [{ code: [attempt('transfer(amount=5)'), attempt('transfer(amount=500)'), attempt("transfer(amount='lots')"), attempt('transfer(amount=-1)'), attempt("sleepy(ms='x')")].join('\n') }],
+    ]);
+    expect(only(run, 0)).toEqual({
+      type: 'json',
+      value: {
+        output: [
+          'moved 5',
+          'ToolCallError: transfer needs approval before it runs, and calls from code cannot ask for it; call transfer as a regular tool instead',
+          'ToolCallError: invalid arguments for transfer: amount must be a number',
+          'ToolCallError: cannot move a negative amount',
+          'ToolCallError: invalid arguments for sleepy: ms must be integer, got a string',
+          '',
+        ].join('\n'),
+      },
+    });
+  });
+});

@@ -1,0 +1,116 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { generateText, stepCountIs, type StopCondition, type ToolSet } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** The Python the tests run kernels with: IPYTHON_MCP_TEST_PYTHON, else the repo's .venv. */
+export function testPython(): string {
+  const fromEnv = process.env.IPYTHON_MCP_TEST_PYTHON;
+  if (fromEnv) return fromEnv;
+  const local = `${repoRoot}.venv/bin/python`;
+  if (existsSync(local)) return local;
+  throw new Error('no test Python: create /work/main/.venv (bash tooling/test.sh) or set IPYTHON_MCP_TEST_PYTHON');
+}
+
+/** One run_code call the scripted model makes. */
+export interface CodeCall {
+  code: string;
+  restart?: boolean;
+}
+
+/** A tool result as the model received it in its next prompt. */
+export interface SeenOutput {
+  toolCallId: string;
+  toolName: string;
+  output: { type: string; value: unknown };
+}
+
+/** What a scripted run produced. */
+export interface ScriptedRun {
+  /** Per step, the outputs of that step's calls as the model saw them. */
+  seen: SeenOutput[][];
+  /** The generateText result. */
+  result: Awaited<ReturnType<typeof generateText>>;
+  /** The mock model, with every call it got. */
+  model: MockLanguageModelV3;
+}
+
+const usage = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 10, text: 10, reasoning: undefined },
+};
+
+/**
+ * Drives a real AI SDK `generateText` loop with a mock model that, at step i, calls the tools in `steps[i]`
+ * (several calls in a step run in parallel, as the SDK runs them), then answers "done".
+ */
+export async function runScript(
+  tools: ToolSet,
+  steps: Array<Array<CodeCall | { tool: string; input: Record<string, unknown> }>>,
+  stopWhen: StopCondition<ToolSet>[] = [],
+): Promise<ScriptedRun> {
+  let step = 0;
+  const model = new MockLanguageModelV3({
+    doGenerate: async () => {
+      const calls = steps[step];
+      step += 1;
+      if (calls === undefined) {
+        return { content: [{ type: 'text', text: 'done' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
+      }
+      return {
+        content: calls.map((call, index) => ({
+          type: 'tool-call' as const,
+          toolCallId: `call-${step}-${index}`,
+          toolName: 'tool' in call ? call.tool : 'run_code',
+          input: JSON.stringify('tool' in call ? call.input : call),
+        })),
+        finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+        usage,
+        warnings: [],
+      };
+    },
+  });
+  const result = await generateText({ model, tools, prompt: 'go', stopWhen: [stepCountIs(steps.length + 1), ...stopWhen] });
+  const seen: SeenOutput[][] = [];
+  for (let index = 1; index < model.doGenerateCalls.length; index += 1) {
+    const prompt = model.doGenerateCalls[index]?.prompt ?? [];
+    const last = prompt[prompt.length - 1];
+    const parts = last?.role === 'tool' ? last.content : [];
+    seen.push(
+      parts
+        .filter((part) => part.type === 'tool-result')
+        .map((part) => ({ toolCallId: part.toolCallId, toolName: part.toolName, output: part.output as SeenOutput['output'] })),
+    );
+  }
+  return { seen, result, model };
+}
+
+/** The single output the model saw for step `index`'s only call. */
+export function only(run: ScriptedRun, index: number): SeenOutput['output'] {
+  const outputs = run.seen[index];
+  if (outputs === undefined || outputs.length !== 1) throw new Error(`step ${index} has ${outputs?.length ?? 0} outputs, not 1`);
+  return outputs[0]!.output;
+}
+
+/** Whether a process is alive. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until every pid has exited (up to `timeoutMs`), then returns the ones still alive. */
+export async function survivors(pids: readonly number[], timeoutMs = 5000): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  let alive = pids.filter(isAlive);
+  while (alive.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    alive = alive.filter(isAlive);
+  }
+  return alive;
+}

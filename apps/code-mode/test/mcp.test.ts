@@ -1,0 +1,63 @@
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ipythonCodeMode, mcpToolDefinitions, type IPythonCodeMode } from '../src/index.js';
+import { isAlive, only, runScript, survivors, testPython } from './harness.js';
+
+const SERVER = fileURLToPath(new URL('./fixtures/weather-mcp-server.mjs', import.meta.url));
+
+let client: Client;
+let transport: StdioClientTransport;
+let codeMode: IPythonCodeMode;
+let serverPid: number;
+
+beforeAll(async () => {
+  transport = new StdioClientTransport({ command: process.execPath, args: [SERVER], stderr: 'pipe' });
+  client = new Client({ name: 'code-mode-tests', version: '1.0.0' });
+  await client.connect(transport);
+  serverPid = transport.pid ?? 0;
+  codeMode = await ipythonCodeMode({ definitions: await mcpToolDefinitions(client), kernelOptions: { python: testPython() } });
+});
+
+afterAll(async () => {
+  const pids = [...(codeMode?.codeMode.kernel?.workerPids() ?? []), serverPid];
+  await codeMode?.close();
+  await client?.close();
+  expect(await survivors(pids)).toEqual([]);
+});
+
+describe('tools from a real stdio MCP server', () => {
+  it('are kernel functions, renamed when their names are not identifiers', async () => {
+    expect(isAlive(serverPid)).toBe(true);
+    expect(codeMode.codeMode.functions.map((fn) => [fn.toolName, fn.pythonName])).toEqual([
+      ['get-weather', 'get_weather'],
+      ['weather.alerts', 'weather_alerts'],
+    ]);
+    expect(codeMode.runCode.description).toContain(
+      "def get_weather(*, city: str, unit_system: Literal['metric', 'imperial'] = 'metric') -> Any:",
+    );
+    expect(codeMode.runCode.description).toContain('unit_system: Sent as "unit-system".');
+    const run = await runScript(codeMode.tools, [
+      [
+        {
+          code:
+            "paris = get_weather(city='Paris', unit_system='imperial')\n" +
+            "try:\n    get_weather(city='Atlantis')\nexcept ToolCallError as error:\n    print(error)\n" +
+            "[paris['city'], paris['temperature'], paris['unitSystem'], paris['pid'], weather_alerts(city='Oslo')]",
+        },
+      ],
+    ]);
+    expect(only(run, 0)).toEqual({
+      type: 'json',
+      value: { output: 'no weather station in Atlantis\n', result: ['Paris', 69.8, 'imperial', serverPid, 'no alerts for Oslo'] },
+    });
+    const metadata = (run.result.steps[0]?.toolResults[0]?.output as { metadata: { tool_calls: Array<{ toolName: string; input: unknown }> } })
+      .metadata;
+    expect(metadata.tool_calls.map((call) => [call.toolName, call.input])).toEqual([
+      ['get-weather', { city: 'Paris', 'unit-system': 'imperial' }],
+      ['get-weather', { city: 'Atlantis' }],
+      ['weather.alerts', { city: 'Oslo' }],
+    ]);
+  });
+});

@@ -1,0 +1,35 @@
+// Any new export here becomes public API of @ipython-mcp/code-mode.
+export { CODE_INPUT_DESCRIPTION, RESTART_INPUT_DESCRIPTION, renderRunCodeDescription } from './description.js';
+export type { DescriptionLimits } from './description.js';
+export {
+  CodeExecutionError,
+  CodeModeCancelledError,
+  CodeModeError,
+  CodeModeTimeoutError,
+  InvalidCodeModeOptionsError,
+  InvalidRunCodeInputError,
+  KernelClosedError,
+  KernelDiedError,
+  KernelOperationError,
+  KernelStartupError,
+  MaxRetriesExceededError,
+  ToolApprovalRequiredError,
+  ToolInputError,
+  ToolNotFoundError,
+  ToolResultError,
+  isModelRetry,
+} from './errors.js';
+export type { CodeModeErrorCode, TimeoutOutcome } from './errors.js';
+export { validateJsonSchema } from './json-schema.js';
+export type { JsonSchema, JsonValue } from './json-schema.js';
+export { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_IPC_LIMIT_BYTES, SHUTDOWN_WAIT_MS, kernelSettings } from './kernel.js';
+export type { IPythonKernelOptions, KernelSession } from './kernel.js';
+export { toKernelValue } from './nested-call.js';
+export type { NestedToolCall, NestedToolReturn } from './nested-call.js';
+export { assignPythonNames, pythonLiteral, toPythonIdentifier } from './python-names.js';
+export { MAX_OUTPUT_CHARS, parseRunCodeReply, printedOutput, shapeReturn } from './return-value.js';
+export type { CellResult, CodeModeReturn, ContentPart, ImagePart, RunCodeReply, TextPart } from './return-value.js';
+export { CodeMode } from './run-code.js';
+export type { CodeModeOptions, RunCodeInput, RunCodeOptions, RunCodeResult } from './run-code.js';
+export { annotationOf, buildToolFunctions, renderFunctionStub, toolFunctionSpec } from './tool-functions.js';
+export type { NestedCallContext, ToolDefinition, ToolFunction, ToolInputValidation, ToolParameter } from './tool-functions.js';

@@ -1,0 +1,222 @@
+import { defaultSettings, type Settings } from '@ipython-mcp/protocol';
+import { Runtime, chooseInterpreter, type Logger, type OperationOutcome, type RunOptions } from '@ipython-mcp/worker-supervisor';
+import PQueue from 'p-queue';
+import { CodeModeCancelledError, KernelClosedError, KernelStartupError } from './errors.js';
+import { MAX_OUTPUT_CHARS } from './return-value.js';
+
+/** Options of an {@link IPythonKernel}. */
+export interface IPythonKernelOptions {
+  /**
+   * The Python interpreter to run the kernel with (it needs IPython). Unset: `IPYTHON_MCP_PYTHON`, then the
+   * environment `ipython-mcp setup` manages, then `python3` on PATH.
+   */
+  python?: string | undefined;
+  /** The kernel's working directory; unset, this process's. */
+  cwd?: string | undefined;
+  /** How long a new kernel may take to answer (default 60 000 ms). */
+  startupTimeoutMs?: number | undefined;
+  /** Extra environment variables for the kernel process. */
+  env?: Record<string, string> | undefined;
+  /**
+   * Keep a started spare process, so a kernel that had to be replaced is back at once (default false: one
+   * process per kernel).
+   */
+  warmStandby?: boolean | undefined;
+  /** Where supervision events go (stderr logger of `@ipython-mcp/worker-supervisor`); silent by default. */
+  logger?: Logger | undefined;
+}
+
+/** Exclusive use of a started kernel, handed to {@link IPythonKernel.exclusive} tasks. */
+export interface KernelSession {
+  /** Changes whenever the kernel's state is lost: restart, crash, forced replacement. */
+  readonly stateId: string;
+  /** Runs one worker operation (no queueing: the session already holds the kernel). */
+  run(op: string, params: Record<string, unknown>, options?: RunOptions): Promise<OperationOutcome>;
+  /** Replaces the kernel process with a fresh one, discarding its state. */
+  restart(): Promise<void>;
+}
+
+/** The time a running cell gets after {@link IPythonKernel.shutdown} before it is interrupted. */
+export const SHUTDOWN_WAIT_MS = 5_000;
+/** The time an interrupted cell gets before its process is killed. */
+export const INTERRUPT_GRACE_MS = 5_000;
+/**
+ * The largest message between Node and a Code Mode kernel: up to 10 Mi characters of printed output (4 bytes each
+ * at worst), a result repr as large, and images.
+ */
+export const KERNEL_IPC_LIMIT_BYTES = 256 * 1024 * 1024;
+const DEFAULT_STARTUP_TIMEOUT_MS = 60_000;
+const HEALTH_TIMEOUT_MS = 10_000;
+
+/**
+ * A persistent IPython kernel (one Python worker process) that Code Mode runs code in. You own it: share one
+ * across runs to keep variables, imports and loaded data, and stop it with {@link IPythonKernel.shutdown} or
+ * `await using`. Work on it runs one cell at a time, in call order.
+ *
+ * Not a sandbox: code runs with your user's permissions.
+ */
+export class IPythonKernel implements AsyncDisposable {
+  private readonly options: IPythonKernelOptions;
+  private readonly queue = new PQueue({ concurrency: 1 });
+  private runtime: Runtime | undefined;
+  private starting: Promise<Runtime> | undefined;
+  private generation = 0;
+  private lifecycle = 0;
+
+  constructor(options: IPythonKernelOptions = {}) {
+    const startup = options.startupTimeoutMs;
+    if (startup !== undefined && !(Number.isFinite(startup) && startup > 0)) {
+      throw new RangeError('startupTimeoutMs must be a positive number of milliseconds');
+    }
+    this.options = { ...options };
+  }
+
+  /** Whether a kernel process is running now. */
+  get running(): boolean {
+    return this.runtime !== undefined && this.runtime.workerPids().length > 0;
+  }
+
+  /** Pids of the kernel's processes (with a warm standby, two), for diagnostics and tests. */
+  workerPids(): number[] {
+    return this.runtime?.workerPids() ?? [];
+  }
+
+  /** Starts the kernel process, unless it is already running. Rejects with {@link KernelStartupError}. */
+  async start(): Promise<void> {
+    await this.ensureRuntime(this.lifecycle);
+  }
+
+  /** Replaces the kernel process with a fresh one, discarding its state; waits for the running cell first. */
+  async restart(): Promise<void> {
+    await this.exclusive((session) => session.restart());
+  }
+
+  /**
+   * Stops the kernel process; a later {@link IPythonKernel.start} or cell starts a fresh one. A running cell
+   * gets 5 s to finish, is then interrupted, and 5 s later its process is killed; work still waiting for the
+   * kernel fails with {@link KernelClosedError}.
+   */
+  async shutdown(): Promise<void> {
+    this.lifecycle += 1;
+    if (this.queue.pending > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.queue.onPendingZero(), new Promise((resolve) => (timer = setTimeout(resolve, SHUTDOWN_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
+    const starting = this.starting;
+    const runtime = this.runtime;
+    this.runtime = undefined;
+    await runtime?.close();
+    const late = await starting?.catch(() => undefined);
+    if (late !== undefined && late !== runtime) await late.close();
+  }
+
+  /** Same as {@link IPythonKernel.shutdown}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.shutdown();
+  }
+
+  /**
+   * Runs `task` with the kernel to itself, after the work queued before it; starts the kernel first if needed.
+   * This is how Code Mode runs a cell and its tool definitions as one unit.
+   */
+  async exclusive<T>(task: (session: KernelSession) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    const lifecycle = this.lifecycle;
+    try {
+      return await this.queue.add(
+        async () => {
+          if (lifecycle !== this.lifecycle) throw new KernelClosedError('the kernel was shut down before this work started');
+          if (signal?.aborted) throw new CodeModeCancelledError();
+          return task(this.session(await this.ensureRuntime(lifecycle), lifecycle));
+        },
+        signal === undefined ? {} : { signal },
+      );
+    } catch (error) {
+      if (signal?.aborted && !(error instanceof KernelClosedError)) throw new CodeModeCancelledError();
+      throw error;
+    }
+  }
+
+  private session(runtime: Runtime, lifecycle: number): KernelSession {
+    let current = runtime;
+    const kernel = this;
+    return {
+      get stateId() {
+        return `${kernel.generation}:${current.epoch}`;
+      },
+      run: async (op, params, options = {}) => {
+        if (lifecycle !== this.lifecycle) throw new KernelClosedError();
+        if (this.runtime !== current || current.status().state === 'unavailable') current = await this.ensureRuntime(lifecycle);
+        return current.run(op, params, options);
+      },
+      restart: async () => {
+        if (this.runtime === current) this.runtime = undefined;
+        await current.close();
+        current = await this.ensureRuntime(lifecycle);
+      },
+    };
+  }
+
+  private async ensureRuntime(lifecycle: number): Promise<Runtime> {
+    const runtime = this.runtime;
+    if (runtime !== undefined) {
+      const state = runtime.status().state;
+      if (state !== 'unavailable' && state !== 'closed') return runtime;
+      this.runtime = undefined;
+      await runtime.close();
+    }
+    this.starting ??= this.startRuntime().finally(() => {
+      this.starting = undefined;
+    });
+    const started = await this.starting;
+    if (lifecycle !== this.lifecycle) {
+      if (this.runtime === started) this.runtime = undefined;
+      await started.close();
+      throw new KernelClosedError('the kernel was shut down while it started');
+    }
+    return started;
+  }
+
+  private async startRuntime(): Promise<Runtime> {
+    const startupTimeoutMs = this.options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
+    const runtime = new Runtime({
+      python: this.options.python ?? chooseInterpreter(undefined).python,
+      settings: kernelSettings(startupTimeoutMs),
+      cwd: this.options.cwd,
+      env: this.options.env,
+      logger: this.options.logger,
+      warmStandby: this.options.warmStandby ?? false,
+    });
+    runtime.start();
+    const health = await runtime.run('health', {}, { timeoutMs: HEALTH_TIMEOUT_MS });
+    if (!health.ok) {
+      // Not awaited: when the interpreter could not even be spawned, the supervisor's close() waits for an exit
+      // event that never comes. Nothing is left running in that case; otherwise the worker is already gone.
+      void runtime.close().catch(() => undefined);
+      throw new KernelStartupError(`the IPython kernel could not start: ${health.error.message}`);
+    }
+    this.generation += 1;
+    this.runtime = runtime;
+    return runtime;
+  }
+}
+
+/**
+ * Worker settings for a Code Mode kernel: 10 MiB of printed output with exact omitted counts, results and
+ * tracebacks generous enough for a model to read, and an IPC limit that carries all of it at once.
+ */
+export function kernelSettings(startupTimeoutMs: number): Settings {
+  return {
+    ...defaultSettings(),
+    maxTextChars: MAX_OUTPUT_CHARS,
+    maxTracebackChars: 64 * 1024,
+    maxResults: 10_000,
+    maxJsonDepth: 32,
+    maxDisplayItems: 50,
+    interruptionGraceSeconds: INTERRUPT_GRACE_MS / 1000,
+    workerStartupTimeoutSeconds: startupTimeoutMs / 1000,
+    maxPendingOperations: 8,
+    queueWaitTimeoutSeconds: 24 * 60 * 60,
+    maxIpcMessageBytes: KERNEL_IPC_LIMIT_BYTES,
+  };
+}

@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { survivors, testPython } from '../test/python.js';
+import { CodeModeCancelledError, InvalidCodeModeOptionsError, InvalidRunCodeInputError, KernelOperationError } from './errors.js';
+import { IPythonKernel } from './kernel.js';
+import { CodeMode, type CodeModeOptions } from './run-code.js';
+import type { ToolDefinition } from './tool-functions.js';
+
+const modes: CodeMode[] = [];
+const kernels: IPythonKernel[] = [];
+
+function codeMode(options: CodeModeOptions = {}): CodeMode {
+  const created = new CodeMode({ kernelOptions: { python: testPython() }, ...options });
+  modes.push(created);
+  return created;
+}
+
+function tool(name: string, execute: (input: Record<string, unknown>) => unknown): ToolDefinition {
+  return { name, inputSchema: { type: 'object' }, execute: execute as ToolDefinition['execute'] };
+}
+
+afterEach(async () => {
+  const pids = [...modes, ...kernels].flatMap((item) => (item instanceof CodeMode ? (item.kernel?.workerPids() ?? []) : item.workerPids()));
+  await Promise.all(modes.splice(0).map((mode) => mode.close()));
+  await Promise.all(kernels.splice(0).map((kernel) => kernel.shutdown()));
+  expect(await survivors(pids)).toEqual([]);
+});
+
+describe('CodeMode', () => {
+  it('turns tool values into JSON for the kernel and refuses what has none', async () => {
+    const mode = codeMode({
+      tools: [
+        tool('big', () => 10n),
+        tool('nothing', () => undefined),
+        tool('when', () => new Date(Date.UTC(2020, 0, 2))),
+        tool('nested', (input) => ({ echo: input, list: [1, { deep: true }] })),
+      ],
+    });
+    const code =
+      "try:\n    big()\nexcept ToolCallError as error:\n    print(error)\n[nothing(), when(), nested(a=(1, 2), b={'c': None})]";
+    const result = await mode.runCode({ code });
+    expect(result.return).toEqual({
+      kind: 'value',
+      value: {
+        output: 'big returned a value with no JSON form (Do not know how to serialize a BigInt)\n',
+        result: [null, '2020-01-02T00:00:00.000Z', { echo: { a: [1, 2], b: { c: null } }, list: [1, { deep: true }] }],
+      },
+    });
+    expect(result.metadata.tool_returns.map((entry) => ('error' in entry ? `error:${entry.toolName}` : entry.toolName))).toEqual([
+      'error:big',
+      'nothing',
+      'when',
+      'nested',
+    ]);
+  });
+
+  it('keeps kernels shared by different tool sets consistent', async () => {
+    const kernel = new IPythonKernel({ python: testPython() });
+    kernels.push(kernel);
+    const first = codeMode({ kernel, tools: [tool('alpha', () => 'a')] });
+    const second = codeMode({ kernel, tools: [tool('beta', () => 'b')] });
+    await first.runCode({ code: 'saved = alpha\nsaved()' });
+    const result = await second.runCode({
+      code: "try:\n    saved()\nexcept ToolCallError as error:\n    print(error)\n['alpha' in dir(), beta()]",
+    });
+    expect(result.return).toEqual({
+      kind: 'value',
+      value: { output: 'no tool named "alpha" is available to this code\n', result: [false, 'b'] },
+    });
+    expect((await first.runCode({ code: 'alpha()' })).return).toEqual({ kind: 'value', value: 'a' });
+  });
+
+  it('cancels running code through its signal, keeping the kernel state', async () => {
+    const mode = codeMode({ timeout: null });
+    await mode.runCode({ code: 'survivor = 7' });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 500);
+    await expect(mode.runCode({ code: 'import time\ntime.sleep(60)' }, { signal: controller.signal })).rejects.toBeInstanceOf(CodeModeCancelledError);
+    expect((await mode.runCode({ code: 'survivor' })).return).toEqual({ kind: 'value', value: 7 });
+    expect(mode.failures).toBe(0);
+  });
+
+  it('counts bad run_code input as a retry and validates its options', async () => {
+    const mode = codeMode({ maxRetries: 0 });
+    await expect(mode.runCode({ source: 'x' })).rejects.toThrow(/giving up.*run_code needs `code`/);
+    expect(mode.retriesExhausted).toBe(true);
+    expect(() => new CodeMode({ maxRetries: -1 })).toThrow(InvalidCodeModeOptionsError);
+    expect(() => new CodeMode({ maxToolCalls: 1.5 })).toThrow(InvalidCodeModeOptionsError);
+    expect(() => new CodeMode({ timeout: 0 })).toThrow(InvalidCodeModeOptionsError);
+    expect(new InvalidRunCodeInputError('x').retry).toBe(true);
+  });
+
+  it('reports a result too large for one message as a retry', async () => {
+    const mode = codeMode();
+    const failure = mode.runCode({ code: "['x' * (10 * 1024 * 1024)] * 30" });
+    await expect(failure).rejects.toBeInstanceOf(KernelOperationError);
+    await expect(failure).rejects.toThrow(/too large to return/);
+    expect(mode.failures).toBe(1);
+    expect((await mode.runCode({ code: '"still here"' })).return).toEqual({ kind: 'value', value: 'still here' });
+  });
+});

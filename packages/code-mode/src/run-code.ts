@@ -1,0 +1,305 @@
+import type { ToolCall } from '@ipython-mcp/protocol';
+import type { OperationOutcome } from '@ipython-mcp/worker-supervisor';
+import { renderRunCodeDescription } from './description.js';
+import {
+  CodeExecutionError,
+  CodeModeCancelledError,
+  CodeModeTimeoutError,
+  InvalidCodeModeOptionsError,
+  InvalidRunCodeInputError,
+  KernelClosedError,
+  KernelDiedError,
+  KernelOperationError,
+  KernelStartupError,
+  MaxRetriesExceededError,
+  ToolNotFoundError,
+  isModelRetry,
+  type CodeModeError,
+} from './errors.js';
+import { runNestedCall, type NestedToolCall, type NestedToolReturn } from './nested-call.js';
+import { INTERRUPT_GRACE_MS, IPythonKernel, type IPythonKernelOptions, type KernelSession } from './kernel.js';
+import { parseRunCodeReply, printedOutput, shapeReturn, type CodeModeReturn, type RunCodeReply } from './return-value.js';
+import { buildToolFunctions, toolFunctionSpec, type ToolDefinition, type ToolFunction } from './tool-functions.js';
+
+/** Options of a {@link CodeMode}. */
+export interface CodeModeOptions {
+  /** The tools to define as Python functions in the kernel. */
+  tools?: readonly ToolDefinition[] | undefined;
+  /**
+   * A kernel to share across runs, with its state; you own it and shut it down. Unset, this Code Mode starts its
+   * own kernel on the first run_code call and stops it in {@link CodeMode.close}.
+   */
+  kernel?: IPythonKernel | undefined;
+  /** Options of the kernel this Code Mode starts itself (ignored with `kernel`). */
+  kernelOptions?: IPythonKernelOptions | undefined;
+  /** Failures (code that raised, timed out or crashed its kernel) reported back before the run fails; default 3. */
+  maxRetries?: number | undefined;
+  /** Tool calls one run_code call may make; calls past it raise ToolCallError. Default 100. */
+  maxToolCalls?: number | undefined;
+  /** Milliseconds one run_code call may run, not counting time in tool calls; `null` for no limit. Default 60 000. */
+  timeout?: number | null | undefined;
+}
+
+/** run_code's input. */
+export interface RunCodeInput {
+  /** Python source, run as one IPython cell. */
+  code: string;
+  /** Start a fresh kernel first. */
+  restart?: boolean | undefined;
+}
+
+/** Per-call options of {@link CodeMode.runCode}. */
+export interface RunCodeOptions {
+  /** Cancels the call: a running cell is interrupted. */
+  signal?: AbortSignal | undefined;
+  /** Handed to every nested call's `execute` as `context.context` (the framework's call options). */
+  context?: unknown;
+  /** The run_code call's own id; nested call ids extend it. */
+  toolCallId?: string | undefined;
+}
+
+/** What a successful run_code call produced. */
+export interface RunCodeResult {
+  /** The value or content list the model gets. */
+  return: CodeModeReturn;
+  /** Every nested call and its outcome, in call order. */
+  metadata: { tool_calls: NestedToolCall[]; tool_returns: NestedToolReturn[] };
+  /** IPython's execution count of the cell. */
+  executionCount: number;
+}
+
+const DEFAULT_MAX_RETRIES = 3;
+const DEFAULT_MAX_TOOL_CALLS = 100;
+const DEFAULT_TIMEOUT_MS = 60_000;
+const DEFINE_TOOLS_TIMEOUT_MS = 30_000;
+
+/** Which tool set each kernel state has defined, so kernels shared by several Code Modes stay right. */
+const definedTools = new WeakMap<IPythonKernel, { stateId: string; key: string }>();
+
+/**
+ * The framework-neutral Code Mode engine for one agent run: one `run_code` operation over a persistent IPython
+ * kernel in which the tools are synchronous Python functions. Adapters turn {@link CodeMode.runCode} into their
+ * framework's tool; a failure the model should see is thrown as a {@link CodeModeError} with `retry: true`.
+ */
+export class CodeMode implements AsyncDisposable {
+  /** The tools as Python functions, in the order given. */
+  readonly functions: readonly ToolFunction[];
+  /** run_code's description for the model. */
+  readonly description: string;
+  /** See {@link CodeModeOptions.maxRetries}. */
+  readonly maxRetries: number;
+  /** See {@link CodeModeOptions.maxToolCalls}. */
+  readonly maxToolCalls: number;
+  /** See {@link CodeModeOptions.timeout}. */
+  readonly timeoutMs: number | null;
+
+  private readonly sharedKernel: IPythonKernel | undefined;
+  private readonly kernelOptions: IPythonKernelOptions;
+  private ownKernel: IPythonKernel | undefined;
+  private readonly byToolName: Map<string, ToolFunction>;
+  private readonly specs: Record<string, unknown>[];
+  private readonly toolsKey: string;
+  private failureCount = 0;
+  private runCount = 0;
+
+  constructor(options: CodeModeOptions = {}) {
+    this.maxRetries = count(options.maxRetries ?? DEFAULT_MAX_RETRIES, 'maxRetries');
+    this.maxToolCalls = count(options.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS, 'maxToolCalls');
+    const timeout = options.timeout === undefined ? DEFAULT_TIMEOUT_MS : options.timeout;
+    if (timeout !== null && !(Number.isFinite(timeout) && timeout > 0)) {
+      throw new InvalidCodeModeOptionsError('timeout must be a positive number of milliseconds, or null for none', { option: 'timeout' });
+    }
+    this.timeoutMs = timeout;
+    this.functions = buildToolFunctions(options.tools ?? []);
+    this.byToolName = new Map(this.functions.map((tool) => [tool.toolName, tool]));
+    this.specs = this.functions.map(toolFunctionSpec);
+    this.toolsKey = JSON.stringify(this.specs);
+    this.description = renderRunCodeDescription(this.functions, { maxToolCalls: this.maxToolCalls, timeoutMs: this.timeoutMs });
+    this.sharedKernel = options.kernel;
+    this.kernelOptions = options.kernelOptions ?? {};
+  }
+
+  /** run_code failures so far that counted against `maxRetries`. */
+  get failures(): number {
+    return this.failureCount;
+  }
+
+  /** Whether run_code has failed more often than `maxRetries` allows (that failure threw MaxRetriesExceededError). */
+  get retriesExhausted(): boolean {
+    return this.failureCount > this.maxRetries;
+  }
+
+  /** The kernel run_code uses: the shared one, or this Code Mode's own once started. */
+  get kernel(): IPythonKernel | undefined {
+    return this.sharedKernel ?? this.ownKernel;
+  }
+
+  /**
+   * Runs one run_code call. Resolves with the shaped return and the nested-call metadata; throws a
+   * {@link CodeModeError}: with `retry: true` for what the model should be told (the code raised, timed out or
+   * lost its kernel), {@link MaxRetriesExceededError} once such failures pass `maxRetries`, and others for
+   * failures of the kernel itself.
+   */
+  async runCode(input: unknown, options: RunCodeOptions = {}): Promise<RunCodeResult> {
+    try {
+      const { code, restart } = parseInput(input);
+      return await this.run(code, restart, options);
+    } catch (error) {
+      if (!isModelRetry(error)) throw error;
+      this.failureCount += 1;
+      if (this.failureCount > this.maxRetries) {
+        throw new MaxRetriesExceededError(
+          `run_code failed ${this.failureCount} times in this run, more than maxRetries (${this.maxRetries}) allows; ` +
+            `giving up. The last failure: ${error.message.slice(0, 4000)}`,
+          { maxRetries: this.maxRetries, failures: this.failureCount },
+          error,
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Stops the kernel this Code Mode started itself; a shared kernel is left to its owner. */
+  async close(): Promise<void> {
+    const own = this.ownKernel;
+    this.ownKernel = undefined;
+    await own?.shutdown();
+  }
+
+  /** Same as {@link CodeMode.close}. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private async run(code: string, restart: boolean, options: RunCodeOptions): Promise<RunCodeResult> {
+    const kernel = this.sharedKernel ?? (this.ownKernel ??= new IPythonKernel(this.kernelOptions));
+    this.runCount += 1;
+    const runId = options.toolCallId ?? `run_code_${this.runCount}`;
+    const calls: NestedToolCall[] = [];
+    const returns: NestedToolReturn[] = [];
+    return kernel.exclusive(async (session) => {
+      if (restart) await session.restart();
+      await this.defineTools(kernel, session);
+      const outcome = await session.run(
+        'run_code',
+        { code, max_tool_calls: this.maxToolCalls },
+        {
+          timeoutMs: this.timeoutMs,
+          graceMs: INTERRUPT_GRACE_MS,
+          signal: options.signal,
+          onToolCall: (call: ToolCall) => this.nestedCall(call, runId, calls, returns, options),
+        },
+      );
+      const reply = this.replyOf(outcome);
+      if (reply.status === 'error') throw executionError(reply);
+      return { return: shapeReturn(reply), metadata: { tool_calls: calls, tool_returns: returns }, executionCount: reply.executionCount };
+    }, options.signal);
+  }
+
+  private nestedCall(
+    call: ToolCall,
+    runId: string,
+    calls: NestedToolCall[],
+    returns: NestedToolReturn[],
+    options: RunCodeOptions,
+  ): Promise<{ ok: true; value: unknown } | { ok: false; message: string }> {
+    const tool = this.byToolName.get(call.name);
+    const record: NestedToolCall = {
+      toolCallId: `${runId}:${calls.length + 1}`,
+      toolName: call.name,
+      functionName: tool?.pythonName ?? call.name,
+      input: call.arguments,
+    };
+    calls.push(record);
+    return runNestedCall(tool ?? new ToolNotFoundError(call.name), record, options.signal, options.context, returns);
+  }
+
+  private async defineTools(kernel: IPythonKernel, session: KernelSession): Promise<void> {
+    const defined = definedTools.get(kernel);
+    if (defined !== undefined && defined.stateId === session.stateId && defined.key === this.toolsKey) return;
+    const outcome = await session.run('define_tools', { tools: this.specs, max_tool_calls: this.maxToolCalls }, { timeoutMs: DEFINE_TOOLS_TIMEOUT_MS });
+    if (!outcome.ok) throw this.failureOf(outcome.error, outcome.meta.namespace);
+    definedTools.set(kernel, { stateId: session.stateId, key: this.toolsKey });
+  }
+
+  private replyOf(outcome: OperationOutcome): RunCodeReply {
+    if (outcome.ok) return parseRunCodeReply(outcome.result);
+    throw this.failureOf(outcome.error, outcome.meta.namespace);
+  }
+
+  private failureOf(error: { code: string; message: string; details?: Record<string, unknown> | undefined }, namespace: string | null): CodeModeError {
+    switch (error.code) {
+      case 'operation_timeout':
+        return timeoutError(this.timeoutMs ?? 0, namespace === 'preserved');
+      case 'worker_crashed': {
+        const exitCode = typeof error.details?.exitCode === 'number' ? error.details.exitCode : null;
+        const signal = typeof error.details?.signal === 'string' ? error.details.signal : null;
+        const how = signal !== null ? `signal ${signal}` : `exit code ${exitCode ?? 'unknown'}`;
+        return new KernelDiedError(
+          `The kernel process exited while running the code (${how}). All its state - variables, imports, loaded data - ` +
+            'is lost; the next run_code call starts a fresh kernel.',
+          { exitCode, signal },
+        );
+      }
+      case 'operation_cancelled':
+        return new CodeModeCancelledError();
+      case 'runtime_closed':
+        return new KernelClosedError('the kernel was shut down while the code ran');
+      case 'runtime_unavailable':
+        return new KernelStartupError(`the IPython kernel is not available: ${error.message}`);
+      case 'message_too_large':
+        return new KernelOperationError(
+          `The code's result is too large to return (${error.message}). Return or print less, for example a summary or a slice.`,
+          { wireCode: error.code },
+          true,
+        );
+      default:
+        return new KernelOperationError(`the kernel failed: ${error.message}`, { wireCode: error.code });
+    }
+  }
+}
+
+function timeoutError(timeoutMs: number, preserved: boolean): CodeModeTimeoutError {
+  const limit = `${timeoutMs / 1000} s`;
+  if (preserved) {
+    return new CodeModeTimeoutError(
+      `The code was still running after the ${limit} timeout (time spent in tool calls does not count) and was ` +
+        'interrupted with KeyboardInterrupt. The kernel kept its state: what ran before the interrupt is still defined. ' +
+        'Make the code faster or split the work into smaller steps.',
+      { timeoutMs, outcome: 'interrupted' },
+    );
+  }
+  return new CodeModeTimeoutError(
+    `The code was still running after the ${limit} timeout and did not stop within 5 s of KeyboardInterrupt, so its ` +
+      'kernel was shut down. All its state - variables, imports, loaded data - is lost; the next run_code call starts ' +
+      'a fresh kernel.',
+    { timeoutMs, outcome: 'restarted' },
+  );
+}
+
+function executionError(reply: RunCodeReply): CodeExecutionError {
+  const error = reply.error ?? { kind: 'exception', type: 'Exception', message: '', traceback: '' };
+  const output = printedOutput(reply);
+  const sections = [`The code raised ${error.type}${error.message ? `: ${error.message}` : ''}`];
+  if (output !== '') sections.push(`Printed output:\n${output.trimEnd()}`);
+  if (error.traceback !== '') sections.push(error.traceback.trimEnd());
+  sections.push('The kernel kept its state: what ran before the error is still defined.');
+  return new CodeExecutionError(sections.join('\n\n'), { errorType: error.type, executionCount: reply.executionCount });
+}
+
+function parseInput(input: unknown): { code: string; restart: boolean } {
+  if (typeof input !== 'object' || input === null) throw new InvalidRunCodeInputError('run_code needs an object {code, restart?}');
+  const { code, restart } = input as { code?: unknown; restart?: unknown };
+  if (typeof code !== 'string') throw new InvalidRunCodeInputError('run_code needs `code`: a string of Python');
+  if (restart !== undefined && restart !== null && typeof restart !== 'boolean') {
+    throw new InvalidRunCodeInputError('`restart` must be true or false');
+  }
+  return { code, restart: restart === true };
+}
+
+function count(value: number, option: string): number {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new InvalidCodeModeOptionsError(`${option} must be a non-negative integer`, { option });
+  }
+  return value;
+}
