@@ -260,3 +260,19 @@ describe('Runtime close', () => {
     expect([...seenPids].filter(alive)).toEqual([]);
   });
 });
+
+describe('Runtime with an interpreter that cannot start', () => {
+  it('is unavailable with a clear error, and close() still resolves', async () => {
+    const runtime = new Runtime({ python: '/nonexistent/python3', settings: settings() });
+    runtime.start();
+    const outcome = await runtime.run('execute', { code: '1' });
+    expect(!outcome.ok && outcome.error.code).toBe('runtime_unavailable');
+    expect(runtime.status()).toMatchObject({ state: 'unavailable' });
+    expect(runtime.status().error).toContain('Python interpreter not found: /nonexistent/python3');
+    const closed = await Promise.race([
+      runtime.close().then(() => 'closed'),
+      new Promise((resolve) => setTimeout(() => resolve('hung'), 5000)),
+    ]);
+    expect(closed).toBe('closed');
+  });
+});

@@ -125,7 +125,9 @@ export class WorkerProcess {
       cwd: options.cwd,
       env: { ...process.env, ...options.env, PYTHONUNBUFFERED: '1' },
     });
+    let resolveExited!: (value: { code: number | null; signal: NodeJS.Signals | null }) => void;
     this.exited = new Promise((resolve) => {
+      resolveExited = resolve;
       this.child.once('exit', (code, signal) => {
         this.exitInfo = { code, signal };
         this.onExit(code, signal);
@@ -133,6 +135,8 @@ export class WorkerProcess {
       });
     });
     this.child.once('error', (error: NodeJS.ErrnoException) => {
+      // A process that never started emits no 'exit': settle `exited` here so close() cannot hang.
+      if (this.child.pid === undefined) resolveExited({ code: null, signal: null });
       const message =
         error.code === 'ENOENT'
           ? `Python interpreter not found: ${options.python}. Set IPYTHON_MCP_PYTHON (or --python) to a Python with IPython, or run \`ipython-mcp setup\`.`
