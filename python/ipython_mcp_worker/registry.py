@@ -325,12 +325,20 @@ class Registry:
 
     def discover(self, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Op ``discover``: reconcile every registration, then ``{"revision", "tools": [Registration]
-        sorted by tool_name, "stale": [tool_name] sorted}``. Stale tools are not in ``tools``."""
+        sorted by tool_name, "stale": [tool_name] sorted}``. Stale tools are not in ``tools``.
+
+        With ``{"known_revision": n}`` and nothing changed since revision ``n``, the answer is just
+        ``{"revision": n, "unchanged": true}``: the common case after every execute costs no schema copies."""
+        known = params.get("known_revision") if type(params) is dict else None
+        if known is not None and type(known) is not int:
+            raise OpError("invalid_request", "discover known_revision must be an integer")
         changed = False
         for tool_name in sorted(self._registrations):
             changed = self._reconcile(self._registrations[tool_name]) or changed
         if changed:
             self._revision += 1
+        if known == self._revision:
+            return {"revision": self._revision, "unchanged": True}
         tools: list[dict[str, Any]] = []
         stale: list[str] = []
         for tool_name in sorted(self._registrations):

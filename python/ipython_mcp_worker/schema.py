@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import operator
+import sys
 import types
 import typing
 from dataclasses import dataclass
@@ -432,8 +434,9 @@ def _user_defined(owner: Any, name: str) -> Any:
 
 
 def _effective_constructor(cls: type) -> Any:
-    """The callable whose parameters ``inspect.signature(cls)`` advertises: a metaclass ``__call__``, else
-    the ``__new__`` or ``__init__`` defined closest in the MRO (``__new__`` first within one class)."""
+    """The callable whose parameters ``inspect.signature(cls)`` advertises on Python 3.11+ (``_signature``
+    gives 3.10 the same): a metaclass ``__call__``, else the ``__new__`` or ``__init__`` defined closest in
+    the MRO (``__new__`` first within one class)."""
     call = _user_defined(type(cls), "__call__")
     if call is not None:
         return call
@@ -479,10 +482,98 @@ def _annotation_globals(obj: Any) -> dict[str, Any]:
     return vars(module) if module is not None else {}
 
 
-def _resolve_annotation(annotation: Any, parameter: str, namespace: dict[str, Any]) -> Any:
+def _without_bound_parameter(signature: inspect.Signature) -> inspect.Signature:
+    """``signature`` minus its ``self``/``cls`` parameter, as ``inspect`` does for constructors."""
+    parameters = tuple(signature.parameters.values())
+    if not parameters or parameters[0].kind in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD):
+        raise ValueError("invalid method signature")
+    if parameters[0].kind is inspect.Parameter.VAR_POSITIONAL:
+        return signature
+    return signature.replace(parameters=parameters[1:])
+
+
+def _signature(obj: Any) -> inspect.Signature:
+    """``inspect.signature(obj)``, with Python 3.11's choice of a class's constructor on Python 3.10 too.
+
+    3.10's ``inspect`` takes an inherited ``__new__`` over an ``__init__`` defined closer in the MRO (a class
+    ``C(B)`` with ``B.__init__`` and ``A.__new__``, ``B(A)``, gets ``A.__new__``'s parameters); 3.11 takes the
+    closest one, which ``_effective_constructor`` names. Only that choice is overridden: a class reached
+    directly, through ``functools.wraps`` or as the target of a ``functools.partial``.
+    """
+    if sys.version_info >= (3, 11) or isinstance(obj, types.MethodType):
+        return inspect.signature(obj)
+    target = inspect.unwrap(obj, stop=lambda f: hasattr(f, "__signature__"))
+    if (
+        isinstance(target, types.MethodType)
+        or getattr(target, "__signature__", None) is not None
+        or hasattr(target, "_partialmethod")
+    ):
+        return inspect.signature(obj)
+    if isinstance(target, functools.partial):
+        inner = _signature(target.func)
+
+        def shim(*args: Any, **kwargs: Any) -> None: ...
+
+        shim.__signature__ = inner  # type: ignore[attr-defined]
+        return inspect.signature(functools.partial(shim, *target.args, **target.keywords))
+    if inspect.isclass(target) and _user_defined(type(target), "__call__") is None:
+        constructor = _effective_constructor(target)
+        new = _user_defined(target, "__new__")
+        init = _user_defined(target, "__init__")
+        if "__new__" in target.__dict__:
+            chosen_by_310 = new
+        elif "__init__" in target.__dict__:
+            chosen_by_310 = init
+        else:
+            chosen_by_310 = new if new is not None else init
+        if constructor is not None and constructor is not chosen_by_310:
+            return _without_bound_parameter(inspect.signature(constructor))
+    return inspect.signature(obj)
+
+
+def _evaluate_annotation(annotation: Any, parameter: str, namespace: dict[str, Any], depth: int) -> Any:
     holder = types.SimpleNamespace(__annotations__={parameter: annotation})
+    resolved = typing.get_type_hints(holder, globalns=namespace, localns=None, include_extras=True)[parameter]
+    if sys.version_info < (3, 11):
+        resolved = _evaluate_nested_strings(resolved, parameter, namespace, depth)
+    return resolved
+
+
+_BUILTIN_GENERICS = (list, set, frozenset, tuple, dict)
+
+
+def _evaluate_nested_strings(annotation: Any, parameter: str, namespace: dict[str, Any], depth: int) -> Any:
+    """Python 3.10's ``get_type_hints`` leaves strings inside builtin generics unevaluated (``list['int']``
+    keeps ``'int'``); 3.11+ evaluates them like any forward reference. This does the same on 3.10: a string
+    argument of a builtin generic is evaluated in ``namespace``, and unions and typing generics holding such a
+    generic are rebuilt. Past the depth bound the annotation is left as it is (and rejected later)."""
+    if depth > _MAX_ANNOTATION_DEPTH:
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin is None or origin is Literal or origin is typing.Annotated:
+        return annotation  # Literal values and Annotated metadata are data, not annotations
+    args = typing.get_args(annotation)
+    builtin_generic = isinstance(annotation, types.GenericAlias)
+    evaluated = []
+    for arg in args:
+        if builtin_generic and isinstance(arg, str):
+            arg = _evaluate_annotation(arg, parameter, namespace, depth + 1)
+        evaluated.append(_evaluate_nested_strings(arg, parameter, namespace, depth + 1))
+    new_args = tuple(evaluated)
+    if all(new is old for new, old in zip(new_args, args, strict=True)):
+        return annotation
+    if origin is Union:
+        return Union[new_args]  # noqa: UP007 - rebuilding a typing.Union
+    if origin is types.UnionType:
+        return functools.reduce(operator.or_, new_args)
+    if builtin_generic or origin in _BUILTIN_GENERICS:
+        return types.GenericAlias(origin, new_args)
+    return annotation  # another generic: not a supported annotation either way
+
+
+def _resolve_annotation(annotation: Any, parameter: str, namespace: dict[str, Any]) -> Any:
     try:
-        hints = typing.get_type_hints(holder, globalns=namespace, localns=None, include_extras=True)
+        return _evaluate_annotation(annotation, parameter, namespace, 0)
     except Exception as error:  # noqa: BLE001 - evaluation of a string annotation can raise anything
         text = annotation if isinstance(annotation, str) else _annotation_text(annotation)
         raise _unsupported(
@@ -490,7 +581,6 @@ def _resolve_annotation(annotation: Any, parameter: str, namespace: dict[str, An
             f"parameter {_show(parameter)}: annotation {_show(str(text))} does not resolve ({type(error).__name__})",
             parameter,
         ) from None
-    return hints[parameter]
 
 
 def _check_function_kind(fn: Any) -> None:
@@ -617,7 +707,7 @@ def analyze_callable(callable_obj: Any) -> CallableSchema:
         raise _unsupported("no_signature", "the object is not callable")
     _reject_async_or_generator(callable_obj)
     try:
-        signature = inspect.signature(callable_obj)
+        signature = _signature(callable_obj)
     except Exception as error:  # noqa: BLE001 - ValueError/TypeError, or anything a user __signature__ raises
         raise _unsupported("no_signature", f"no signature available ({type(error).__name__})") from None
     namespace = _annotation_globals(callable_obj)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import builtins
+import contextlib
 import importlib.util
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 from IPython.core.displayhook import DisplayHook
@@ -176,6 +178,10 @@ class ShellOwner:
         self.shell.user_ns["input"] = _empty_input
         self.shell.user_ns_hidden["input"] = _empty_input
         self.fd_capture = FdCapture(self._sink)
+        # IPython 9 tees every stdout/stderr write into history_manager.outputs and never drops it, even with
+        # history disabled: a cell printing 1 GB would keep 1 GB alive. Our sinks already keep a bounded prefix.
+        if hasattr(self.shell, "_tee"):
+            self.shell._tee = _no_tee  # type: ignore[method-assign]
         prefer_inline_matplotlib()
 
     def _sink(self, target: int) -> PrefixSink | None:
@@ -327,6 +333,11 @@ def _safe_str(error: BaseException) -> str:
         return str(error)
     except Exception:  # noqa: BLE001
         return f"<{type(error).__name__}; str() raised>"
+
+
+@contextlib.contextmanager
+def _no_tee(channel: str = "stdout") -> Iterator[None]:
+    yield
 
 
 def _empty_input(prompt: object = "") -> str:

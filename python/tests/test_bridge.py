@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -87,16 +88,17 @@ def test_arguments_are_converted_to_json_or_refused(worker):
     define(worker)
     result = run(worker, "anything(a=(1, 2), b={'k': [True, None, 1.5]})")
     assert result["result"]["value"]["arguments"] == {"a": [1, 2], "b": {"k": [True, None, 1.5]}}
-    for code, message in [
-        ("anything(x=object())", "argument x of type object has no JSON form"),
-        ("get_weather('Paris')", "get_weather() takes keyword arguments only"),
-        ("get_weather(town='Paris')", "missing a required argument: 'city'"),
-        ("get_weather(city='Paris', town='x')", "got an unexpected keyword argument 'town'"),
-        ("anything(x=float('nan'))", "has no JSON form"),
+    for code, pattern in [
+        ("anything(x=object())", re.escape("argument x of type object has no JSON form")),
+        ("get_weather('Paris')", re.escape("get_weather() takes keyword arguments only")),
+        # CPython 3.13 says "missing a required keyword-only argument", earlier versions "missing a required argument".
+        ("get_weather(town='Paris')", r"missing a required (keyword-only )?argument: 'city'"),
+        ("get_weather(city='Paris', town='x')", re.escape("got an unexpected keyword argument 'town'")),
+        ("anything(x=float('nan'))", re.escape("has no JSON form")),
     ]:
         failed = run(worker, code)
         assert failed["error"]["type"] == "TypeError", code
-        assert message in failed["error"]["message"], (code, failed["error"]["message"])
+        assert re.search(pattern, failed["error"]["message"]), (code, failed["error"]["message"])
 
 
 def test_a_failing_tool_raises_tool_call_error_that_code_can_catch(worker):

@@ -811,3 +811,22 @@ def test_ipython_reset_clears(shell: Any) -> None:
     registry.clear()
     assert registry.discover({}) == {"revision": 2, "tools": [], "stale": []}
     fails("name_not_found", reg, registry, "f")
+
+
+def test_discover_with_the_known_revision_answers_unchanged_until_something_changes() -> None:
+    registry, ns = make({"add": add})
+    reg(registry, "add")
+    full = registry.discover({})
+    assert [tool["tool_name"] for tool in full["tools"]] == ["add"]
+    assert registry.discover({"known_revision": full["revision"]}) == {"revision": full["revision"], "unchanged": True}
+    assert "tools" in registry.discover({"known_revision": full["revision"] - 1})
+
+    def redefined(a: int, b: int = 3) -> int:  # an incompatible redefinition in the namespace
+        return a + b
+
+    ns["add"] = redefined
+    moved = registry.discover({"known_revision": full["revision"]})
+    assert moved["revision"] == full["revision"] + 1 and moved["stale"] == ["add"] and moved["tools"] == []
+    with pytest.raises(OpError) as raised:
+        registry.discover({"known_revision": "1"})
+    assert raised.value.code == "invalid_request"

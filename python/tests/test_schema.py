@@ -216,6 +216,14 @@ def test_nested_string_annotations_resolve() -> None:
         "def f(x: list['int'], y: 'dict[str, Optional[int]]'): ...\nfrom typing import Optional\n", namespace
     )
     assert input_schema(namespace["f"])["properties"]["x"] == {"type": "array", "items": {"type": "integer"}}
+    assert input_schema(namespace["f"])["properties"]["y"] == {
+        "type": "object",
+        "additionalProperties": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+    }
+    exec("def g(x: Optional[list['list[\\'int\\']']]): ...\n", namespace)
+    assert input_schema(namespace["g"])["properties"]["x"] == {
+        "anyOf": [{"type": "array", "items": {"type": "array", "items": {"type": "integer"}}}, {"type": "null"}]
+    }
 
 
 # -- rejections -------------------------------------------------------------------------------------------
@@ -419,6 +427,7 @@ def test_closest_constructor_in_the_mro_wins() -> None:
     assert input_schema(ChildInit) == obj_schema({"i": {"type": "string"}}, ["i"])
     assert input_schema(ChildNew) == obj_schema({"n": {"type": "integer"}}, ["n"])
     assert input_schema(GrandChild) == obj_schema({"i": {"type": "string"}}, ["i"])
+    assert input_schema(functools.partial(GrandChild)) == obj_schema({"i": {"type": "string"}}, ["i"])
 
 
 def test_class_constructor_rejections() -> None:

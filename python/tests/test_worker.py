@@ -167,3 +167,14 @@ def test_a_repr_raising_system_exit_falls_back_to_a_safe_repr(worker):
     assert result["status"] == "ok"
     assert result["result"]["kind"] == "repr" and "repr raised SystemExit" in result["result"]["repr"]
     assert worker.execute("'still alive'")["result"]["value"] == "still alive"
+
+
+def test_printed_output_is_not_retained_after_the_cell(worker):
+    """IPython 9 tees stdout into history_manager.outputs; the worker must not keep what it already bounded."""
+    worker.execute("for _ in range(64):\n    print('x' * 65535)")
+    held = worker.execute(
+        "_h = get_ipython().history_manager\n"
+        "sum(len(part) for outputs in getattr(_h, 'outputs', {}).values() for o in outputs "
+        "for part in o.bundle.get('stream', []))"
+    )
+    assert held["result"]["value"] == 0

@@ -9,13 +9,34 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ipython_mcp_worker.codec import CODEC_JSON, CODEC_MSGPACK, FrameReader, encode_frame
+from ipython_mcp_worker.codec import CODEC_NAMES, FrameReader, encode_frame
 
 PYTHON_ROOT = Path(__file__).resolve().parents[1]
 
 
+class _CodecRecordingReader(FrameReader):
+    """A FrameReader that remembers the codec byte of the last frame it returned."""
+
+    last_codec: int | None = None
+    _latest: bytes | None = None
+
+    def _read_exact(self, count: int) -> bytes | None:
+        self._latest = super()._read_exact(count)
+        return self._latest
+
+    def read(self) -> Any:
+        message = super().read()
+        if message is not None and self._latest:
+            self.last_codec = self._latest[0]  # a returned message's body is the last thing read
+        return message
+
+
 class WorkerProcess:
-    def __init__(self, codec: str = "msgpack", limits: dict[str, int] | None = None,
+    """``codec=None`` negotiates like the parent: the first codec the worker's hello offers (msgpack where the
+    worker's Python has it, else json). A named codec must be offered by the worker, and the worker must then
+    write in it: a test that needs msgpack fails with a clear message where msgpack is missing."""
+
+    def __init__(self, codec: str | None = None, limits: dict[str, int] | None = None,
                  extra: dict[str, Any] | None = None, env: dict[str, str] | None = None) -> None:
         to_worker_r, self._to_worker_w = os.pipe()
         self._from_worker_r, from_worker_w = os.pipe()
@@ -32,14 +53,24 @@ class WorkerProcess:
         os.close(to_worker_r)
         os.close(from_worker_w)
         self.limit = (limits or {}).get("max_ipc_message_bytes", 4 * 1024 * 1024)
-        self.reader = FrameReader(self._from_worker_r, self.limit)
-        self.codec = CODEC_MSGPACK if codec == "msgpack" else CODEC_JSON
+        self.reader = _CodecRecordingReader(self._from_worker_r, self.limit)
         self.next_id = 1
         self.hello = self.read()
+        offered = self.hello.get("codecs", [])
+        if codec is None:
+            codec = offered[0]
+        elif codec not in offered:
+            self.close()
+            raise AssertionError(f"this test needs the {codec} codec; the worker offers only {offered}")
+        self.codec_name = codec
+        self.codec = CODEC_NAMES[codec]
         self.send({"type": "configure", "protocol": 1, "codec": codec, "limits": limits or {},
                    "library_paths": [], "preload_modules": [], "module_aliases": {},
                    "reserved_tool_names": [], **(extra or {})})
         self.ready = self.read()
+        if self.reader.last_codec != self.codec:
+            self.close()
+            raise AssertionError(f"negotiated {codec}, but the worker answered with codec byte {self.reader.last_codec}")
 
     def send(self, message: dict[str, Any]) -> None:
         os.write(self._to_worker_w, encode_frame(message, self.codec, 1 << 30))

@@ -164,11 +164,20 @@ export class DynamicCatalog {
     return this.inflight ?? this.refresh(runtime);
   }
 
+  /** The worker epoch the snapshot was taken from; a new epoch always gets a full discovery. */
+  private snapshotEpoch = 0;
+
   private async discover(runtime: Runtime, signal: AbortSignal | undefined): Promise<boolean> {
-    const outcome = await runtime.run('discover', {}, { signal });
+    // Ask for the full snapshot only when the worker's revision moved since the one this snapshot reflects.
+    const known = this.workerRevision;
+    const epoch = this.snapshotEpoch;
+    const params = epoch === runtime.epoch ? { known_revision: known } : {};
+    const outcome = await runtime.run('discover', params, { signal });
     if (!outcome.ok) return false;
     if (outcome.meta.epoch !== runtime.epoch) return false;
-    const result = outcome.result as { revision?: unknown; tools?: unknown; stale?: unknown };
+    const result = outcome.result as { revision?: unknown; tools?: unknown; stale?: unknown; unchanged?: unknown };
+    if (result.unchanged === true && result.revision === known && this.workerRevision === known) return true;
+    this.snapshotEpoch = outcome.meta.epoch;
     if (typeof result.revision !== 'number' || !Array.isArray(result.tools)) return false;
     const stale = Array.isArray(result.stale) ? result.stale.filter((name): name is string => typeof name === 'string') : undefined;
     this.adopt(result.revision, result.tools as Registration[], stale);
