@@ -180,13 +180,13 @@ class ToolBridge:
         message = {"type": "tool_call", "id": request_id, "call_id": call_id, "name": tool_name,
                    "arguments": arguments}
         try:
-            encode_frame(message, channel.codec, channel.limit)
+            frame = encode_frame(message, channel.codec, channel.limit)
         except FrameTooLarge as error:
             raise ToolCallError(
                 f"the arguments of {tool_name} are {error.size} bytes, over the {error.limit}-byte message limit",
                 tool_name) from None
         self._calls_made += 1
-        channel.send(message)
+        channel.write_frame(frame)
         while True:
             answer = channel.tool_results.get()
             if answer.get("call_id") != call_id:

@@ -79,6 +79,10 @@ class Channel:
                 self.codec,
                 self.limit,
             )
+        self.write_frame(frame)
+
+    def write_frame(self, frame: bytes) -> None:
+        """Write one already-encoded frame, whole, under the write lock."""
         with self._write_lock:
             view = memoryview(frame)
             while view:

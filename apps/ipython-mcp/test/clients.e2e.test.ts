@@ -4,7 +4,7 @@
 // the environment proves that no server or worker outlives its client. Nothing here calls a model.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -181,7 +181,13 @@ describe('Claude Code CLI', () => {
   });
 
   it('reports a failed connection when the binary is not on its PATH (the check above can fail)', async () => {
-    const got = await runClaude(['mcp', 'get', 'ipython'], { PATH: process.env.PATH ?? '' });
+    // The test runner's PATH may hold the repository's own node_modules/.bin (it links ipython-mcp): drop every
+    // directory that has an ipython-mcp, so the configured command really cannot be found.
+    const withoutServer = (process.env.PATH ?? '')
+      .split(delimiter)
+      .filter((directory) => directory.length > 0 && !existsSync(join(directory, 'ipython-mcp')))
+      .join(delimiter);
+    const got = await runClaude(['mcp', 'get', 'ipython'], { PATH: withoutServer });
     expect(got.stdout).toMatch(/Status: ✘ Failed to connect/);
   });
 

@@ -44,5 +44,6 @@ export type {
   WorkerEvent,
   WorkerMessage,
 } from './messages.js';
+export { parseWorkerMessage } from './parse-worker-message.js';
 export { SETTING_DEFINITIONS, SettingsError, defaultSettings, resolveSettings, workerLimits } from './settings.js';
 export type { SettingDefinition, SettingKind, Settings } from './settings.js';

@@ -7,7 +7,7 @@ import {
   HelloSchema,
   PROTOCOL_VERSION,
   ReadySchema,
-  WorkerMessageSchema,
+  parseWorkerMessage,
   encodeFrame,
   type CodecName,
   type Configure,
@@ -275,12 +275,11 @@ export class WorkerProcess {
       this.onHandshakeMessage(raw);
       return;
     }
-    const parsed = WorkerMessageSchema.safeParse(raw);
-    if (!parsed.success) {
+    const message = parseWorkerMessage(raw);
+    if (message === undefined) {
       this.logger.warn('worker.invalid_message', { type: typeof raw === 'object' && raw !== null ? String((raw as { type?: unknown }).type).slice(0, 32) : typeof raw });
       return;
     }
-    const message = parsed.data;
     switch (message.type) {
       case 'response': {
         if (message.id === null) return;
