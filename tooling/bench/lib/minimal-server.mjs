@@ -1,0 +1,33 @@
+#!/usr/bin/env node
+// The MCP floor: the same SDK's stdio server with one no-op tool ("echo", returns its arguments as text), nothing
+// behind it. The bench measures its tools/call round trip and its spawn → initialize time with the same client,
+// so the table can say how much of our figures is the MCP layer itself.
+import { realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = resolve(fileURLToPath(new URL('../../../', import.meta.url)));
+const sdk = realpathSync(join(root, 'apps/ipython-mcp/node_modules/@modelcontextprotocol/sdk'));
+const load = (path) => import(pathToFileURL(join(sdk, path)).href);
+const [{ Server }, { StdioServerTransport }, types] = await Promise.all([
+  load('dist/esm/server/index.js'),
+  load('dist/esm/server/stdio.js'),
+  load('dist/esm/types.js'),
+]);
+
+const server = new Server({ name: 'bench-minimal', version: '1.0.0' }, { capabilities: { tools: {} } });
+server.setRequestHandler(types.ListToolsRequestSchema, async () => ({
+  tools: [
+    {
+      name: 'echo',
+      description: 'Returns its arguments as text.',
+      inputSchema: { type: 'object', properties: { code: { type: 'string' } }, additionalProperties: true },
+    },
+  ],
+}));
+server.setRequestHandler(types.CallToolRequestSchema, async (request) => ({
+  content: [{ type: 'text', text: JSON.stringify(request.params.arguments ?? {}) }],
+}));
+await server.connect(new StdioServerTransport());
+process.stdin.on('end', () => process.exit(0));
+process.stdin.on('close', () => process.exit(0));

@@ -1,0 +1,451 @@
+// The one table: every figure with its goal beside it and the ratio against each alternative.
+import { formatMiB, formatMs, formatRatio, ratio } from './stats.mjs';
+
+const MET = 'met';
+const MISSED = 'MISSED';
+
+function row(label, { median = null, p90 = null, value = null, goal = '—', comparison = '', verdict = '', raw = {} } = {}) {
+  return {
+    label,
+    median: value ?? (median === null ? '—' : formatMs(median)),
+    p90: p90 === null ? '—' : formatMs(p90),
+    goal,
+    comparison,
+    verdict,
+    raw: { median, p90, ...raw },
+  };
+}
+
+function failedRow(label, error) {
+  return { label, median: 'FAILED', p90: '', goal: '', comparison: String(error).split('\n')[0].slice(0, 100), verdict: 'FAILED', raw: {} };
+}
+
+/** Builds the table rows from the section results (missing sections are left out; failed ones say so). */
+export function buildRows(results, errors) {
+  const rows = [];
+  const failed = (key, label) => {
+    if (errors[key]) rows.push(failedRow(label, errors[key]));
+  };
+
+  // execute("1+1")
+  const mcp = results.executeMcp?.summary;
+  const floor = results.floor?.summary;
+  const kernel = results.kernel?.roundtrip?.summary ?? null;
+  const runtime = results.executeRuntime?.summary;
+  if (mcp) {
+    const overFloor = floor ? ratio(mcp.median, floor.median) : null;
+    const kernelOver = kernel?.n ? ratio(kernel.median, mcp.median) : null;
+    const parts = [];
+    const verdicts = [];
+    if (overFloor !== null) {
+      parts.push(`${formatRatio(overFloor)} the floor`);
+      verdicts.push(`floor ${overFloor <= 2 ? MET : MISSED}`);
+    }
+    if (kernelOver !== null) {
+      parts.push(`ipykernel is ${formatRatio(kernelOver)} slower`);
+      verdicts.push(`ipykernel ${kernelOver >= 3 ? MET : MISSED}`);
+    }
+    for (const key of Object.keys(results).filter((name) => name.startsWith('peer'))) {
+      const peer = results[key].summary;
+      parts.push(peer.median >= mcp.median ? `${key} is ${formatRatio(ratio(peer.median, mcp.median))} slower` : `${key} is ${formatRatio(ratio(mcp.median, peer.median))} faster`);
+    }
+    rows.push(
+      row('execute("1+1") via MCP stdio (ours)', {
+        median: mcp.median,
+        p90: mcp.p90,
+        goal: '≤ 2× floor; ipykernel ≥ 3× slower',
+        comparison: parts.join('; '),
+        verdict: verdicts.join(', '),
+        raw: { overFloor, kernelOver },
+      }),
+    );
+  }
+  failed('executeMcp', 'execute("1+1") via MCP stdio (ours)');
+  if (runtime) {
+    rows.push(
+      row('  same via Runtime.run, no MCP (ours)', {
+        median: runtime.median,
+        p90: runtime.p90,
+        goal: '(decomposition)',
+        comparison: [floor ? `${formatRatio(ratio(runtime.median, floor.median))} the floor` : '', mcp ? `MCP layers add ${formatMs(mcp.median - runtime.median)}` : '']
+          .filter(Boolean)
+          .join('; '),
+      }),
+    );
+  }
+  failed('executeRuntime', '  same via Runtime.run, no MCP');
+  if (floor) {
+    const halves = results.floor.halves;
+    rows.push(
+      row('  floor: InteractiveShell.run_cell in process', {
+        median: floor.median,
+        p90: floor.p90,
+        goal: '(reference)',
+        comparison: halves ? `halves before/after our loops: ${formatMs(halves[0].median)} / ${formatMs(halves[1].median)}` : '',
+      }),
+    );
+  }
+  failed('floorA', '  floor: InteractiveShell.run_cell (first half)');
+  failed('floorB', '  floor: InteractiveShell.run_cell (second half)');
+  const pipe = results.pipeFloor?.summary;
+  if (pipe) {
+    rows.push(
+      row('  transport floor: Node↔Python pipe round trip', {
+        median: pipe.median,
+        p90: pipe.p90,
+        goal: '(reference)',
+        comparison: floor ? `floor + 2 such round trips = ${formatMs(floor.median + 2 * pipe.median)}` : '',
+      }),
+    );
+  }
+  failed('pipeFloor', '  transport floor: pipe round trip');
+  const mcpFloor = results.mcpFloor?.summary;
+  if (mcpFloor) {
+    rows.push(
+      row('  MCP floor: no-op tool, bare SDK server', {
+        median: mcpFloor.median,
+        p90: mcpFloor.p90,
+        goal: '(reference)',
+        comparison: runtime ? `+ Runtime.run = ${formatMs(mcpFloor.median + runtime.median)}` : '',
+      }),
+    );
+  }
+  failed('mcpFloor', '  MCP floor: no-op tool');
+  if (kernel && kernel.n > 0) {
+    rows.push(
+      row('  ipykernel via jupyter_client', {
+        median: kernel.median,
+        p90: kernel.p90,
+        goal: '(alternative)',
+        comparison: floor ? `${formatRatio(ratio(kernel.median, floor.median))} the floor` : '',
+      }),
+    );
+  }
+  failed('kernel', '  ipykernel via jupyter_client');
+  for (const key of Object.keys(results).filter((name) => name.startsWith('peer'))) {
+    const peer = results[key];
+    rows.push(
+      row(`  ${key}: ${peer.command.slice(0, 40)} → ${peer.tool}`, {
+        median: peer.summary.median,
+        p90: peer.summary.p90,
+        goal: '(alternative)',
+        comparison: mcp ? (peer.summary.median >= mcp.median ? `ours is ${formatRatio(ratio(peer.summary.median, mcp.median))} faster` : `ours is ${formatRatio(ratio(mcp.median, peer.summary.median))} slower`) : '',
+      }),
+    );
+  }
+  for (const key of Object.keys(errors).filter((name) => name.startsWith('peer'))) failed(key, `  ${key}`);
+
+  // Code Mode
+  const codeMode = results.codeMode;
+  const stdin = results.codeMode?.stdin ?? results.kernel?.stdin;
+  const stdinPerCallMs = stdin?.kernel_loop_s ? (stdin.kernel_loop_s * 1000) / stdin.calls : null;
+  if (codeMode) {
+    const speedup = stdinPerCallMs ? ratio(stdinPerCallMs, codeMode.perCallMs) : null;
+    const verdicts = [`≤100 µs ${codeMode.perCallMs <= 0.1 ? MET : MISSED}`];
+    if (speedup !== null) verdicts.push(`≥10× ${speedup >= 10 ? MET : MISSED}`);
+    const perSecond = (data) => `${formatMs(data.perCallMs)} (${Math.round(data.callsPerSecond).toLocaleString('en-US')}/s)`;
+    rows.push(
+      row(`Code Mode nested tool call (ours${codeMode.engine ? ', CodeMode engine' : ', Runtime + bridge'})`, {
+        median: codeMode.perCallMs,
+        value: perSecond(codeMode),
+        goal: '≤ 100 µs/call; ≥ 10× stdin channel',
+        comparison: speedup !== null ? `stdin channel is ${formatRatio(speedup)} slower` : '',
+        verdict: verdicts.join(', '),
+        raw: { speedup, callsPerSecond: codeMode.callsPerSecond },
+      }),
+    );
+    if (codeMode.engine && codeMode.bridge) {
+      rows.push(
+        row('  same via Runtime + worker bridge, no engine', {
+          median: codeMode.bridge.perCallMs,
+          value: perSecond(codeMode.bridge),
+          goal: '(decomposition)',
+          comparison:
+            codeMode.perCallMs >= codeMode.bridge.perCallMs
+              ? `the engine adds ${formatMs(codeMode.perCallMs - codeMode.bridge.perCallMs)} per call`
+              : `measured ${formatMs(codeMode.bridge.perCallMs - codeMode.perCallMs)} slower than through the engine (load drift)`,
+        }),
+      );
+    }
+  }
+  failed('codeMode', 'Code Mode nested tool call (ours)');
+  if (codeMode?.stdinError) rows.push(failedRow('  Jupyter stdin-channel tool call', codeMode.stdinError));
+  if (stdinPerCallMs) {
+    rows.push(
+      row('  Jupyter stdin-channel tool call', {
+        median: stdinPerCallMs,
+        value: `${formatMs(stdinPerCallMs)} (${Math.round(1000 / stdinPerCallMs).toLocaleString('en-US')}/s)`,
+        goal: '(alternative)',
+        comparison: 'input() in ipykernel, answered by jupyter_client',
+      }),
+    );
+  }
+
+  // Hard recovery
+  const standby = results.recoveryStandby;
+  const noStandby = results.recoveryNoStandby;
+  const mcpRecovery = results.recoveryMcp;
+  const recoveryRow = (label, data, goal) =>
+    row(label, {
+      median: data.afterGrace.median,
+      p90: data.afterGrace.p90,
+      goal,
+      comparison: `deadline ${data.timeoutS} s, grace ${data.graceS} s; replacement ${data.replacementStartupMs ?? '?'} ms`,
+      raw: { afterGrace: data.afterGrace },
+    });
+  if (standby) {
+    const entry = recoveryRow('hard recovery − grace, Runtime + standby', standby, '≤ 150 ms after grace');
+    entry.verdict = standby.afterGrace.median <= 150 ? MET : MISSED;
+    if (noStandby) entry.comparison = `no standby is ${formatRatio(ratio(noStandby.afterGrace.median, standby.afterGrace.median))} slower; ${entry.comparison}`;
+    rows.push(entry);
+  }
+  failed('recoveryStandby', 'hard recovery, Runtime + standby');
+  if (noStandby) rows.push(recoveryRow('  same, warmStandby: false', noStandby, '(reference)'));
+  failed('recoveryNoStandby', '  hard recovery, no standby');
+  if (mcpRecovery) {
+    const entry = recoveryRow('  same through MCP (standby)', mcpRecovery, '≤ 150 ms after grace');
+    entry.verdict = mcpRecovery.afterGrace.median <= 150 ? MET : MISSED;
+    rows.push(entry);
+  }
+  failed('recoveryMcp', '  hard recovery through MCP');
+
+  // Cold start
+  const cold = results.coldStart;
+  if (cold) {
+    rows.push(
+      row('cold start: spawn → initialize answered', {
+        median: cold.initialize.summary.median,
+        p90: cold.initialize.summary.p90,
+        goal: '≤ 300 ms',
+        verdict: cold.initialize.summary.median <= 300 ? MET : MISSED,
+        comparison: `${cold.initialize.summary.n} spawns` + (cold.minimalServerInitialize ? `; ${formatRatio(ratio(cold.initialize.summary.median, cold.minimalServerInitialize.summary.median))} the minimal SDK server` : ''),
+      }),
+    );
+    if (cold.initializeWithoutWorker) {
+      rows.push(
+        row('  same, worker cannot start (/bin/false)', {
+          median: cold.initializeWithoutWorker.summary.median,
+          p90: cold.initializeWithoutWorker.summary.p90,
+          goal: '(reference)',
+          comparison: 'no Python start-up competing for the CPU',
+        }),
+      );
+      rows.push(row('  minimal SDK server: spawn → initialize', { median: cold.minimalServerInitialize.summary.median, p90: cold.minimalServerInitialize.summary.p90, goal: '(reference)' }));
+      rows.push(row('  node -e 0: spawn → exit', { median: cold.bareNode.summary.median, p90: cold.bareNode.summary.p90, goal: '(reference)' }));
+    }
+    rows.push(
+      row('cold start: spawn → first execute result', {
+        median: cold.firstExecute.summary.median,
+        p90: cold.firstExecute.summary.p90,
+        goal: '≤ 1 s',
+        verdict: cold.firstExecute.summary.median <= 1000 ? MET : MISSED,
+        comparison: `${cold.firstExecute.summary.n} spawns`,
+      }),
+    );
+  }
+  failed('coldStart', 'cold start');
+
+  // Output flood
+  const flood = results.flood;
+  if (flood) {
+    const size = `${(flood.expectedChars / 1024 ** 3).toFixed(flood.expectedChars >= 1024 ** 3 ? 0 : 2)} GiB`;
+    rows.push(
+      row(`output flood ${size}: wall time`, {
+        median: flood.wallMs,
+        goal: '—',
+        comparison: `${flood.throughputMiBps.toFixed(0)} MiB/s; one run`,
+      }),
+    );
+    const limit = 64 * 1024 * 1024;
+    rows.push(
+      row('  server (parent) RSS growth', {
+        value: formatMiB(flood.server.growth),
+        goal: '≤ 64 MB',
+        comparison: `baseline ${formatMiB(flood.server.baselineRss)}, peak ${formatMiB(Math.max(flood.server.peakRss, flood.server.hwmAfter))}`,
+        verdict: flood.server.growth <= limit ? MET : MISSED,
+        raw: { bytes: flood.server.growth },
+      }),
+    );
+    rows.push(
+      row('  worker RSS growth', {
+        value: formatMiB(flood.worker.growth),
+        goal: '≤ 64 MB',
+        comparison:
+          `baseline ${formatMiB(flood.worker.baselineRss)}, peak ${formatMiB(Math.max(flood.worker.peakRss, flood.worker.hwmAfter))}` +
+          (flood.retainedByIpythonHistoryOutputs ? `; IPython history_manager.outputs holds ${formatMiB(flood.retainedByIpythonHistoryOutputs)} of printed text` : ''),
+        verdict: flood.worker.growth <= limit ? MET : MISSED,
+        raw: { bytes: flood.worker.growth },
+      }),
+    );
+    rows.push(
+      row('  omitted-character count', {
+        value: flood.exact ? 'exact' : 'WRONG',
+        goal: 'exact',
+        comparison: `${flood.keptChars} kept + ${flood.omittedChars.toLocaleString('en-US')} omitted = ${(flood.keptChars + flood.omittedChars).toLocaleString('en-US')}`,
+        verdict: flood.exact ? MET : MISSED,
+      }),
+    );
+  }
+  failed('flood', 'output flood');
+
+  // Admission burst
+  const burst = results.burst;
+  if (burst) {
+    rows.push(
+      row(`burst ${burst.calls} calls: runtime_busy latency`, {
+        median: burst.busyLatency.median,
+        p90: burst.busyLatency.p90,
+        goal: 'at once (≈ transport)',
+        comparison:
+          `all ${burst.busy} within ${formatMs(burst.allBusyWithinMs)} of the first send${burst.allBusyBeforeSlowEnded ? ', before the active cell ended' : ' (NOT all before the active cell ended)'}` +
+          (burst.statusBurstLatency ? `; ${burst.calls} concurrent runtime_status (never queued): ${formatMs(burst.statusBurstLatency.median)} median` : ''),
+        // "At once": no slower than the transport answers the same burst of never-queued runtime_status calls.
+        verdict:
+          burst.allBusyBeforeSlowEnded && (!burst.statusBurstLatency || burst.busyLatency.median <= 1.5 * burst.statusBurstLatency.median + 5) ? MET : MISSED,
+      }),
+    );
+    rows.push(
+      row('  outcomes', {
+        value: `${burst.executed} ran + ${burst.busy} busy`,
+        goal: `${burst.maxPending} queued, rest busy`,
+        comparison: `+1 active; duplicates ${burst.duplicates}; busy that ran ${burst.busyThatRan}; ${Object.entries(burst.counts)
+          .map(([code, count]) => `${code} ${count}`)
+          .join(', ')}`,
+        verdict: burst.expected ? MET : MISSED,
+      }),
+    );
+  }
+  failed('burst', 'admission burst');
+
+  // Scale
+  const scale = results.scale;
+  if (scale) {
+    for (const size of scale.sizes) {
+      const names = size.names.toLocaleString('en-US');
+      rows.push(row(`list over ${names} names`, { median: size.list.median, p90: size.list.p90, goal: '—', comparison: `${size.listTotal} functions, 100 returned` }));
+      rows.push(row(`search over ${names} names`, { median: size.search.median, p90: size.search.p90, goal: '—', comparison: `${size.searchTotal} matches` }));
+    }
+    const dynamic = scale.dynamic;
+    const names = dynamic.namespaceNames.toLocaleString('en-US');
+    rows.push(
+      row(`tools/list, ${dynamic.tools} dynamic tools, ${names} names`, {
+        median: dynamic.toolsList.median,
+        p90: dynamic.toolsList.p90,
+        goal: '—',
+        comparison: `${dynamic.listedTotal} tools listed (${dynamic.listedDynamicTools} dynamic)`,
+      }),
+    );
+    rows.push(row('  register_tool (each)', { median: dynamic.registerTool.median, p90: dynamic.registerTool.p90, goal: '—' }));
+    rows.push(row('  dynamic tool call', { median: dynamic.dynamicCall.median, p90: dynamic.dynamicCall.p90, goal: '—' }));
+    const base = results.executeMcp?.summary?.median;
+    rows.push(
+      row('  execute("1+1") with 100 dynamic tools', {
+        median: dynamic.executeWithTools.median,
+        p90: dynamic.executeWithTools.p90,
+        goal: '—',
+        comparison: base ? `${formatRatio(ratio(dynamic.executeWithTools.median, base))} execute without tools` : '',
+      }),
+    );
+  }
+  failed('scale', 'scale');
+  failed('profile', 'profile');
+  return rows;
+}
+
+/** Prints the table (plain text, aligned). */
+export function printTable(rows, report) {
+  const headers = ['measurement', 'median', 'p90', 'goal', 'verdict', 'vs alternatives / notes'];
+  const cells = rows.map((entry) => [entry.label, entry.median, entry.p90, entry.goal, entry.verdict, entry.comparison]);
+  const widths = headers.map((header, column) => Math.max(header.length, ...cells.map((line) => String(line[column] ?? '').length)));
+  const line = (values) => values.map((value, column) => String(value ?? '').padEnd(widths[column])).join('  ').trimEnd();
+  const out = [];
+  out.push('');
+  out.push(
+    `ipython-mcp bench (${report.mode}) — ${report.machine.nproc} cores, ${report.machine.cpuModel}, Node ${report.versions.node}, ` +
+      `Python ${report.versions.python}, IPython ${report.versions.ipython}; load avg at start ${report.machine.loadAverageAtStart.join(' ')}`,
+  );
+  out.push(line(headers));
+  out.push(widths.map((width) => '-'.repeat(width)).join('  '));
+  for (const values of cells) out.push(line(values));
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+function v8Lines(out, title, summary, calls) {
+  if (!summary) return;
+  if (summary.error) {
+    out.push(`    ${title}: ${summary.error}`);
+    return;
+  }
+  out.push(`    ${title}: busy ${summary.busyMs.toFixed(0)} ms of ${summary.totalMs.toFixed(0)} ms${calls ? ` (${formatMs(summary.busyMs / calls)} per call)` : ''}`);
+  out.push(`      layers (self time): ${summary.layers.slice(0, 8).map((item) => `${item.name} ${(item.shareOfBusy * 100).toFixed(0)}%`).join(', ')}`);
+  out.push(`      top self: ${summary.self.slice(0, 6).map((item) => `${item.name} ${(item.shareOfBusy * 100).toFixed(0)}%`).join('; ')}`);
+}
+
+function workerLines(out, worker) {
+  if (!worker) return;
+  if (worker.tool === 'py-spy' && !worker.error) {
+    out.push(`    worker (py-spy ${worker.rate} Hz, on-CPU samples): ${worker.threads.map((item) => `${item.name} on CPU ${((item.onCpuFraction ?? 0) * 100).toFixed(0)}% of the loop`).join(', ')}`);
+    out.push(`      top self: ${worker.self.slice(0, 6).map((item) => `${item.name} ${(item.share * 100).toFixed(0)}%`).join('; ')}`);
+    out.push(`      top inclusive: ${worker.inclusive.slice(0, 10).map((item) => `${item.name} ${(item.share * 100).toFixed(0)}%`).join('; ')}`);
+  } else if (worker.tool === 'cProfile') {
+    out.push(`    worker (cProfile):\n${worker.text.split('\n').slice(0, 30).map((text) => `      ${text}`).join('\n')}`);
+  } else {
+    out.push(`    worker: ${worker.error ?? 'no profile'}`);
+  }
+}
+
+/** Prints the exact CPU time per call of each process and thread (scheduler accounting, no profiler). */
+export function printCpu(results) {
+  const entries = [
+    ['execute via MCP (ours)', results.executeMcp, results.executeMcp?.wallPerCallUs],
+    ['execute via Runtime.run', results.executeRuntime, results.executeRuntime?.wallPerCallUs],
+    ['no-op tool, bare SDK server', results.mcpFloor, results.mcpFloor?.wallPerCallUs],
+    ['Code Mode nested call (engine)', results.codeMode?.engine, results.codeMode?.engine ? results.codeMode.engine.perCallMs * 1000 : null],
+    ['Code Mode nested call (Runtime + bridge)', results.codeMode?.bridge, results.codeMode?.bridge ? results.codeMode.bridge.perCallMs * 1000 : null],
+  ].filter(([, data]) => data?.cpuPerCallUs);
+  if (entries.length === 0) return;
+  const out = ['', 'CPU time per call (on-CPU time from /proc/<pid>/task/*/schedstat over the measured loop; 2 cores):'];
+  for (const [title, data, wallUs] of entries) {
+    const parts = Object.entries(data.cpuPerCallUs).map(([label, cpu]) => {
+      const threads = Object.entries(cpu.threadsUs).filter(([, us]) => us >= 1);
+      const detail = threads.length > 1 ? ` (${threads.slice(0, 4).map(([name, us]) => `${name} ${us.toFixed(0)}`).join(', ')})` : '';
+      return `${label} ${cpu.totalUs.toFixed(0)} µs${detail}`;
+    });
+    const sum = Object.values(data.cpuPerCallUs).reduce((total, cpu) => total + cpu.totalUs, 0);
+    out.push(`  ${title}: ${parts.join('; ')} — sum ${sum.toFixed(0)} µs of ${wallUs ? `${wallUs.toFixed(0)} µs` : '?'} wall per call`);
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/** Prints the profile summaries: layers and top frames per process, for each profiled scenario. */
+export function printProfile(profiles) {
+  const out = ['', 'Profiles (profilers on, so per-call figures are inflated; shares are what matter):'];
+  const titles = {
+    execute: 'warm execute("1+1") loop through MCP',
+    codeMode: 'Code Mode nested tool-call loop (run_code)',
+    coldStart: 'server start-up, spawn → initialize answered',
+    executeWithDynamicTools: 'execute("1+1") with 100 dynamic tools registered',
+  };
+  for (const [key, title] of Object.entries(titles)) {
+    const profile = profiles[key];
+    if (!profile) {
+      if (profiles.errors?.[key]) out.push(`  ${title}: FAILED: ${profiles.errors[key]}`);
+      continue;
+    }
+    out.push(`  ${title}: ${profile.loop.calls} × ${formatMs(profile.loop.perCallMs)}`);
+    v8Lines(out, profile.clientTitle ?? 'MCP client (this process)', profile.client, profile.loop.calls);
+    v8Lines(out, 'server (node --cpu-prof)', profile.server, key === 'coldStart' ? null : profile.loop.calls);
+    workerLines(out, profile.worker);
+  }
+  const split = profiles.workerSplit;
+  if (split) {
+    const part = (key) => (split.split[key] ? `${key} ${formatMs(split.split[key].median_us / 1000)} (mean ${formatMs(split.split[key].mean_us / 1000)}, p90 ${formatMs(split.split[key].p90_us / 1000)})` : null);
+    out.push(`  worker main thread per execute, instrumented (${split.calls} calls × ${formatMs(split.perCallMs)}), medians:`);
+    out.push(`    ${['run_cell', 'execute', 'encode', 'write', 'handle', 'wait'].map(part).filter(Boolean).join('; ')}`);
+    out.push('    (execute = run_cell + capture settle + result; handle = execute + begin/end + encode + write; wait = blocked until the next request: client, server, transport)');
+  } else if (profiles.errors?.workerSplit) {
+    out.push(`  worker split: FAILED: ${profiles.errors.workerSplit}`);
+  }
+  out.push(`  raw profiles: ${profiles.directory}`);
+  process.stdout.write(`${out.join('\n')}\n`);
+}

@@ -1,0 +1,285 @@
+#!/usr/bin/env node
+// `pnpm bench`: measures the performance targets of DESIGN.md side by side with the alternatives, in one run on
+// this machine, prints one table (medians, p90, goal, ratios) and writes bench/results/latest.json.
+// Not part of the test run; timings are never asserted anywhere else.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { ROOT, RESULTS_DIR, chooseWorkerPython, ensureBenchVenv, loadModules, machineFacts, pythonFacts } from './lib/env.mjs';
+import { installExitHandlers, killAll, leftovers, sleep } from './lib/procs.mjs';
+import { buildRows, printCpu, printProfile, printTable } from './lib/report.mjs';
+import { summarize } from './lib/stats.mjs';
+import { measureBurst } from './sections/burst.mjs';
+import { measureCodeMode } from './sections/code-mode.mjs';
+import { measureColdStart } from './sections/cold-start.mjs';
+import { measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
+import { measureFlood } from './sections/flood.mjs';
+import { measureProfile } from './sections/profile.mjs';
+import { measureMcpRecovery, measureRuntimeRecovery } from './sections/recovery.mjs';
+import { measureScale } from './sections/scale.mjs';
+
+const SECTIONS = ['execute', 'code-mode', 'recovery', 'cold-start', 'flood', 'burst', 'scale', 'profile'];
+
+const SIZES = {
+  full: {
+    execute: 1000, warmup: 50, kernel: 1000, stdinCalls: 1000, toolCalls: 5000, recovery: 5, coldStarts: 10, floodMiB: 1024,
+    burst: 1000, burstSlowSeconds: 5, scaleSizes: [1_000, 10_000, 100_000], scaleReps: 10, scaleRepsLarge: 5, profileCalls: 2000,
+  },
+  quick: {
+    execute: 200, warmup: 20, kernel: 200, stdinCalls: 200, toolCalls: 1000, recovery: 2, coldStarts: 3, floodMiB: 256,
+    burst: 1000, burstSlowSeconds: 3, scaleSizes: [1_000, 10_000], scaleReps: 5, scaleRepsLarge: 3, profileCalls: 500,
+  },
+};
+
+const HELP = `usage: pnpm bench [-- options]
+
+Measures the DESIGN.md performance targets and the alternatives in one run; prints one table and writes
+bench/results/latest.json. Needs the README setup (built dist/, a worker Python with IPython). The first run
+creates the bench-only venv (.venv-bench: ipykernel, jupyter_client, py-spy from PyPI).
+
+  --quick                     smaller N everywhere (a couple of minutes)
+  --compare "CMD ..."         another stdio MCP server to measure with the same client (repeatable)
+  --tool NAME                 its tool to call (applies to the last --compare)
+  --arg-template JSON         the tool's arguments; "{code}" in a string value becomes the cell (1+1)
+  --python PATH               worker Python (default: IPYTHON_MCP_PYTHON, .venv, the managed venv, python3)
+  --bench-venv DIR            bench-only venv (default: .venv-bench)
+  --only a,b                  run only these sections (${SECTIONS.join(', ')})
+  --skip a,b                  skip these sections
+  --n N                       execute round trips per loop (overrides the mode's default)
+  --no-py-spy                 profile the worker with cProfile instead of py-spy
+  --output PATH               JSON output (default: bench/results/latest.json)
+`;
+
+function parseArgs(argv) {
+  const options = { mode: 'full', compare: [], only: null, skip: new Set(), python: undefined, benchVenv: join(ROOT, '.venv-bench'), output: join(RESULTS_DIR, 'latest.json'), n: null, noPySpy: false };
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index];
+    const value = () => {
+      if (index + 1 >= argv.length) throw new Error(`${arg} needs a value`);
+      return argv[++index];
+    };
+    switch (arg) {
+      case '--':
+        break;
+      case '--help':
+      case '-h':
+        process.stdout.write(HELP);
+        process.exit(0);
+        break;
+      case '--quick':
+        options.mode = 'quick';
+        break;
+      case '--full':
+        options.mode = 'full';
+        break;
+      case '--compare':
+        options.compare.push({ command: value(), tool: 'execute', argTemplate: { code: '{code}' } });
+        break;
+      case '--tool':
+        if (options.compare.length === 0) throw new Error('--tool must follow a --compare');
+        options.compare.at(-1).tool = value();
+        break;
+      case '--arg-template': {
+        if (options.compare.length === 0) throw new Error('--arg-template must follow a --compare');
+        const text = value();
+        try {
+          options.compare.at(-1).argTemplate = JSON.parse(text);
+        } catch (error) {
+          throw new Error(`--arg-template is not JSON: ${error.message}`);
+        }
+        break;
+      }
+      case '--python':
+        options.python = value();
+        break;
+      case '--bench-venv':
+        options.benchVenv = resolve(value());
+        break;
+      case '--only':
+        options.only = new Set(value().split(','));
+        break;
+      case '--skip':
+        for (const name of value().split(',')) options.skip.add(name);
+        break;
+      case '--n':
+        options.n = Number(value());
+        if (!Number.isInteger(options.n) || options.n <= 0) throw new Error('--n needs a positive integer');
+        break;
+      case '--no-py-spy':
+        options.noPySpy = true;
+        break;
+      case '--output':
+        options.output = resolve(value());
+        break;
+      default:
+        throw new Error(`unknown option ${arg} (see --help)`);
+    }
+  }
+  for (const name of [...(options.only ?? []), ...options.skip]) {
+    if (!SECTIONS.includes(name)) throw new Error(`unknown section ${name}; sections: ${SECTIONS.join(', ')}`);
+  }
+  return options;
+}
+
+function log(message) {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+}
+
+async function main() {
+  let options;
+  try {
+    options = parseArgs(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`bench: ${error.message}\n`);
+    process.exit(2);
+  }
+  installExitHandlers();
+  const benchStarted = performance.now();
+  const startedAt = new Date().toISOString();
+  const n = { ...SIZES[options.mode] };
+  if (options.n) n.execute = n.kernel = options.n;
+  const wanted = (name) => (options.only ? options.only.has(name) : true) && !options.skip.has(name);
+
+  const modules = await loadModules();
+  const worker = chooseWorkerPython(options.python);
+  const workerFacts = pythonFacts(worker.python);
+  if (!workerFacts.ipython) throw new Error(`the worker Python ${worker.python} has no IPython; run the README setup or pass --python`);
+  log(`worker Python: ${worker.python} (${worker.source}; Python ${workerFacts.python}, IPython ${workerFacts.ipython}, msgpack ${workerFacts.msgpack ?? 'absent'})`);
+  const machine = machineFacts();
+  log(`machine: ${machine.nproc} cores, ${machine.memoryGiB} GiB, ${machine.cpuModel}; load ${machine.loadAverageAtStart.join(' ')}`);
+
+  let venv = null;
+  const needsVenv = wanted('execute') || wanted('code-mode') || wanted('profile');
+  const setupStarted = performance.now();
+  let venvError = null;
+  if (needsVenv) {
+    try {
+      venv = await ensureBenchVenv(options.benchVenv, workerFacts, log);
+    } catch (error) {
+      // The alternatives (ipykernel, the stdin channel) and py-spy need it; everything else runs without it.
+      venvError = String(error?.message ?? error).slice(0, 1000);
+      log(`bench venv unavailable, the Jupyter alternatives will be missing: ${venvError.split('\n')[0]}`);
+    }
+  }
+  const setupS = (performance.now() - setupStarted) / 1000;
+
+  const ctx = {
+    modules,
+    python: worker.python,
+    benchPython: venv?.python ?? null,
+    venvError,
+    n,
+    noPySpy: options.noPySpy,
+    /** The server's environment: the chosen worker Python plus per-section settings. */
+    serverEnv: (extra = {}) => ({ IPYTHON_MCP_PYTHON: worker.python, ...extra }),
+  };
+  const results = {};
+  const errors = {};
+  const timings = {};
+  const loads = {};
+  const step = async (section, key, what, fn) => {
+    if (!wanted(section)) return;
+    log(`${key}: ${what}`);
+    loads[key] = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+    const started = performance.now();
+    try {
+      results[key] = await fn();
+    } catch (error) {
+      errors[key] = String(error?.stack ?? error).slice(0, 2000);
+      log(`${key} FAILED: ${String(error?.message ?? error).split('\n')[0]}`);
+      killAll();
+    }
+    timings[key] = Number(((performance.now() - started) / 1000).toFixed(1));
+    await sleep(300);
+  };
+
+  // The floor runs in two halves around our loops, so a change of machine load hits both sides of the ratio.
+  const half = Math.max(1, Math.round(n.execute / 2));
+  await step('execute', 'floorA', `InteractiveShell.run_cell in process ×${half} (first half)`, () => measureFloor(ctx, half));
+  await step('execute', 'executeMcp', `execute("1+1") via MCP stdio ×${n.execute}`, () => measureMcpExecute(ctx));
+  await step('execute', 'executeRuntime', `execute("1+1") via Runtime.run (no MCP) ×${n.execute}`, () => measureRuntimeExecute(ctx));
+  await step('execute', 'floorB', `InteractiveShell.run_cell in process ×${half} (second half)`, () => measureFloor(ctx, half));
+  if (results.floorA && results.floorB) {
+    const samples = [...results.floorA.samples, ...results.floorB.samples];
+    results.floor = { ...results.floorA, samples, summary: summarize(samples), halves: [results.floorA.summary, results.floorB.summary] };
+    delete results.floorA;
+    delete results.floorB;
+  }
+  await step('execute', 'mcpFloor', `no-op tool on a bare SDK stdio server ×${n.execute}`, () => measureMcpFloor(ctx));
+  await step('execute', 'pipeFloor', `Node ↔ Python pipe ping-pong ×${n.execute}`, () => measurePipeFloor(ctx));
+  await step('execute', 'kernel', `ipykernel via jupyter_client ×${n.kernel}`, () => measureKernel({ ...ctx, n: { ...n, stdinCalls: 0 } }));
+  for (const [index, peer] of options.compare.entries()) {
+    await step('execute', `peer${index + 1}`, `peer server "${peer.command}" tool ${peer.tool} ×${n.execute}`, () => measurePeer(ctx, peer));
+  }
+  await step('code-mode', 'codeMode', `Code Mode nested tool calls ×${n.toolCalls} (bridge, engine, stdin channel ×${n.stdinCalls}, engine, bridge)`, () => measureCodeMode(ctx));
+  await step('recovery', 'recoveryStandby', `hard recovery via Runtime, warm standby ×${n.recovery}`, () => measureRuntimeRecovery(ctx, true));
+  await step('recovery', 'recoveryNoStandby', `hard recovery via Runtime, no standby ×${n.recovery}`, () => measureRuntimeRecovery(ctx, false));
+  await step('recovery', 'recoveryMcp', `hard recovery via MCP (standby) ×${n.recovery}`, () => measureMcpRecovery(ctx));
+  await step('cold-start', 'coldStart', `cold start ×${n.coldStarts}`, () => measureColdStart(ctx));
+  await step('flood', 'flood', `output flood ${n.floodMiB} MiB`, () => measureFlood(ctx));
+  await step('burst', 'burst', `admission burst ×${n.burst}`, () => measureBurst(ctx));
+  await step('scale', 'scale', `scale ${n.scaleSizes.join(', ')} names + 100 dynamic tools`, () => measureScale(ctx));
+  await step('profile', 'profile', `profiled execute loop ×${n.profileCalls} (client inspector, server --cpu-prof, worker ${options.noPySpy ? 'cProfile' : 'py-spy'})`, () => measureProfile(ctx));
+
+  const killed = killAll();
+  await sleep(300);
+  const left = leftovers();
+  const durationS = (performance.now() - benchStarted) / 1000;
+  const rows = buildRows(results, errors);
+  const report = {
+    schema: 1,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    durationS: Number(durationS.toFixed(1)),
+    setupS: Number(setupS.toFixed(1)),
+    mode: options.mode,
+    n,
+    machine: { ...machine, loadAverageAtEnd: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number) },
+    versions: {
+      node: process.version,
+      mcpSdk: modules.sdkVersion,
+      workerPython: worker.python,
+      workerPythonSource: worker.source,
+      python: workerFacts.python,
+      ipython: workerFacts.ipython,
+      msgpack: workerFacts.msgpack,
+      kernel: results.kernel?.versions ?? null,
+      pydanticAiHarness: venv?.harness ?? null,
+      benchVenvError: venvError,
+    },
+    compare: options.compare,
+    rows,
+    results,
+    errors,
+    sectionSeconds: timings,
+    loadAverage1mAtSectionStart: loads,
+    processes: { killedAtEnd: killed, leftovers: left },
+  };
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(options.output, `${JSON.stringify(report, null, 1)}\n`);
+
+  printTable(rows, report);
+  printCpu(results);
+  if (results.profile) printProfile(results.profile);
+  const harness = venv?.harness;
+  if (harness && !harness.has_IPythonCodeMode) {
+    process.stdout.write(
+      `\nNote: ${harness.requirement} → pydantic-ai-harness ${harness.version ?? '(not installed)'} has no IPythonCodeMode ` +
+        `(pip: ${/does not provide the extra '[^']+'/.exec(harness.pipStderr)?.[0] ?? `exit ${harness.installExit}`}); the Code Mode ` +
+        'alternative is measured as the same mechanism directly: a kernel function that calls input() and a jupyter_client ' +
+        'that answers on the stdin channel.\n',
+    );
+  }
+  process.stdout.write(
+    `\n${Object.keys(errors).length === 0 ? 'all sections ran' : `FAILED sections: ${Object.keys(errors).join(', ')}`}; ` +
+      `total ${durationS.toFixed(0)} s (bench venv setup ${setupS.toFixed(0)} s); ` +
+      `processes left behind: ${left.length === 0 ? 'none' : left.map((item) => `${item.label} ${item.pid}`).join(', ')}${killed.length ? ` (killed at the end: ${killed.join(', ')})` : ''}\n` +
+      `JSON: ${relative(ROOT, options.output)}\n`,
+  );
+  process.exitCode = Object.keys(errors).length === 0 ? 0 : 1;
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench: fatal: ${error?.stack ?? error}\n`);
+  killAll();
+  process.exit(1);
+});
