@@ -1,41 +1,16 @@
 // Admission over a real stdio MCP client (issue 3): the pending bound, runtime_busy, queue_timeout, cancellation
 // before and after dispatch, FIFO order, and runtime_status answering out of band while a long cell runs.
 import { randomUUID } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { isAlive, startServer, type TestServer } from './harness.js';
+import { eventually, startServer, taggedProcesses, type TestServer } from './harness.js';
 
 // ---- helpers (kept in this file: every e2e file owns its own) ----
 
 /** Every process this file starts carries this tag in its environment, so the orphan check sees only ours. */
 const TAG = randomUUID();
 
-function taggedProcesses(): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (!cmdline.includes('ipython_mcp_worker') && !cmdline.includes('cli.js')) continue;
-      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      if (environ.includes(`IPYTHON_MCP_TEST_RUN_TAG=${TAG}`) && isAlive(Number(entry))) found.push(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return found;
-}
 
-async function eventually<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let value = await probe();
-  while (!accept(value) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    value = await probe();
-  }
-  return value;
-}
 
 let servers: TestServer[] = [];
 
@@ -84,7 +59,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   if (measurements.length > 0) console.log(measurements.join('\n'));
-  const left = await eventually(() => taggedProcesses(), (pids) => pids.length === 0, 5_000);
+  const left = await eventually(() => taggedProcesses(TAG), (pids) => pids.length === 0, 5_000);
   expect(left).toEqual([]);
 });
 

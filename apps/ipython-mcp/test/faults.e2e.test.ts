@@ -1,11 +1,11 @@
 // Fault suite over a real stdio MCP client and real worker processes (issue 3): every case ends with the expected
 // epoch and namespace outcome, and (unless the runtime is meant to be unavailable) with a working execute.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { childPids, isAlive, startServer, waitForExit, type TestServer } from './harness.js';
+import { childPids, eventually, isAlive, startServer, taggedProcesses, waitForExit, type TestServer } from './harness.js';
 
 // ---- helpers (kept in this file: every e2e file owns its own) ----
 
@@ -19,31 +19,7 @@ const BASE_ENV = {
 };
 
 /** Live server and worker processes started by this file (found through /proc, restricted by the tag). */
-function taggedProcesses(): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (!cmdline.includes('ipython_mcp_worker') && !cmdline.includes('cli.js')) continue;
-      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      if (environ.includes(`IPYTHON_MCP_TEST_RUN_TAG=${TAG}`) && isAlive(Number(entry))) found.push(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return found;
-}
 
-async function eventually<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let value = await probe();
-  while (!accept(value) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    value = await probe();
-  }
-  return value;
-}
 
 async function start(env: Record<string, string> = {}): Promise<TestServer> {
   return startServer({ ...BASE_ENV, ...env });
@@ -97,7 +73,7 @@ const measurements: string[] = [];
 
 afterAll(async () => {
   if (measurements.length > 0) console.log(measurements.join('\n'));
-  const left = await eventually(() => taggedProcesses(), (pids) => pids.length === 0, 5_000);
+  const left = await eventually(() => taggedProcesses(TAG), (pids) => pids.length === 0, 5_000);
   expect(left).toEqual([]);
 });
 

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -102,4 +102,35 @@ export function childPids(pid: number): number[] {
 export async function workerPid(server: TestServer): Promise<number> {
   const result = await server.structured('execute', { code: 'import os as _os\n_os.getpid()' });
   return result.result.value as number;
+}
+
+/**
+ * Live server and worker processes that carry `IPYTHON_MCP_TEST_RUN_TAG=<tag>` in their environment: a test file
+ * tags what it starts, so its orphan check sees only its own processes.
+ */
+export function taggedProcesses(tag: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (!cmdline.includes('ipython_mcp_worker') && !cmdline.includes('cli.js')) continue;
+      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (environ.includes(`IPYTHON_MCP_TEST_RUN_TAG=${tag}`) && isAlive(Number(entry))) found.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return found;
+}
+
+/** Polls `probe` until `accept` holds or `ms` pass; returns the last value either way. */
+export async function eventually<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  let value = await probe();
+  while (!accept(value) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    value = await probe();
+  }
+  return value;
 }

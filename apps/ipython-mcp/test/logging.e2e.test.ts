@@ -1,40 +1,15 @@
 // Log sentinel (issue 3): with debug logging on, code and arguments carrying a unique marker never reach a log line
 // or runtime_status; timeout and cancellation metadata name only control-plane facts.
 import { randomUUID } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isAlive, startServer, type TestServer } from './harness.js';
+import { eventually, startServer, taggedProcesses, type TestServer } from './harness.js';
 
 // ---- helpers (kept in this file: every e2e file owns its own) ----
 
 const TAG = randomUUID();
 
-function taggedProcesses(): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (!cmdline.includes('ipython_mcp_worker') && !cmdline.includes('cli.js')) continue;
-      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
-      if (environ.includes(`IPYTHON_MCP_TEST_RUN_TAG=${TAG}`) && isAlive(Number(entry))) found.push(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return found;
-}
 
-async function eventually<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let value = await probe();
-  while (!accept(value) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    value = await probe();
-  }
-  return value;
-}
 
 const MARKER = `sentinel${randomUUID().replaceAll('-', '')}`;
 const RUNTIME_META_KEYS = ['duration_ms', 'epoch', 'interruption', 'namespace', 'queue_wait_ms', 'request_id', 'sequence'];
@@ -80,7 +55,7 @@ describe('log sentinel', () => {
 
   afterAll(async () => {
     await server.close();
-    const left = await eventually(() => taggedProcesses(), (pids) => pids.length === 0, 5_000);
+    const left = await eventually(() => taggedProcesses(TAG), (pids) => pids.length === 0, 5_000);
     expect(left).toEqual([]);
   });
 
