@@ -16,7 +16,7 @@ if [ ! -x "$pnpm_bin" ] || [ "$("$pnpm_bin" --version 2>/dev/null)" != "$pnpm_ve
   echo "bootstrap: installing pnpm $pnpm_version into .tooling/"
   npm install --silent --no-audit --no-fund --prefix "$root/.tooling" "pnpm@$pnpm_version"
 fi
-export PATH="$root/.tooling/node_modules/.bin:$PATH"
+export PATH="$root/.tooling/node_modules/.bin:$PATH" TURBO_TELEMETRY_DISABLED=1
 
 if [ -n "${CI:-}" ] || [ ! -d node_modules/.pnpm ] || [ pnpm-lock.yaml -nt node_modules/.modules.yaml ]; then
   echo "bootstrap: installing Node dependencies"

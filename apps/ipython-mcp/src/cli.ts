@@ -29,7 +29,8 @@ async function main(): Promise<void> {
     return;
   }
   if (commandLine.command === 'setup') {
-    process.exitCode = setupCommand(commandLine.python ?? process.env.IPYTHON_MCP_PYTHON, commandLine.upgrade);
+    // An empty IPYTHON_MCP_PYTHON counts as unset, as it does when the server picks its interpreter.
+    process.exitCode = setupCommand(commandLine.python || process.env.IPYTHON_MCP_PYTHON || undefined, commandLine.upgrade);
     return;
   }
   let settings;

@@ -30,7 +30,7 @@ function progress(message: string): void {
 export function setupCommand(basePython: string | undefined, upgrade: boolean): number {
   const directory = managedEnvironmentDirectory();
   const python = environmentPython(directory);
-  const base = basePython ?? (process.platform === 'win32' ? 'python' : 'python3');
+  const base = basePython || (process.platform === 'win32' ? 'python' : 'python3');
   const installed = existsSync(python) ? probePython(python, VERSIONS_PROBE) : undefined;
   if (installed?.ok && !upgrade) {
     process.stdout.write(`ipython-mcp: managed Python environment is ready at ${directory} (python: ${python}; IPython, msgpack: ${installed.stdout})\n`);

@@ -109,7 +109,8 @@ describe('doctor', () => {
 describe('setup', () => {
   it('creates the managed environment in IPYTHON_MCP_HOME, which the server and doctor then use', async () => {
     const home = join(scratch, 'home');
-    const env = cleanEnv({ IPYTHON_MCP_HOME: home });
+    // An empty IPYTHON_MCP_PYTHON (as some client configs leave it) counts as unset.
+    const env = cleanEnv({ IPYTHON_MCP_HOME: home, IPYTHON_MCP_PYTHON: '' });
     // uv is used when it is on PATH; this machine's PATH decides which branch runs (the output says which).
     const created = await cli(['setup'], env, 480_000);
     expect(created.code, created.stderr).toBe(0);
