@@ -1,42 +1,13 @@
 // Runtime and WorkerProcess against real Python workers: deadlines from dispatch, stale interrupts, close.
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { eventually, isAlive as alive, testPython } from '@ipython-mcp/test-support';
 import { defaultSettings, type Settings } from '@ipython-mcp/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PausableTimer } from './pausable-timer.js';
 import { Runtime, type OperationOutcome } from './runtime.js';
 import { WorkerProcess } from './worker-process.js';
 
-function testPython(): string {
-  const fromEnv = process.env.IPYTHON_MCP_TEST_PYTHON;
-  if (fromEnv) return fromEnv;
-  const local = fileURLToPath(new URL('../../../.venv/bin/python', import.meta.url));
-  if (existsSync(local)) return local;
-  throw new Error('no test Python: create .venv (tooling/test.sh) or set IPYTHON_MCP_TEST_PYTHON');
-}
-
 function settings(overrides: Partial<Settings> = {}): Settings {
   return { ...defaultSettings(), operationTimeoutSeconds: 1, interruptionGraceSeconds: 1, ...overrides };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-async function eventually<T>(probe: () => T, accept: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  let value = probe();
-  while (!accept(value) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    value = probe();
-  }
-  return value;
 }
 
 const runtimes: Runtime[] = [];
