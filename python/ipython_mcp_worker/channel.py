@@ -56,7 +56,7 @@ class Channel:
         self.reader = FrameReader(fd_in, limit)
         self._write_lock = threading.Lock()
         self.requests: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
-        self.tool_results: queue.Queue[dict[str, Any]] = queue.Queue()
+        self.tool_results: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
         self.interrupter: Interrupter | None = None
 
     def send(self, message: dict[str, Any]) -> None:
