@@ -14,6 +14,7 @@ const base = {
   ok: { type: 'response', id: 3, ok: true, result: { status: 'ok' } },
   error: { type: 'response', id: 3, ok: false, error: { code: 'name_not_found', message: 'x', details: { name: 'y' } } },
   event: { type: 'event', id: 3, kind: 'stdout', text: 'hi' },
+  toolCall: { type: 'tool_call', id: 3, call_id: 1, name: 'get_weather', arguments: { city: 'Oslo' } },
 };
 const variants: Record<string, unknown>[] = [
   base.ok,
@@ -37,8 +38,16 @@ const variants: Record<string, unknown>[] = [
   { ...base.event, text: 5 },
   { ...base.event, id: -1 },
   { ...base.event, extra: 'x' },
+  base.toolCall,
+  { ...base.toolCall, call_id: 0 },
+  { ...base.toolCall, id: 2.5 },
+  { ...base.toolCall, name: 7 },
+  { ...base.toolCall, arguments: [] },
+  { ...base.toolCall, arguments: null },
+  { ...base.toolCall, extra: true },
   { type: 'response' },
   { type: 'event' },
+  { type: 'tool_call' },
 ];
 
 describe('parseWorkerMessage', () => {

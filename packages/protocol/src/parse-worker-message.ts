@@ -17,9 +17,10 @@ const RESPONSE_OK_KEYS = new Set(['type', 'id', 'ok', 'result']);
 const RESPONSE_ERROR_KEYS = new Set(['type', 'id', 'ok', 'error']);
 const ERROR_KEYS = new Set(['code', 'message', 'details']);
 const EVENT_KEYS = new Set(['type', 'id', 'kind', 'text']);
+const TOOL_CALL_KEYS = new Set(['type', 'id', 'call_id', 'name', 'arguments']);
 
 /**
- * Validates a decoded worker message. Responses and stream events, the messages on every request's hot path,
+ * Validates a decoded worker message. Responses, stream events and nested tool calls, the messages on hot paths,
  * are checked by hand with exactly the rules of their strict zod schemas (a test holds the two to the same
  * verdicts); everything else goes through zod. Returns undefined for a message that does not validate.
  */
@@ -45,6 +46,15 @@ export function parseWorkerMessage(raw: unknown): WorkerMessage | undefined {
         return raw as WorkerMessage;
       }
       return undefined;
+    }
+    if (raw.type === 'tool_call') {
+      return isRequestId(raw.id) &&
+        isRequestId(raw.call_id) &&
+        typeof raw.name === 'string' &&
+        isPlainObject(raw.arguments) &&
+        hasOnlyKeys(raw, TOOL_CALL_KEYS)
+        ? (raw as WorkerMessage)
+        : undefined;
     }
     if (raw.type === 'event') {
       return isRequestId(raw.id) &&
