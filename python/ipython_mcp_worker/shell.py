@@ -67,6 +67,8 @@ class Operation:
         self.displays: list[dict[str, Any]] = []
         self.displays_omitted = 0
         self.traceback_text = ""
+        # Set once the fd pipes were drained (and fd 1/2 repaired) after the user code ran, so end() need not.
+        self.settled = False
         self.image_room = image_budget(limits)
         self._lock = threading.Lock()
 
@@ -206,7 +208,10 @@ class ShellOwner:
             sys.stderr.flush()
         except Exception:  # noqa: BLE001
             pass
-        self.fd_capture.settle()
+        if operation is None or not operation.settled:
+            # Operations other than execute may run user code too: drain what it wrote to fd 1/2 now, so it cannot
+            # surface in the next operation's output.
+            self.fd_capture.settle()
         if sys.stdout is not self._stdout_router:
             sys.stdout = self._stdout_router
         if sys.stderr is not self._stderr_router:
@@ -222,6 +227,7 @@ class ShellOwner:
         result = self.shell.run_cell(code, store_history=True)
         self.shell.exit_now = False
         self.fd_capture.settle()
+        operation.settled = True
         return self._execute_result(result, operation)
 
     def _execute_result(self, result: Any, operation: Operation) -> dict[str, Any]:

@@ -178,3 +178,10 @@ def test_printed_output_is_not_retained_after_the_cell(worker):
         "for part in o.bundle.get('stream', []))"
     )
     assert held["result"]["value"] == 0
+
+
+def test_fd_output_of_a_non_execute_operation_does_not_leak_into_the_next_cell(worker):
+    worker.execute("import os\ndef noisy():\n    os.write(1, b'from call_function\\n')\n    return 1")
+    called = worker.request("call_function", {"name": "noisy", "arguments": {}})
+    assert called["ok"] and called["result"]["value"] == 1
+    assert worker.execute("'next'")["stdout"] == ""
