@@ -40,28 +40,3 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Codes whose operation never ran, so the caller may simply try again. */
 export const RETRYABLE_ERROR_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['runtime_busy', 'queue_timeout']);
-
-/** Narrows an unknown string to an {@link ErrorCode}. */
-export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === 'string' && (ERROR_CODES as readonly string[]).includes(value);
-}
-
-/** An error with a stable code and bounded, value-free details, used across every package. */
-export class IpythonMcpError extends Error {
-  /** The stable code. */
-  readonly code: ErrorCode;
-  /** Structured metadata: never code, arguments or captured values. */
-  readonly details: Readonly<Record<string, unknown>>;
-
-  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
-    super(message);
-    this.name = 'IpythonMcpError';
-    this.code = code;
-    this.details = details;
-  }
-
-  /** Whether the operation never ran and may be retried as is. */
-  get retryable(): boolean {
-    return RETRYABLE_ERROR_CODES.has(this.code);
-  }
-}

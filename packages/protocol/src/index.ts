@@ -1,5 +1,5 @@
 // Any new export here becomes public API of @ipython-mcp/protocol.
-export { ERROR_CODES, RETRYABLE_ERROR_CODES, IpythonMcpError, isErrorCode } from './error-codes.js';
+export { ERROR_CODES, RETRYABLE_ERROR_CODES } from './error-codes.js';
 export type { ErrorCode } from './error-codes.js';
 export {
   CODEC_JSON,
