@@ -1,12 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { realProcessesConfig } from '@ipython-mcp/test-support/vitest';
 
-// These suites start real Python kernels: long timeouts, one file at a time (the machine
-// has two cores).
-export default defineConfig({
-  test: {
-    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
-    testTimeout: 120_000,
-    hookTimeout: 60_000,
-    fileParallelism: false,
-  },
-});
+// These suites start real Python kernels.
+export default defineConfig(realProcessesConfig({ testTimeout: 120_000 }));
