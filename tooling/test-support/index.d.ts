@@ -1,6 +1,6 @@
 /** The Python the tests run workers with: IPYTHON_MCP_TEST_PYTHON, else the repository's .venv. */
 export declare function testPython(): string;
-/** Whether a pid is alive and not a zombie. */
+/** Whether a pid is alive (not a zombie, not dead). */
 export declare function isAlive(pid: number): boolean;
 /** Resolves true when the pid is gone within `ms`. */
 export declare function waitForExit(pid: number, ms: number): Promise<boolean>;

@@ -21,30 +21,10 @@ export function remember(pid, label) {
   if (pid) everSeen.set(pid, label);
 }
 
-/** Whether a pid is alive and not a zombie. */
-export function isAlive(pid) {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
+// Liveness is the same question the test suites ask: one implementation, in the shared test-support package.
+import { isAlive, waitForExit } from '../../test-support/index.js';
 
-export async function waitForExit(pid, ms) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (!isAlive(pid)) return true;
-    await sleep(20);
-  }
-  return !isAlive(pid);
-}
+export { isAlive, waitForExit };
 
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -32,6 +32,21 @@ function snapshot(pids) {
   return Object.fromEntries(Object.entries(pids).map(([label, pid]) => [label, cpuSnapshot(pid)]));
 }
 
+/**
+ * `timeLoop` plus what every process in `pids` spent on CPU per call and the wall time per call, both over the
+ * measured calls only (the warm-up is excluded).
+ */
+async function accountedLoop(fn, pids, ctx) {
+  let before;
+  let loopStarted;
+  const samples = await timeLoop(fn, ctx.n.execute, ctx.n.warmup, () => {
+    before = snapshot(pids);
+    loopStarted = performance.now();
+  });
+  const wallPerCallUs = ((performance.now() - loopStarted) * 1000) / ctx.n.execute;
+  return { samples, summary: summarize(samples), cpuPerCallUs: cpuPerCall(before, snapshot(pids), ctx.n.execute), wallPerCallUs };
+}
+
 /** Our server, warm, N sequential execute calls; plus the exact CPU time each process and thread spent per call. */
 export async function measureMcpExecute(ctx) {
   const server = await startServer(ctx.modules, { env: ctx.serverEnv() });
@@ -40,19 +55,7 @@ export async function measureMcpExecute(ctx) {
     track(workerPid, 'execute worker');
     await settle(server);
     const pids = { client: process.pid, server: server.pid, worker: workerPid };
-    let before;
-    let loopStarted;
-    const samples = await timeLoop(
-      async () => checkExecuteResult(await server.call('execute', { code: CELL })),
-      ctx.n.execute,
-      ctx.n.warmup,
-      () => {
-        before = snapshot(pids);
-        loopStarted = performance.now();
-      },
-    );
-    const wallPerCallUs = ((performance.now() - loopStarted) * 1000) / ctx.n.execute;
-    return { samples, summary: summarize(samples), cpuPerCallUs: cpuPerCall(before, snapshot(pids), ctx.n.execute), wallPerCallUs };
+    return await accountedLoop(async () => checkExecuteResult(await server.call('execute', { code: CELL })), pids, ctx);
   } finally {
     await server.close();
   }
@@ -68,22 +71,14 @@ export async function measureRuntimeExecute(ctx) {
     if (!first.ok) throw new Error(`runtime execute failed: ${JSON.stringify(first.error)}`);
     for (const pid of runtime.workerPids()) track(pid, 'runtime worker');
     const pids = { 'client (Runtime)': process.pid, worker: runtime.workerPids()[0] };
-    let before;
-    let loopStarted;
-    const samples = await timeLoop(
+    return await accountedLoop(
       async () => {
         const outcome = await runtime.run('execute', { code: CELL });
         if (!outcome.ok || outcome.result.result?.value !== 2) throw new Error(`runtime execute failed: ${JSON.stringify(outcome).slice(0, 300)}`);
       },
-      ctx.n.execute,
-      ctx.n.warmup,
-      () => {
-        before = snapshot(pids);
-        loopStarted = performance.now();
-      },
+      pids,
+      ctx,
     );
-    const wallPerCallUs = ((performance.now() - loopStarted) * 1000) / ctx.n.execute;
-    return { samples, summary: summarize(samples), cpuPerCallUs: cpuPerCall(before, snapshot(pids), ctx.n.execute), wallPerCallUs };
   } finally {
     await runtime.close();
   }
@@ -188,14 +183,7 @@ export async function measureMcpFloor(ctx) {
   const server = await startServer(ctx.modules, { args: [MINIMAL_SERVER], label: 'minimal SDK server' });
   try {
     const pids = { client: process.pid, server: server.pid };
-    let before;
-    let loopStarted;
-    const samples = await timeLoop(async () => server.call('echo', { code: CELL }), ctx.n.execute, ctx.n.warmup, () => {
-      before = snapshot(pids);
-      loopStarted = performance.now();
-    });
-    const wallPerCallUs = ((performance.now() - loopStarted) * 1000) / ctx.n.execute;
-    return { samples, summary: summarize(samples), cpuPerCallUs: cpuPerCall(before, snapshot(pids), ctx.n.execute), wallPerCallUs };
+    return await accountedLoop(async () => server.call('echo', { code: CELL }), pids, ctx);
   } finally {
     await server.close();
   }
