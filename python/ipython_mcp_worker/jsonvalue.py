@@ -1,8 +1,14 @@
-"""Bounded translation of live Python values into JSON values.
+"""Bounded translation of live Python values into JSON values (docs/protocol.md, "Value contract").
 
 ``to_json`` answers two questions at once: does the value have a JSON form at all, and what is that form
 within the configured depth, item and character limits. A value without a JSON form raises ``NotJson``;
 a value with one that exceeds a limit comes back cut, with ``truncated`` set.
+
+Every JSON form it returns survives the whole way to an MCP client unchanged: through either codec, into
+JavaScript and through ``JSON.stringify``. Where JavaScript cannot hold a Python value exactly (an int beyond
+±(2**53 - 1), NaN, ±Infinity, -0.0) or a string cannot be encoded as UTF-8 (lone surrogates, as ``os.listdir``
+makes of undecodable file names), the value is written as a string that loses nothing and its place is
+listed in ``encoded``: ``{path: "int" | "float" | "text" | "key"}``.
 """
 
 from __future__ import annotations
@@ -10,9 +16,13 @@ from __future__ import annotations
 import itertools
 import math
 import reprlib
+from dataclasses import dataclass, field
 from typing import Any
 
 from .limits import Limits
+
+#: The largest integer magnitude a JavaScript number holds exactly (Number.MAX_SAFE_INTEGER).
+MAX_SAFE_INTEGER = 2**53 - 1
 
 
 class NotJson(Exception):
@@ -24,13 +34,69 @@ class NotJson(Exception):
         self.type_name = type_name
 
 
+@dataclass
+class JsonForm:
+    """A value's JSON form: ``value`` as sent, ``truncated`` when a limit cut it, and the encoded places."""
+
+    value: Any
+    truncated: bool = False
+    encoded: dict[str, str] = field(default_factory=dict)
+    encoded_omitted: int = 0
+
+    def annotate(self, target: dict[str, Any]) -> dict[str, Any]:
+        """Add ``encoded`` (and ``encoded_omitted``) to ``target`` when anything was encoded; returns it."""
+        if self.encoded:
+            target["encoded"] = self.encoded
+        if self.encoded_omitted:
+            target["encoded_omitted"] = self.encoded_omitted
+        return target
+
+
 _DEPTH_MARKER = "…"
 
 
+def encode_text(text: str) -> str | None:
+    """``text`` with lone surrogates written as ``\\udcXX`` escapes, or None when it is valid UTF-8 already."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return None
+
+
+def encode_float(number: float) -> str | None:
+    """The text of a float JavaScript's JSON cannot carry (NaN, ±Infinity, -0.0), or None for any other."""
+    if number != number:
+        return "NaN"
+    if number in (math.inf, -math.inf):
+        return "Infinity" if number > 0 else "-Infinity"
+    if number == 0.0 and math.copysign(1.0, number) < 0:
+        return "-0.0"
+    return None
+
+
+def child_path(path: str, key: str) -> str:
+    """``$.name`` for identifier keys, ``$["any key"]`` (JSON-quoted) for others."""
+    if key.isidentifier() and key.isascii():
+        return f"{path}.{key}"
+    import json
+
+    return f"{path}[{json.dumps(key, ensure_ascii=True)}]"
+
+
 class _Walker:
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, form: JsonForm) -> None:
         self.limits = limits
-        self.truncated = False
+        self.form = form
+
+    def mark(self, path: str, kind: str) -> None:
+        encoded = self.form.encoded
+        if len(encoded) < self.limits.max_results:
+            encoded[path] = kind
+        else:
+            self.form.encoded_omitted += 1
 
     def walk(self, value: Any, depth: int, path: str) -> Any:
         # Exact types only: a subclass of str or dict may override behaviour we would run here.
@@ -38,43 +104,60 @@ class _Walker:
         if value is None or kind is bool:
             return value
         if kind is int:
-            return value
-        if kind is float:
-            if math.isfinite(value):
+            if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
                 return value
-            raise NotJson(path, "float")
+            text, kind_name = _int_text(value, self.limits.max_text_chars)
+            if len(text) > self.limits.max_text_chars:
+                self.form.truncated = True
+                text = text[: self.limits.max_text_chars]
+            self.mark(path, kind_name)
+            return text
+        if kind is float:
+            text = encode_float(value)
+            if text is None:
+                return value
+            self.mark(path, "float")
+            return text
         if kind is str:
             if len(value) > self.limits.max_text_chars:
-                self.truncated = True
-                return value[: self.limits.max_text_chars]
-            return value
+                self.form.truncated = True
+                value = value[: self.limits.max_text_chars]
+            escaped = encode_text(value)
+            if escaped is None:
+                return value
+            self.mark(path, "text")
+            return escaped
         if kind in (list, tuple):
             if depth >= self.limits.max_json_depth:
                 self._check_all(value, path)
-                self.truncated = True
+                self.form.truncated = True
                 return _DEPTH_MARKER
             items = []
             for index, item in enumerate(value):
                 if index >= self.limits.max_results:
                     self._check_all(value[index:], path)
-                    self.truncated = True
+                    self.form.truncated = True
                     break
                 items.append(self.walk(item, depth + 1, f"{path}[{index}]"))
             return items
         if kind is dict:
             if depth >= self.limits.max_json_depth:
                 self._check_all(value, path)
-                self.truncated = True
+                self.form.truncated = True
                 return _DEPTH_MARKER
             out: dict[str, Any] = {}
             for index, (key, item) in enumerate(value.items()):
                 if type(key) is not str:
                     raise NotJson(f"{path} key", type(key).__name__)
                 if index >= self.limits.max_results:
-                    self.truncated = True
+                    self.form.truncated = True
                     self._check_all(list(value.values())[index:], path)
                     break
-                out[key] = self.walk(item, depth + 1, f"{path}.{key}")
+                escaped = encode_text(key)
+                if escaped is not None:
+                    self.mark(child_path(path, escaped), "key")
+                    key = escaped
+                out[key] = self.walk(item, depth + 1, child_path(path, key))
             return out
         raise NotJson(path, kind.__qualname__)
 
@@ -86,11 +169,7 @@ class _Walker:
             item = stack.pop()
             seen += 1
             kind = type(item)
-            if item is None or kind in (bool, int, str):
-                continue
-            if kind is float:
-                if not math.isfinite(item):
-                    raise NotJson(path, "float")
+            if item is None or kind in (bool, int, float, str):
                 continue
             if kind in (list, tuple):
                 stack.extend(item)
@@ -104,11 +183,25 @@ class _Walker:
             raise NotJson(path, kind.__qualname__)
 
 
+def _int_text(value: int, limit: int) -> tuple[str, str]:
+    """Decimal digits (``int``), or for an int too long for Python's str() limit, hex digits (``int_hex``)."""
+    if value.bit_length() < 14_000:  # under 4,300 decimal digits: str() is allowed and fast
+        return str(value), "int"
+    text = hex(value)
+    return text, "int_hex"
+
+
+def json_form(value: Any, limits: Limits, path: str = "$") -> JsonForm:
+    """The JSON form of ``value`` or ``NotJson``. Recursion is bounded by the depth limit."""
+    form = JsonForm(None)
+    form.value = _Walker(limits, form).walk(value, 0, path)
+    return form
+
+
 def to_json(value: Any, limits: Limits) -> tuple[Any, bool]:
-    """Return ``(json_value, truncated)`` or raise ``NotJson``. Recursion is bounded by the depth limit."""
-    walker = _Walker(limits)
-    result = walker.walk(value, 0, "$")
-    return result, walker.truncated
+    """``(json_value, truncated)`` of :func:`json_form`, for callers that only need those two."""
+    form = json_form(value, limits)
+    return form.value, form.truncated
 
 
 def _quote_choice(text: str | bytes) -> bool:
@@ -161,3 +254,24 @@ def safe_repr(value: Any, limit: int) -> tuple[str, bool]:
     if len(text) > limit:
         return text[:limit], True
     return text, False
+
+
+def from_javascript(value: Any) -> Any:
+    """A JSON value that came from JavaScript, with its numbers as Python would write them.
+
+    JavaScript has one number type, so msgpackr sends an integral number beyond 32 bits as a float64 and JSON as
+    digits. Either way a safe integer (|n| <= 2**53 - 1, ``Number.isSafeInteger``) becomes an ``int`` here and every
+    other number a ``float``, so both codecs give the same Python value. -0 is integral and so becomes 0.
+    """
+    kind = type(value)
+    if kind is float:
+        if value.is_integer() and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return int(value)
+        return value
+    if kind is int:
+        return value if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER else float(value)
+    if kind is dict:
+        return {key: from_javascript(item) for key, item in value.items()}
+    if kind is list:
+        return [from_javascript(item) for item in value]
+    return value

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import OpError
-from .jsonvalue import NotJson, bounded_repr, safe_repr, to_json
+from .jsonvalue import NotJson, bounded_repr, from_javascript, json_form, safe_repr
 from .limits import Limits, bound_text
 
 RUNTIME_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
@@ -477,6 +477,7 @@ class Namespace:
         arguments = params.get("arguments", {})
         if type(arguments) is not dict or any(type(key) is not str for key in arguments):
             raise OpError("invalid_arguments", "arguments must be an object with string keys")
+        arguments = from_javascript(arguments)
         label = bound_text(name, self._limits.max_repr_chars)[0]
         try:
             target = self._resolve(name)
@@ -506,7 +507,7 @@ class Namespace:
         except BaseException as exc:  # noqa: BLE001 - report whatever the call raised
             raise OpError("call_raised", *self._call_failure(label, exc)) from None
         try:
-            json_value, truncated = to_json(value, self._limits)
+            form = json_form(value, self._limits)
         except NotJson as exc:
             type_name = qualified_type_name(type(value))
             raise OpError(
@@ -514,7 +515,7 @@ class Namespace:
                 f"{label!r} returned {type_name}, which has no JSON form ({exc.type_name} at {exc.path})",
                 {"name": label, "type": type_name, "path": exc.path, "offending_type": exc.type_name},
             ) from None
-        return {"value": json_value, "truncated": truncated}
+        return form.annotate({"value": form.value, "truncated": form.truncated})
 
     def _call_failure(self, label: str, exc: BaseException) -> tuple[str, dict]:
         type_name, message, message_cut = describe_exception(exc, self._limits.max_text_chars)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import OpError
-from .jsonvalue import NotJson, to_json
+from .jsonvalue import NotJson, from_javascript, json_form
 from .limits import Limits, bound_text
 from .schema import ArgumentError, CallableSchema, analyze_callable, signature_token
 
@@ -385,7 +385,7 @@ class Registry:
                     "fingerprint": registration.analysis.fingerprint,
                 },
             )
-        arguments = params.get("arguments", {})
+        arguments = from_javascript(params.get("arguments", {}))
         try:
             kwargs = registration.analysis.convert_arguments(arguments)
         except ArgumentError as error:
@@ -405,14 +405,14 @@ class Registry:
             raise self._call_raised(tool_name, error) from None
 
         try:
-            value, truncated = to_json(result, self._limits)
+            form = json_form(result, self._limits)
         except NotJson as error:
             raise OpError(
                 "result_not_json",
                 f"tool {_show(tool_name)} returned a value without a JSON form ({error.type_name} at {error.path})",
                 {"type": error.type_name[:_SHOWN_CHARS], "path": error.path[:_SHOWN_CHARS]},
             ) from None
-        return {"value": value, "truncated": truncated}
+        return form.annotate({"value": form.value, "truncated": form.truncated})
 
     def _call_raised(self, tool_name: str, error: BaseException) -> OpError:
         limits = self._limits

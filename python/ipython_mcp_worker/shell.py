@@ -19,7 +19,7 @@ from traitlets.config import Config
 
 from .capture import FdCapture, PrefixSink, StreamRouter, Throttle
 from .errors import OpError
-from .jsonvalue import NotJson, safe_repr, to_json
+from .jsonvalue import JsonForm, NotJson, child_path, json_form, safe_repr
 from .limits import Limits, bound_text
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
@@ -70,6 +70,8 @@ class Operation:
         # Set once the fd pipes were drained (and fd 1/2 repaired) after the user code ran, so end() need not.
         self.settled = False
         self.image_room = image_budget(limits)
+        # Code Mode: a value whose JSON form needs encoded places (big ints, NaN...) is returned as its repr.
+        self.exact_values = False
         self._lock = threading.Lock()
 
     def _forward(self, name: str):  # noqa: ANN202
@@ -108,6 +110,7 @@ def normalize_display(
     out: dict[str, Any] = {}
     truncated = False
     used = 0
+    encoded = JsonForm(None)
     items = list(data.items()) if type(data) is dict else []
     if type(data) is not dict and data is not None:
         truncated = True
@@ -127,17 +130,24 @@ def normalize_display(
                 truncated = True
             continue
         try:
-            out[mime], cut = to_json(value, limits)
+            form = json_form(value, limits, child_path("$", mime))
         except NotJson:
-            out[mime], cut = safe_repr(value, limits.max_text_chars)
-        truncated = truncated or cut
+            form = JsonForm(*safe_repr(value, limits.max_text_chars))
+        out[mime] = form.value
+        truncated = truncated or form.truncated
+        encoded.encoded.update(form.encoded)
+        encoded.encoded_omitted += form.encoded_omitted
     try:
-        meta, cut = to_json(metadata if metadata is not None else {}, limits)
+        meta_form = json_form(metadata if metadata is not None else {}, limits, "metadata")
+        meta, cut = meta_form.value, meta_form.truncated
     except NotJson:
         meta, cut = {}, True
     if type(meta) is not dict:
         meta, cut = {}, True
-    return {"data": out, "metadata": meta, "truncated": truncated or cut}, used
+    else:
+        encoded.encoded.update(meta_form.encoded)
+        encoded.encoded_omitted += meta_form.encoded_omitted
+    return encoded.annotate({"data": out, "metadata": meta, "truncated": truncated or cut}), used
 
 
 def build_shell() -> InteractiveShell:
@@ -260,8 +270,10 @@ class ShellOwner:
 
     def _render_value(self, value: Any) -> tuple[dict[str, Any], bool]:
         try:
-            json_value, truncated = to_json(value, self.limits)
-            return {"kind": "json", "value": json_value}, truncated
+            form = json_form(value, self.limits)
+            operation = self.operation
+            if not (form.encoded or form.encoded_omitted) or not (operation is not None and operation.exact_values):
+                return form.annotate({"kind": "json", "value": form.value}), form.truncated
         except NotJson:
             pass
         formatter = self.shell.display_formatter
@@ -330,8 +342,13 @@ def describe_error(error: BaseException, traceback_text: str, limits: Limits, *,
     }
     if isinstance(error, SyntaxError):
         filename, filename_truncated = bound_text(str(error.filename or ""), limits.max_repr_chars)
-        described.update(filename=filename, filename_truncated=filename_truncated, lineno=error.lineno or 0)
+        described.update(filename=filename, filename_truncated=filename_truncated, lineno=_line_number(error.lineno))
     return described
+
+
+def _line_number(value: Any) -> int:
+    """SyntaxError.lineno as a small int: user code can set it to anything."""
+    return value if type(value) is int and 0 <= value <= 2**31 - 1 else 0
 
 
 def _safe_str(error: BaseException) -> str:

@@ -29,7 +29,11 @@ describe('CodeMode', () => {
   it('turns tool values into JSON for the kernel and refuses what has none', async () => {
     const mode = codeMode({
       tools: [
-        tool('big', () => 10n),
+        tool('big', () => {
+          const cycle: Record<string, unknown> = {};
+          cycle.self = cycle;
+          return cycle;
+        }),
         tool('nothing', () => undefined),
         tool('when', () => new Date(Date.UTC(2020, 0, 2))),
         tool('nested', (input) => ({ echo: input, list: [1, { deep: true }] })),
@@ -41,7 +45,7 @@ describe('CodeMode', () => {
     expect(result.return).toEqual({
       kind: 'value',
       value: {
-        output: 'big returned a value with no JSON form (Do not know how to serialize a BigInt)\n',
+        output: 'big returned a value with no JSON form (Converting circular structure to JSON)\n',
         result: [null, '2020-01-02T00:00:00.000Z', { echo: { a: [1, 2], b: { c: null } }, list: [1, { deep: true }] }],
       },
     });

@@ -16,7 +16,7 @@ import {
   isModelRetry,
   type CodeModeError,
 } from './errors.js';
-import { runNestedCall, type NestedToolCall, type NestedToolReturn } from './nested-call.js';
+import { runNestedCall, type NestedCallAnswer, type NestedToolCall, type NestedToolReturn } from './nested-call.js';
 import { INTERRUPT_GRACE_MS, IPythonKernel, type IPythonKernelOptions, type KernelSession } from './kernel.js';
 import { parseRunCodeReply, printedOutput, shapeReturn, type CodeModeReturn, type RunCodeReply } from './return-value.js';
 import { buildToolFunctions, toolFunctionSpec, type ToolDefinition, type ToolFunction } from './tool-functions.js';
@@ -202,7 +202,7 @@ export class CodeMode implements AsyncDisposable {
     calls: NestedToolCall[],
     returns: NestedToolReturn[],
     options: RunCodeOptions,
-  ): Promise<{ ok: true; value: unknown } | { ok: false; message: string }> {
+  ): Promise<NestedCallAnswer> {
     const tool = this.byToolName.get(call.name);
     const record: NestedToolCall = {
       toolCallId: `${runId}:${calls.length + 1}`,

@@ -2,7 +2,7 @@ import { AdmissionError, AdmissionQueue, type AdmissionTicket } from '@ipython-m
 import { FrameError, workerLimits, type ErrorCode, type Settings, type ToolCall, type WorkerEvent } from '@ipython-mcp/protocol';
 import { silentLogger, type Logger } from './logger.js';
 import { PausableTimer } from './pausable-timer.js';
-import { WorkerExitedError, WorkerProcess, type WorkerInfo, type WorkerReply } from './worker-process.js';
+import { WorkerExitedError, WorkerProcess, type ToolAnswer, type WorkerInfo, type WorkerReply } from './worker-process.js';
 
 /** Control-plane state, as runtime_status reports it. */
 export type RuntimeState = 'starting' | 'ready' | 'busy' | 'recovering' | 'unavailable' | 'closed';
@@ -42,7 +42,7 @@ export interface RunOptions {
   /** Streamed stdout/stderr chunks; also asks the worker to stream. */
   onEvent?: ((event: WorkerEvent) => void) | undefined;
   /** Nested tool calls (Code Mode). The deadline clock stops while one is outstanding. */
-  onToolCall?: ((call: ToolCall) => Promise<{ ok: true; value: unknown } | { ok: false; message: string }>) | undefined;
+  onToolCall?: ((call: ToolCall) => Promise<ToolAnswer>) | undefined;
   /** Overrides the operation deadline; `null` means none. */
   timeoutMs?: number | null | undefined;
   /** Overrides the interruption grace. */

@@ -55,6 +55,9 @@ export interface WorkerInfo {
 /** A request's answer from the worker. */
 export type WorkerReply = { ok: true; result: Record<string, unknown> } | { ok: false; error: WireError };
 
+/** The answer to a nested tool call: the value as JSON text for Python (`toPythonJson`), or a failure message. */
+export type ToolAnswer = { ok: true; valueJson: string } | { ok: false; message: string };
+
 /** Hooks for one in-flight request. */
 export interface RequestHooks {
   onEvent?: ((event: WorkerEvent) => void) | undefined;
@@ -213,8 +216,12 @@ export class WorkerProcess {
   }
 
   /** Answers a nested tool call. */
-  sendToolResult(callId: number, result: { ok: true; value: unknown } | { ok: false; message: string }): void {
-    this.send({ type: 'tool_result', call_id: callId, ...result });
+  sendToolResult(callId: number, result: ToolAnswer): void {
+    this.send(
+      result.ok
+        ? { type: 'tool_result', call_id: callId, ok: true, value_json: result.valueJson }
+        : { type: 'tool_result', call_id: callId, ok: false, message: result.message },
+    );
   }
 
   /** SIGKILLs the worker's whole process group (the worker and anything user code started in it). */
