@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 import reprlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,14 +57,27 @@ _DEPTH_MARKER = "…"
 
 
 def encode_text(text: str) -> str | None:
-    """``text`` with lone surrogates written as ``\\udcXX`` escapes, or None when it is valid UTF-8 already."""
+    """``text`` as valid UTF-8, or None when it is valid already.
+
+    Text holding lone surrogates is written with every backslash doubled and every surrogate as a ``\\udcXX``
+    escape, so that :func:`decode_text` gives back exactly the original (a literal ``\\udcXX`` in the text stays
+    distinguishable from an escaped surrogate).
+    """
     if text.isascii():
         return None
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+        return text.replace("\\", "\\\\").encode("utf-8", "backslashreplace").decode("utf-8")
     return None
+
+
+_ESCAPE = re.compile(r"\\(\\|u[0-9a-f]{4})")
+
+
+def decode_text(text: str) -> str:
+    """The inverse of :func:`encode_text` for a string it encoded."""
+    return _ESCAPE.sub(lambda match: "\\" if match.group(1) == "\\" else chr(int(match.group(1)[1:], 16)), text)
 
 
 def encode_float(number: float) -> str | None:

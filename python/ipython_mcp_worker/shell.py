@@ -354,7 +354,9 @@ def _line_number(value: Any) -> int:
 def _safe_str(error: BaseException) -> str:
     try:
         return str(error)
-    except Exception:  # noqa: BLE001
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - a __str__ may raise anything, SystemExit included
         return f"<{type(error).__name__}; str() raised>"
 
 
