@@ -3,7 +3,7 @@
 // needed to host a worker) without borrowing its pip.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { testPython } from './harness.js';
 
 /** Runs a command and throws with its output when it fails. */
@@ -75,4 +75,9 @@ export function makeEnvironment(scratch: string, directory: string, kind: 'venv'
   const site = mustRun(python, ['-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])']).trim();
   writeFileSync(join(site, 'ipython-mcp-test-borrowed.pth'), `${borrowedPackages(scratch)}\n`);
   return python;
+}
+
+/** PATH with no uv on it (and so no way to install into an environment without pip). */
+export function pathWithoutUv(): string {
+  return (process.env.PATH ?? '').split(delimiter).filter((entry) => entry !== '' && !existsSync(join(entry, 'uv'))).join(delimiter);
 }

@@ -2,21 +2,16 @@
 // `!pip` / `!python` / subprocesses reaching the worker's own environment, `reload` after an upgrade. Two user
 // environments (IPYTHON_MCP_PYTHON): one made by `python -m venv` (has pip) and one made by `uv venv` (no pip).
 // Wheels are built locally and installed with --no-index: no network.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from './harness.js';
-import { buildWheel, makeEnvironment, testUv } from './package-environments.js';
+import { buildWheel, makeEnvironment, pathWithoutUv, testUv } from './package-environments.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'ipython-mcp-packages-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const wheels = join(scratch, 'wheels');
-
-/** PATH with no uv on it (and so no way to install into an environment without pip). */
-function pathWithoutUv(): string {
-  return (process.env.PATH ?? '').split(delimiter).filter((entry) => entry !== '' && !existsSync(join(entry, 'uv'))).join(delimiter);
-}
 
 async function execute(server: TestServer, code: string): Promise<Record<string, any>> {
   return server.structured('execute', { code });
