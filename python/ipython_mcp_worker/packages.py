@@ -160,9 +160,12 @@ def pip_shim_directory() -> str | None:
     source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     text = _SHIM.format(python=shlex.quote(sys.executable), source=repr(source).replace("'", "'\\''"))
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-    directory = os.path.join(tempfile.gettempdir(), f"ipython-mcp-{os.getuid()}", f"pip-shim-{digest}")
+    parent = os.path.join(tempfile.gettempdir(), f"ipython-mcp-{os.getuid()}")
+    directory = os.path.join(parent, f"pip-shim-{digest}")
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
+        if not (_private(parent) and _private(directory)):
+            return None  # someone else made it (a shared /tmp): never run their `pip`
         for name in ("pip", "pip3"):
             path = os.path.join(directory, name)
             if os.path.isfile(path) and os.access(path, os.X_OK):
@@ -175,6 +178,14 @@ def pip_shim_directory() -> str | None:
     except OSError:
         return None
     return directory
+
+
+def _private(path: str) -> bool:
+    """A real directory of ours that nobody else can write to."""
+    import stat
+
+    info = os.lstat(path)
+    return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
 
 
 def shim_main() -> None:

@@ -74,3 +74,15 @@ def test_a_worker_runs_pip_from_its_own_interpreter_and_refreshes_import_caches(
         assert worker.execute("1 + 1")["result"]["value"] == 2
     finally:
         worker.close()
+
+
+def test_the_pip_shim_directory_is_private_and_reused(monkeypatch: pytest.MonkeyPatch, tmp_path):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path))
+    first = packages.pip_shim_directory()
+    assert first is not None and packages.pip_shim_directory() == first
+    assert sorted(os.listdir(first)) == ["pip", "pip3"]
+    assert os.stat(first).st_mode & 0o077 == 0
+    os.chmod(os.path.dirname(first), 0o777)  # as if another user could write there: refuse it
+    assert packages.pip_shim_directory() is None
