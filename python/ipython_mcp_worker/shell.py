@@ -21,6 +21,7 @@ from .capture import FdCapture, PrefixSink, StreamRouter, Throttle
 from .errors import OpError
 from .jsonvalue import JsonForm, NotJson, child_path, json_form, safe_repr
 from .limits import Limits, bound_text
+from .packages import install_package_magics
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
 INLINE_MATPLOTLIB_BACKEND = "module://matplotlib_inline.backend_inline"
@@ -195,6 +196,7 @@ class ShellOwner:
         if hasattr(self.shell, "_tee"):
             self.shell._tee = _no_tee  # type: ignore[method-assign]
         prefer_inline_matplotlib()
+        install_package_magics(self.shell)
 
     def _sink(self, target: int) -> PrefixSink | None:
         operation = self.operation

@@ -122,6 +122,10 @@ def _load_extensions(worker: Worker, configure: dict[str, Any]) -> Any:
 
 def main() -> int:
     _die_with_parent()
+    from .packages import activate_environment
+
+    # Before user code and before IPython starts anything: `!pip` and `!python` must reach this interpreter.
+    activate_environment()
     # Until the interrupter takes over, a stray SIGINT (a terminal's Ctrl-C) must not kill start-up.
     import signal
 
