@@ -164,9 +164,10 @@ def test_a_wrong_protocol_version_is_still_a_mismatch(raw):
     assert raw.finish()[0] == 3
 
 
-def test_an_unreadable_configure_frame_fails_startup(raw):
+@pytest.mark.parametrize("frame", [b"\x00\x00\x00\x05\x00not json", encode_frame([1, 2], CODEC_JSON, 1 << 20)])
+def test_an_unreadable_configure_frame_fails_startup(raw, frame):
     assert raw.reader.read()["type"] == "hello"
-    os.write(raw.to_w, b"\x00\x00\x00\x05\x00not json")
+    os.write(raw.to_w, frame)
     failed = raw.reader.read()
     assert failed["type"] == "startup_failed" and failed["error"]["message"].startswith("unreadable configure message")
     assert raw.finish()[0] == 3

@@ -192,11 +192,12 @@ describe('children started by a cell end with their worker', () => {
 
 describe('repeated signals during the shutdown grace', () => {
   it('a second SIGTERM and a SIGINT do not cut the shutdown short: every request is answered, exit 0', async () => {
-    const server = await startServer({ ...BASE_ENV, IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS: '60', IPYTHON_MCP_INTERRUPTION_GRACE_SECONDS: '2' });
+    const server = await startServer({ ...BASE_ENV, IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS: '60', IPYTHON_MCP_INTERRUPTION_GRACE_SECONDS: '3' });
     try {
       await standbyReady(server);
       const children = await startChildren(server);
-      const active = server.call('execute', { code: SWALLOW_INTERRUPTS });
+      let activeSettled = false;
+      const active = server.call('execute', { code: SWALLOW_INTERRUPTS }).finally(() => (activeSettled = true));
       await eventually(() => server.structured('runtime_status'), (value) => value.state === 'busy');
       const queued = [server.call('execute', { code: '1' }), server.call('execute', { code: '2' })];
       await eventually(() => server.structured('runtime_status'), (value) => value.queue_depth === 2);
@@ -207,18 +208,18 @@ describe('repeated signals during the shutdown grace', () => {
         expect(answer.isError).toBe(true);
         expect((answer.structuredContent as any).error.code).toBe('runtime_closed');
       }
-      // Inside the 2 s grace the active cell is given: more signals, which once killed the server outright.
+      // Inside the 3 s grace the active cell is given: more signals, which once killed the server outright.
       process.kill(server.serverPid, 'SIGTERM');
       await new Promise((resolve) => setTimeout(resolve, 100));
       process.kill(server.serverPid, 'SIGINT');
       process.kill(server.serverPid, 'SIGTERM');
-      expect(performance.now() - firstAt).toBeLessThan(2_000);
+      expect(activeSettled).toBe(false); // the signals did land during the grace
       const stopped = await active;
       expect(stopped.isError).toBe(true);
       expect((stopped.structuredContent as any).error.code).toBe('runtime_closed');
       expect((stopped.structuredContent as any).runtime).toMatchObject({ interruption: 'shutdown' });
       expect(await exited).toEqual({ code: 0, signal: null });
-      await expectAllGone(children, firstAt, 'repeated signals (first SIGTERM -> children gone, grace 2000 ms)');
+      await expectAllGone(children, firstAt, 'repeated signals (first SIGTERM -> children gone, grace 3000 ms)');
       expect(server.stderr()).not.toMatch(/fatal|Unhandled|TypeError/);
     } finally {
       await server.close();
