@@ -97,6 +97,27 @@ describe('IPythonKernel', () => {
     expect(target.running).toBe(false);
   });
 
+  it('ends what a cell started on shutdown and on restart: nothing outlives the kernel process', async () => {
+    const target = kernel();
+    const codeMode = new CodeMode({ kernel: target });
+    const startSleeper = "import subprocess\nsubprocess.Popen(['sleep', '1000']).pid";
+    const sleeper = async (): Promise<number> => {
+      const outcome = await codeMode.runCode({ code: startSleeper });
+      expect(outcome).toMatchObject({ return: { kind: 'value' } });
+      const pid = (outcome as { return: { value: number } }).return.value;
+      expect(isAlive(pid)).toBe(true);
+      return pid;
+    };
+    const beforeRestart = await sleeper();
+    remember(target);
+    await target.restart();
+    expect(await survivors([beforeRestart], 5000)).toEqual([]);
+    const beforeShutdown = await sleeper();
+    remember(target);
+    await target.shutdown();
+    expect(await survivors([beforeShutdown], 5000)).toEqual([]);
+  });
+
   it('reports an interpreter that cannot start a kernel', async () => {
     const broken = new IPythonKernel({ python: '/nonexistent/python3', startupTimeoutMs: 5000 });
     kernels.push(broken);

@@ -117,6 +117,8 @@ export class Runtime {
   private replacementStartupMs: number | null = null;
   private info: WorkerInfo | undefined;
   private replacing: Promise<void> | undefined;
+  /** The replacement being started, so close() can end it rather than wait out its start-up. */
+  private replacementWorker: WorkerProcess | undefined;
   private closing: Promise<void> | undefined;
   private readonly epochListeners = new Set<(change: EpochChange) => void>();
   private started = false;
@@ -143,7 +145,14 @@ export class Runtime {
         this.logger.info('worker.ready', { epoch: this.epochNumber, pid: info.pid, startupMs: Math.round(info.startupMs) });
         this.ensureStandby();
       },
-      (error: Error) => this.becomeUnavailable(error.message),
+      (error: Error) => {
+        // A start-up the runtime abandoned because it is closing is not a failure: one info line, no error.
+        if (this.closing) {
+          this.logger.info('runtime.startup_abandoned', { epoch: this.epochNumber });
+          return;
+        }
+        this.becomeUnavailable(error.message);
+      },
     );
   }
 
@@ -256,6 +265,7 @@ export class Runtime {
     const standby = this.standby;
     this.standby = undefined;
     standby?.kill();
+    this.replacementWorker?.kill();
     this.admission.close();
     await this.admission.onIdle();
     const grace = this.settings.interruptionGraceSeconds * 1000;
@@ -321,6 +331,7 @@ export class Runtime {
   }
 
   private becomeUnavailable(message: string): void {
+    if (this.closing) return; // a start-up cut short by close() says nothing about the runtime
     this.stateOverride = 'unavailable';
     this.unavailableError = message.slice(0, MAX_ERROR_CHARS);
     this.logger.error('runtime.unavailable', { reason: this.unavailableError });
@@ -338,6 +349,7 @@ export class Runtime {
     if (this.replacing) return this.replacing;
     this.replacing = this.doReplace(failed, reason).finally(() => {
       this.replacing = undefined;
+      this.replacementWorker = undefined;
     });
     return this.replacing;
   }
@@ -350,11 +362,13 @@ export class Runtime {
     this.standby = undefined;
     const fromStandby = next !== undefined && next.alive;
     if (next === undefined || !next.alive) next = this.spawnWorker();
+    this.replacementWorker = next;
     let info: WorkerInfo;
     try {
       info = await next.ready;
     } catch (error) {
       next.kill();
+      if (this.closing) return; // close() ended this start-up: nothing failed, nothing to retry
       if (!fromStandby) {
         // A cold start already had its full start-up bound: do not try again (that would double the bound).
         this.becomeUnavailable(`replacement worker failed to start: ${(error as Error).message}`);
@@ -362,10 +376,12 @@ export class Runtime {
       }
       this.logger.warn('replacement.standby_failed', { reason: (error as Error).message.slice(0, 200) });
       next = this.spawnWorker();
+      this.replacementWorker = next;
       try {
         info = await next.ready;
       } catch (coldError) {
         next.kill();
+        if (this.closing) return;
         this.becomeUnavailable(`replacement worker failed to start: ${(coldError as Error).message}`);
         return;
       }

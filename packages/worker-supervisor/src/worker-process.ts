@@ -133,6 +133,10 @@ export class WorkerProcess {
       resolveExited = resolve;
       this.child.once('exit', (code, signal) => {
         this.exitInfo = { code, signal };
+        // Whatever user code started stays in the worker's process group: it ends with the worker, on every path
+        // (graceful shutdown, crash, kill). The group id stays reserved while any member lives, so this reaches
+        // only them.
+        this.killGroup();
         this.onExit(code, signal);
         resolve({ code, signal });
       });
@@ -224,28 +228,51 @@ export class WorkerProcess {
     );
   }
 
-  /** SIGKILLs the worker's whole process group (the worker and anything user code started in it). */
+  /**
+   * SIGKILLs the worker's whole process group: the worker, its group watchdog and anything user code started in
+   * it. After the worker has exited there is nothing left to do: its exit already ended the group.
+   */
   kill(): void {
-    if (!this.alive || this.child.pid === undefined) return;
-    try {
-      process.kill(-this.child.pid, 'SIGKILL');
-    } catch {
-      try {
-        this.child.kill('SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    if (this.alive) this.killGroup();
   }
 
-  /** Asks the worker to exit after its active request; kills it if it has not exited within `graceMs`. */
+  /** Whether this start-up was abandoned by {@link WorkerProcess.shutdown} before `ready`. */
+  get abandoned(): boolean {
+    return this.abandonedStartup;
+  }
+
+  /**
+   * Asks the worker to exit after its active request; kills its group if it has not exited within `graceMs`. A
+   * worker still starting is not sent `shutdown`: closing its channel is the request (it exits quietly at the
+   * end of file), and its start-up counts as abandoned, not failed.
+   */
   async shutdown(graceMs: number): Promise<void> {
     if (!this.alive) return;
-    this.send({ type: 'shutdown' });
+    if (this.readyState === 'starting') this.abandonedStartup = true;
+    else this.send({ type: 'shutdown' });
     this.toWorker.end();
     const timer = setTimeout(() => this.kill(), graceMs);
     await this.exited;
     clearTimeout(timer);
+  }
+
+  private abandonedStartup = false;
+
+  private killGroup(): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // The group is gone (ESRCH), or the worker never became a group leader: end the worker alone.
+      if (this.alive) {
+        try {
+          this.child.kill('SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
   }
 
   private send(message: unknown): void {
