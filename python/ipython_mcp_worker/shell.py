@@ -19,7 +19,7 @@ from traitlets.config import Config
 
 from .capture import FdCapture, PrefixSink, StreamRouter, Throttle
 from .errors import OpError
-from .jsonvalue import NotJson, safe_repr, to_json
+from .jsonvalue import JsonCut, NotJson, safe_repr, to_json, to_json_bounded
 from .limits import Limits, bound_text
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
@@ -70,6 +70,9 @@ class Operation:
         # Set once the fd pipes were drained (and fd 1/2 repaired) after the user code ran, so end() need not.
         self.settled = False
         self.image_room = image_budget(limits)
+        # Set by Code Mode's run_code: the result's JSON size budget, and what rendering the result cut.
+        self.result_max_bytes: int | None = None
+        self.result_cut: dict[str, Any] | None = None
         self._lock = threading.Lock()
 
     def _forward(self, name: str):  # noqa: ANN202
@@ -259,7 +262,12 @@ class ShellOwner:
         }
 
     def _render_value(self, value: Any) -> tuple[dict[str, Any], bool]:
+        operation = self.operation
         try:
+            if operation is not None and operation.result_max_bytes is not None:
+                json_value, cut = to_json_bounded(value, self.limits, operation.result_max_bytes)
+                operation.result_cut = _cut_report(cut) if cut.any else None
+                return {"kind": "json", "value": json_value}, cut.any
             json_value, truncated = to_json(value, self.limits)
             return {"kind": "json", "value": json_value}, truncated
         except NotJson:
@@ -274,12 +282,15 @@ class ShellOwner:
         text = data.get("text/plain")
         if not isinstance(text, str):
             text, truncated = safe_repr(value, self.limits.max_text_chars)
+            omitted = None  # bounded_repr never builds the whole repr of a huge value, so the rest is unknown
         else:
+            omitted = max(0, len(text) - self.limits.max_text_chars)
             text, truncated = bound_text(text, self.limits.max_text_chars)
+        if operation is not None and truncated:
+            operation.result_cut = {"repr_chars": omitted}
         rendered: dict[str, Any] = {"kind": "repr", "repr": text}
         images = {mime: data[mime] for mime in IMAGE_MIME_TYPES if isinstance(data.get(mime), (str, bytes))}
         if images:
-            operation = self.operation
             room = operation.image_room if operation is not None else image_budget(self.limits)
             bundle, used = normalize_display(images, {}, self.limits, room)
             if operation is not None:
@@ -288,6 +299,10 @@ class ShellOwner:
                 rendered["images"] = bundle["data"]
             truncated = truncated or bundle["truncated"]
         return rendered, truncated
+
+
+def _cut_report(cut: JsonCut) -> dict[str, Any]:
+    return {"items": cut.items, "chars": cut.chars, "deep": cut.deep, "size": cut.size}
 
 
 def prefer_inline_matplotlib() -> None:

@@ -116,6 +116,20 @@ describe('run_code in an AI SDK generateText loop', () => {
     );
   });
 
+  it('bounds results by bytes, not items: 50,000 ints come back whole, a result over 10 MiB is cut with exact counts', async () => {
+    const codeMode = await open();
+    const run = await runScript(codeMode.tools, [[{ code: 'list(range(50_000))' }], [{ code: "{'rows': ['xxx'] * 3_000_000, 'total': 3}" }]]);
+    expect(only(run, 0)).toEqual({ type: 'json', value: Array.from({ length: 50_000 }, (_, index) => index) });
+    const cut = only(run, 1).value as { output: string; result: { rows: string[]; total?: number } };
+    // {"rows":[...]} spends 10 bytes on the braces, key and brackets; each "xxx" then takes 6 with its comma.
+    const fit = Math.floor((10 * 1024 * 1024 - 10 + 1) / 6);
+    expect(cut.result).toEqual({ rows: Array.from({ length: fit }, () => 'xxx') });
+    expect(cut.output).toBe(
+      `[result cut: it is larger than the 10,485,760 bytes (10 MiB) of JSON run_code returns; dropped: ${(3_000_000 - fit + 1).toLocaleString('en-US')} ` +
+        'more list items or dict entries. Return a slice, a summary, or the nested part itself to see the rest.]\n',
+    );
+  });
+
   it('restarts the kernel on request, and input() reads an empty string', async () => {
     const codeMode = await open();
     const run = await runScript(codeMode.tools, [

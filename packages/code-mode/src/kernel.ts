@@ -2,6 +2,7 @@ import { defaultSettings, type Settings } from '@ipython-mcp/protocol';
 import { Runtime, chooseInterpreter, type Logger, type OperationOutcome, type RunOptions } from '@ipython-mcp/worker-supervisor';
 import PQueue from 'p-queue';
 import { CodeModeCancelledError, KernelClosedError, KernelStartupError } from './errors.js';
+import { MAX_RESULT_BYTES, MAX_RESULT_DEPTH } from './result-cut.js';
 import { MAX_OUTPUT_CHARS } from './return-value.js';
 
 /** Options of an {@link IPythonKernel}. */
@@ -41,8 +42,12 @@ export const SHUTDOWN_WAIT_MS = 5_000;
 /** The time an interrupted cell gets before its process is killed. */
 export const INTERRUPT_GRACE_MS = 5_000;
 /**
- * The largest message between Node and a Code Mode kernel: up to 10 Mi characters of printed output (4 bytes each
- * at worst), a result repr as large, and images.
+ * The largest message between Node and a Code Mode kernel. The default IPC limit (4 MiB) could not carry even the
+ * 10 MiB of printed output, so the kernel gets room for the worst run_code reply at once: output of 10 Mi
+ * characters (up to 6 bytes each as escaped JSON, 60 MiB), a result of 10 MiB of JSON (msgpack can take 2.25
+ * times that for short floats; a repr instead: 10 Mi characters, 40 MiB) or an error message as large, 50 images
+ * of at most 2 MiB each (100 MiB), and the traceback: about 200 MiB. So a reply is never refused as too large;
+ * the 10 MiB caps are what bound it.
  */
 export const KERNEL_IPC_LIMIT_BYTES = 256 * 1024 * 1024;
 const DEFAULT_STARTUP_TIMEOUT_MS = 60_000;
@@ -202,16 +207,19 @@ export class IPythonKernel implements AsyncDisposable {
 }
 
 /**
- * Worker settings for a Code Mode kernel: 10 MiB of printed output with exact omitted counts, results and
- * tracebacks generous enough for a model to read, and an IPC limit that carries all of it at once.
+ * Worker settings for a Code Mode kernel: 10 MiB of printed output and 10 MiB of result, both with exact counts of
+ * what was dropped, tracebacks generous enough for a model to read, and an IPC limit that carries all of it at
+ * once ({@link KERNEL_IPC_LIMIT_BYTES}).
  */
 export function kernelSettings(startupTimeoutMs: number): Settings {
   return {
     ...defaultSettings(),
     maxTextChars: MAX_OUTPUT_CHARS,
     maxTracebackChars: 64 * 1024,
-    maxResults: 10_000,
-    maxJsonDepth: 32,
+    // Results are bounded by bytes (run_code's max_result_bytes), not counted in items: every item takes at least
+    // one byte of JSON, so an item limit equal to the byte budget can never cut first.
+    maxResults: MAX_RESULT_BYTES,
+    maxJsonDepth: MAX_RESULT_DEPTH,
     maxDisplayItems: 50,
     interruptionGraceSeconds: INTERRUPT_GRACE_MS / 1000,
     workerStartupTimeoutSeconds: startupTimeoutMs / 1000,

@@ -18,6 +18,7 @@ import {
 } from './errors.js';
 import { runNestedCall, type NestedToolCall, type NestedToolReturn } from './nested-call.js';
 import { INTERRUPT_GRACE_MS, IPythonKernel, type IPythonKernelOptions, type KernelSession } from './kernel.js';
+import { MAX_RESULT_BYTES } from './result-cut.js';
 import { parseRunCodeReply, printedOutput, shapeReturn, type CodeModeReturn, type RunCodeReply } from './return-value.js';
 import { buildToolFunctions, toolFunctionSpec, type ToolDefinition, type ToolFunction } from './tool-functions.js';
 
@@ -182,7 +183,7 @@ export class CodeMode implements AsyncDisposable {
       await this.defineTools(kernel, session);
       const outcome = await session.run(
         'run_code',
-        { code, max_tool_calls: this.maxToolCalls },
+        { code, max_tool_calls: this.maxToolCalls, max_result_bytes: MAX_RESULT_BYTES },
         {
           timeoutMs: this.timeoutMs,
           graceMs: INTERRUPT_GRACE_MS,
