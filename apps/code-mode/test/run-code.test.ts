@@ -55,8 +55,8 @@ describe('run_code in an AI SDK generateText loop', () => {
     expect(salesCalls).toEqual(['north', 'south']);
     const output = run.result.steps[1]?.toolResults[0]?.output as RunCodeOutput;
     expect(output.metadata).toEqual({
-      tool_calls: [{ toolCallId: 'call-2-0:1', toolName: 'get_sales', functionName: 'get_sales', input: { region: 'south' } }],
-      tool_returns: [{ toolCallId: 'call-2-0:1', toolName: 'get_sales', output: [{ month: 1, total: 80 }] }],
+      toolCalls: [{ toolCallId: 'call-2-0:1', toolName: 'get_sales', functionName: 'get_sales', input: { region: 'south' } }],
+      toolReturns: [{ toolCallId: 'call-2-0:1', toolName: 'get_sales', output: [{ month: 1, total: 80 }] }],
     });
   });
 

@@ -51,6 +51,8 @@ export const INTERRUPT_GRACE_MS = 5_000;
  */
 export const KERNEL_IPC_LIMIT_BYTES = 256 * 1024 * 1024;
 const DEFAULT_STARTUP_TIMEOUT_MS = 60_000;
+/** What follows a kernel that failed to start or to come back: the next call really does try again. */
+export const KERNEL_RETRY_NOTE = 'Nothing was left running; the next run_code call (or start()) tries a fresh kernel.';
 const HEALTH_TIMEOUT_MS = 10_000;
 
 /**
@@ -191,14 +193,20 @@ export class IPythonKernel implements AsyncDisposable {
       env: this.options.env,
       logger: this.options.logger,
       warmStandby: this.options.warmStandby ?? false,
+      // An idle kernel must not keep the program alive: a script that forgets shutdown() still exits, and the
+      // worker with it (it sees EOF on its pipe).
+      unrefWhenIdle: true,
     });
     runtime.start();
     const health = await runtime.run('health', {}, { timeoutMs: HEALTH_TIMEOUT_MS });
     if (!health.ok) {
+      // The supervisor words this for a server ("unavailable until the server restarts"); a kernel is different:
+      // the next call starts a new runtime. Take the bare reason and say what is true here.
+      const reason = runtime.status().error ?? health.error.message;
       // Not awaited: when the interpreter could not even be spawned, the supervisor's close() waits for an exit
       // event that never comes. Nothing is left running in that case; otherwise the worker is already gone.
       void runtime.close().catch(() => undefined);
-      throw new KernelStartupError(`the IPython kernel could not start: ${health.error.message}`);
+      throw new KernelStartupError(`the IPython kernel could not start: ${reason}. ${KERNEL_RETRY_NOTE}`);
     }
     this.generation += 1;
     this.runtime = runtime;
