@@ -66,7 +66,10 @@ export interface IPythonCodeMode extends AsyncDisposable {
    * allows. Kept so `stopWhen` lists that name it still type-check; it is true only after that failure.
    */
   readonly retriesExhausted: StopCondition<ToolSet>;
-  /** Stops the run's own kernel (a shared kernel is left to its owner). */
+  /**
+   * Stops the run's own kernel now (a shared kernel is left to its owner). Forgetting it does not hang the
+   * program: an idle kernel does not hold Node's event loop, and its process exits with the program.
+   */
   close(): Promise<void>;
 }
 

@@ -58,7 +58,8 @@ const HEALTH_TIMEOUT_MS = 10_000;
 /**
  * A persistent IPython kernel (one Python worker process) that Code Mode runs code in. You own it: share one
  * across runs to keep variables, imports and loaded data, and stop it with {@link IPythonKernel.shutdown} or
- * `await using`. Work on it runs one cell at a time, in call order.
+ * `await using`. Work on it runs one cell at a time, in call order. While idle it does not keep Node's event loop
+ * alive, so a program that forgets to shut it down still exits, and the kernel process with it.
  *
  * Not a sandbox: code runs with your user's permissions.
  */
