@@ -27,6 +27,12 @@ export interface RuntimeOptions {
   /** Send JSON frames even when msgpack is available. */
   forceJsonCodec?: boolean | undefined;
   /**
+   * Let the workers keep Node's event loop alive only while an operation is admitted or the runtime closes
+   * (default false: always). A library user that forgets {@link Runtime.close} then does not hang its program;
+   * the workers still exit with it (pipe EOF).
+   */
+  unrefWhenIdle?: boolean | undefined;
+  /**
    * Runs after a cooperative interruption, before the namespace is reported preserved (registry
    * reconciliation). A throw makes the outcome `unknown` → the worker is replaced.
    */
@@ -122,6 +128,8 @@ export class Runtime {
   private closing: Promise<void> | undefined;
   private readonly epochListeners = new Set<(change: EpochChange) => void>();
   private started = false;
+  /** Operations admitted and not yet finished: while there are any, the workers hold the event loop. */
+  private admitted = 0;
 
   constructor(options: RuntimeOptions) {
     this.options = options;
@@ -204,7 +212,25 @@ export class Runtime {
   }
 
   private async admit(op: string, params: Record<string, unknown>, options: RunOptions): Promise<OperationOutcome> {
-    this.start();
+    this.admitted += 1;
+    try {
+      this.start();
+      this.holdWorkers();
+      return await this.admitHeld(op, params, options);
+    } finally {
+      this.admitted -= 1;
+      this.holdWorkers();
+    }
+  }
+
+  /** With `unrefWhenIdle`, lets the workers hold the event loop only while there is work (or a close). */
+  private holdWorkers(worker?: WorkerProcess): void {
+    if (this.options.unrefWhenIdle !== true) return;
+    const held = this.admitted > 0 || this.closing !== undefined;
+    for (const each of worker === undefined ? [this.current, this.standby] : [worker]) each?.setHeld(held);
+  }
+
+  private async admitHeld(op: string, params: Record<string, unknown>, options: RunOptions): Promise<OperationOutcome> {
     const admittedAt = performance.now();
     try {
       return await this.admission.run((ticket, signal) => this.dispatch(op, params, ticket, signal, options), {
@@ -255,6 +281,7 @@ export class Runtime {
   /** Stops admission, completes queued work as runtime_closed, interrupts the active one, ends every worker. */
   close(): Promise<void> {
     this.closing ??= this.doClose();
+    this.holdWorkers();
     return this.closing;
   }
 
@@ -278,6 +305,12 @@ export class Runtime {
   }
 
   private spawnWorker(): WorkerProcess {
+    const worker = this.spawnProcess();
+    this.holdWorkers(worker);
+    return worker;
+  }
+
+  private spawnProcess(): WorkerProcess {
     const settings = this.settings;
     return WorkerProcess.spawn({
       python: this.options.python,

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
   ConfigureSchema,
@@ -212,6 +213,25 @@ export class WorkerProcess {
       this.toWorker.write(frame);
     });
     return { id, reply };
+  }
+
+  /**
+   * Whether this worker keeps Node's event loop alive (default true). Unheld, the process, its pipes and its
+   * start-up timer are unref'd, so a program with nothing else to do can exit; the worker then sees EOF on its
+   * pipe and exits too. Events still arrive while the loop runs for other reasons.
+   */
+  setHeld(held: boolean): void {
+    if (!this.alive) return;
+    if (held) this.child.ref();
+    else this.child.unref();
+    for (const stream of this.child.stdio as Array<Socket | null>) {
+      // A closed pipe has no handle: ref() on it would only queue a 'connect' listener that never fires.
+      if (stream === null || stream.destroyed) continue;
+      if (held) stream.ref();
+      else stream.unref();
+    }
+    if (held) this.startupTimer?.ref();
+    else this.startupTimer?.unref();
   }
 
   /** Asks the worker to interrupt request `id` if it is still the active one. */
