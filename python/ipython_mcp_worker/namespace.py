@@ -330,6 +330,8 @@ class Namespace:
             seen.add(id(module))
             module_dict = _MODULE_DICT.__get__(module)
             own_name = module_dict.get("__name__")
+            if type(own_name) is not str:  # compared below: == on another object could run its __eq__
+                continue
             for name, obj in list(module_dict.items()):
                 if type(name) is not str or name.startswith("_") or not name.isidentifier():
                     continue

@@ -150,6 +150,7 @@ def _class(cls: type, depth: int) -> inspect.Signature:
 
 
 _ENUM_SIGNATURE = enum.Enum.__dict__.get("__signature__")
+_ENUM_TYPE = getattr(enum, "EnumType", enum.EnumMeta)
 
 
 def _is_enum_signature(obj: Any, explicit: Any) -> bool:
@@ -157,7 +158,7 @@ def _is_enum_signature(obj: Any, explicit: Any) -> bool:
     stdlib code reads only the class's members, so it is trusted for classes whose metaclass is EnumType itself."""
     return (
         type(_ENUM_SIGNATURE) is classmethod
-        and type(obj) is enum.EnumType
+        and type(obj) is _ENUM_TYPE
         and type(explicit) is types.MethodType
         and static.method_parts(explicit)[0] is _ENUM_SIGNATURE.__func__
     )
