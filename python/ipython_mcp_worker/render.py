@@ -109,9 +109,12 @@ def _typing_part(obj: Any, name: str) -> Any:
     return static.get_quietly(obj, name)
 
 
-def annotation_text(annotation: Any, depth: int = 0) -> str:
-    """``inspect.formatannotation``'s text, from static reads (typing constructs rendered structurally)."""
-    if depth > 16:
+def annotation_text(annotation: Any, budget: _Budget | None = None) -> str:
+    """``inspect.formatannotation``'s text, from static reads (typing constructs rendered structurally).
+
+    ``budget`` bounds the parts rendered in all (shared sub-annotations could otherwise multiply the work)."""
+    budget = budget or _Budget()
+    if not budget.take():
         return "..."
     tp = type(annotation)
     if annotation is None:
@@ -126,22 +129,22 @@ def annotation_text(annotation: Any, depth: int = 0) -> str:
         origin, args = _typing_part(annotation, "__origin__"), _typing_part(annotation, "__args__")
         if type(args) is not tuple:
             return f"<{static.qualified_type_name(tp)}>"
-        parts = [annotation_text(arg, depth + 1) for arg in args[:_MAX_ITEMS]]
+        parts = [annotation_text(arg, budget) for arg in args[:_MAX_ITEMS]]
         if tp is types.UnionType:  # X | None shows None, not NoneType
             return " | ".join("None" if arg is type(None) else part for arg, part in zip(args, parts, strict=False))
-        return f"{annotation_text(origin, depth + 1)}[{', '.join(parts) or '()'}]"
+        return f"{annotation_text(origin, budget)}[{', '.join(parts) or '()'}]"
     if id(tp) in _TYPING_TYPES:
-        return _typing_text(annotation, tp, depth)
+        return _typing_text(annotation, tp, budget)
     return f"<{static.qualified_type_name(tp)} object>"
 
 
-def _typing_text(annotation: Any, tp: type, depth: int) -> str:
+def _typing_text(annotation: Any, tp: type, budget: _Budget) -> str:
     name = _typing_part(annotation, "_name")
     origin = _typing_part(annotation, "__origin__")
     args = _typing_part(annotation, "__args__")
     if is_one_of(tp, _VERBATIM_TYPING):
         return repr(annotation).replace("typing.", "")  # names and flags of its own, no user objects
-    label = name if type(name) is str else annotation_text(origin, depth + 1) if origin is not MISSING else None
+    label = name if type(name) is str else annotation_text(origin, budget) if origin is not MISSING else None
     if label is None:
         return f"<{static.qualified_type_name(tp)} object>"
     if type(args) is not tuple or (tp is _SPECIAL_GENERIC):
@@ -149,10 +152,10 @@ def _typing_text(annotation: Any, tp: type, depth: int) -> str:
     if tp is _ANNOTATED:
         metadata = _typing_part(annotation, "__metadata__")
         extras = [value_text(item) for item in metadata[:_MAX_ITEMS]] if type(metadata) is tuple else ["..."]
-        return f"Annotated[{annotation_text(origin, depth + 1)}, {', '.join(extras)}]"
+        return f"Annotated[{annotation_text(origin, budget)}, {', '.join(extras)}]"
     if tp is _LITERAL:
         return f"Literal[{', '.join(value_text(arg) for arg in args[:_MAX_ITEMS])}]"
-    parts = [annotation_text(arg, depth + 1) for arg in args[:_MAX_ITEMS]]
+    parts = [annotation_text(arg, budget) for arg in args[:_MAX_ITEMS]]
     if tp is _UNION:
         if len(args) == 2 and any(arg is type(None) for arg in args):
             return f"Optional[{parts[1] if args[0] is type(None) else parts[0]}]"

@@ -300,6 +300,11 @@ def test_values_and_annotations_render_like_inspect_where_that_runs_no_user_code
         (None, "None"),
     ):
         assert annotation_text(annotation) == text, annotation
+    shared = int
+    for _ in range(20):  # 2**20 leaves, but few distinct objects: rendering stays bounded
+        shared = typing.Tuple[shared, shared]  # noqa: UP006 - a typing alias is what is rendered
+    started = time.perf_counter()
+    assert annotation_text(shared).startswith("Tuple[Tuple[") and time.perf_counter() - started < 1.0
 
 
 def test_signature_errors_say_whether_python_or_discovery_declined():
