@@ -22,6 +22,7 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from .limits import Limits
+from .static import type_qualname
 
 #: The largest integer magnitude a JavaScript number holds exactly (Number.MAX_SAFE_INTEGER).
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -231,7 +232,7 @@ class _Walker:
                     break
                 out[name] = walked
             return out
-        raise NotJson(path, kind.__qualname__)
+        raise NotJson(path, type_qualname(kind) or "object")
 
     # ---- the size budget --------------------------------------------------------------------------------
 
@@ -319,7 +320,7 @@ class _Walker:
                         raise NotJson(f"{path} key", type(key).__name__)
                     stack.append(sub)
                 continue
-            raise NotJson(path, kind.__qualname__)
+            raise NotJson(path, type_qualname(kind) or "object")
 
 
 def _int_text(value: int) -> tuple[str, str]:
@@ -409,7 +410,7 @@ def safe_repr(value: Any, limit: int) -> tuple[str, bool]:
         if isinstance(error, KeyboardInterrupt):
             raise
         try:
-            type_name = type(value).__qualname__
+            type_name = type_qualname(type(value)) or "object"
         except Exception:  # noqa: BLE001
             type_name = "object"
         text = f"<{type_name} object; repr raised {type(error).__name__}>"
