@@ -241,6 +241,17 @@ for (const codec of ['msgpack', 'json'] as const) {
       await survives();
     });
 
+    it('refuses a request whose text holds a lone surrogate, on both codecs alike, and loses nothing', async () => {
+      const code = await server.call('execute', { code: "s = '\ud800'" });
+      expect(code.isError).toBe(true);
+      expect(code.structuredContent).toMatchObject({ error: { code: 'invalid_arguments', details: { path: 'params.code' } } });
+      const argument = await server.call('call_function', { name: 'give', arguments: { k: ['ok', 'v\udc80'] } });
+      expect(argument.structuredContent).toMatchObject({ error: { code: 'invalid_arguments', details: { path: 'params.arguments.k[1]' } } });
+      const escapedCode = await server.structured('execute', { code: "len('\\ud800')" });
+      expect(escapedCode.result).toEqual({ kind: 'json', value: 1 });
+      await survives();
+    });
+
     it('answers every value JSON-safe, exact where the contract says so, flagged elsewhere', async () => {
       await fc.assert(
         fc.asyncProperty(value, async (py) => {

@@ -47,4 +47,4 @@ export type {
 export { parseWorkerMessage } from './parse-worker-message.js';
 export { SETTING_DEFINITIONS, SettingsError, defaultSettings, resolveSettings, workerLimits } from './settings.js';
 export type { SettingDefinition, SettingKind, Settings } from './settings.js';
-export { ValueJsonError, toPythonJson } from './value-json.js';
+export { ValueJsonError, loneSurrogatePath, toPythonJson } from './value-json.js';

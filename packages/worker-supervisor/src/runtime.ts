@@ -1,5 +1,5 @@
 import { AdmissionError, AdmissionQueue, type AdmissionTicket } from '@ipython-mcp/admission-queue';
-import { FrameError, workerLimits, type ErrorCode, type Settings, type ToolCall, type WorkerEvent } from '@ipython-mcp/protocol';
+import { FrameError, loneSurrogatePath, workerLimits, type ErrorCode, type Settings, type ToolCall, type WorkerEvent } from '@ipython-mcp/protocol';
 import { silentLogger, type Logger } from './logger.js';
 import { PausableTimer } from './pausable-timer.js';
 import { WorkerExitedError, WorkerProcess, type ToolAnswer, type WorkerInfo, type WorkerReply } from './worker-process.js';
@@ -206,7 +206,19 @@ export class Runtime {
    * Admits one operation, runs it on the worker under the deadline, and reports its outcome. Never throws.
    */
   async run(op: string, params: Record<string, unknown>, options: RunOptions = {}): Promise<OperationOutcome> {
-    const outcome = await this.admit(op, params, options);
+    const illFormed = loneSurrogatePath(params);
+    const outcome =
+      illFormed === undefined
+        ? await this.admit(op, params, options)
+        : {
+            ok: false as const,
+            error: {
+              code: 'invalid_arguments',
+              message: `the text at ${illFormed} holds a lone surrogate (U+D800–U+DFFF), which cannot be sent to Python exactly; write it as an escape (\\udcff) in the code, or pass it escaped`,
+              details: { path: illFormed },
+            },
+            meta: this.meta(options, null, 0, 0),
+          };
     this.logOutcome(op, outcome);
     return outcome;
   }
