@@ -104,7 +104,18 @@ function childPath(path: string, key: string): string {
 }
 
 /** The contract as an oracle: the JSON form and `encoded` map of a value, or undefined when it has none. */
-function jsonForm(value: Py, path: string, encoded: Record<string, string>): unknown {
+function jsonForm(value: Py, path: string, marks: Record<string, string>): unknown {
+  // An escaped key whose value is encoded too is marked `key+<kind>`.
+  const encoded = new Proxy(marks, {
+    set: (target, key: string, kind: string) => {
+      target[key] = target[key] === undefined ? kind : `${target[key]}+${kind}`;
+      return true;
+    },
+  });
+  return formOf(value, path, encoded);
+}
+
+function formOf(value: Py, path: string, encoded: Record<string, string>): unknown {
   switch (value.t) {
     case 'none':
       return null;
@@ -128,7 +139,7 @@ function jsonForm(value: Py, path: string, encoded: Record<string, string>): unk
     }
     case 'list':
     case 'tuple': {
-      const items = value.items.map((item, index) => jsonForm(item, `${path}[${index}]`, encoded));
+      const items = value.items.map((item, index) => formOf(item, `${path}[${index}]`, encoded));
       return items.includes(undefined) ? undefined : items;
     }
     case 'dict': {
@@ -137,7 +148,7 @@ function jsonForm(value: Py, path: string, encoded: Record<string, string>): unk
         if (key.t !== 'str') return undefined;
         const text = escaped(key.v);
         if (text !== undefined) encoded[childPath(path, text)] = 'key';
-        const form = jsonForm(item, childPath(path, text ?? key.v), encoded);
+        const form = formOf(item, childPath(path, text ?? key.v), encoded);
         if (form === undefined) return undefined;
         out[text ?? key.v] = form;
       }
