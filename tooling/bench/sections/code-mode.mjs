@@ -150,7 +150,7 @@ async function measureBridge(ctx, engine) {
   const onToolCall = async (call) => {
     served += 1;
     if (call.name !== 'echo') return { ok: false, message: `unknown tool ${call.name}` };
-    return { ok: true, value: call.arguments };
+    return { ok: true, valueJson: JSON.stringify(call.arguments) };
   };
   try {
     runtime.start();
