@@ -130,6 +130,19 @@ describe('a cell that grows past the limit is stopped as memory_limit', () => {
     await expectWorking(server);
   });
 
+  it('a subprocess the cell started counts: its growth stops the cell, and the child goes with it', async () => {
+    await exec(server, 'keep = 41');
+    const epoch = (await status(server)).epoch;
+    const child = ['import time', 'chunks = []', 'while len(chunks) < 192:', "    chunks.append(b'x' * 2**23)", '    time.sleep(0.01)'].join('\n');
+    const call = await server.call('execute', { code: `import subprocess, sys\nsubprocess.run([sys.executable, '-c', ${JSON.stringify(child)}])` });
+    const body = call.structuredContent as Record<string, any>;
+    measurements.push(`[measure] growing subprocess: ${body.error.message}; peak ${body.error.details.peak_mb} MB`);
+    expect(body.error.details.trigger).toBe('watch');
+    // subprocess.run kills its child when KeyboardInterrupt reaches it, so memory falls and the namespace stays.
+    expect(await expectTruthfulOutcome(server, body, epoch)).toBe('preserved');
+    await expectWorking(server);
+  });
+
   it('a call_function that runs out of memory is memory_limit too', async () => {
     await exec(server, 'keep = 41\ndef grab():\n    return bytearray(2**31)');
     const epoch = (await status(server)).epoch;
