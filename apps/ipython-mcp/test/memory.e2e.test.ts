@@ -133,7 +133,8 @@ describe('a cell that grows past the limit is stopped as memory_limit', () => {
   it('a subprocess the cell started counts: its growth stops the cell, and the child goes with it', async () => {
     await exec(server, 'keep = 41');
     const epoch = (await status(server)).epoch;
-    const child = ['import time', 'chunks = []', 'while len(chunks) < 192:', "    chunks.append(b'x' * 2**23)", '    time.sleep(0.01)'].join('\n');
+    // ~160 MB/s: new processes are found every 100 ms or more (a /proc scan where the kernel has no children files).
+    const child = ['import time', 'chunks = []', 'while len(chunks) < 192:', "    chunks.append(b'x' * 2**23)", '    time.sleep(0.05)'].join('\n');
     const call = await server.call('execute', { code: `import subprocess, sys\nsubprocess.run([sys.executable, '-c', ${JSON.stringify(child)}])` });
     const body = call.structuredContent as Record<string, any>;
     measurements.push(`[measure] growing subprocess: ${body.error.message}; peak ${body.error.details.peak_mb} MB`);

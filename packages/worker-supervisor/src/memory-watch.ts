@@ -4,6 +4,11 @@ const MIB = 2 ** 20;
 const GIB = 2 ** 30;
 /** How often a running operation's memory is read: at ~1.5 GB/s of page faults, ~30 MB between two reads. */
 export const MEMORY_WATCH_INTERVAL_MS = 20;
+/**
+ * When the first read (the baseline) is taken after dispatch. Not at once: an operation shorter than this (most are
+ * well under a millisecond) then costs one timer and no read; growth in 2 ms is a few MB at most.
+ */
+export const MEMORY_BASELINE_DELAY_MS = 2;
 
 /** The memory guard's three lines, in bytes. */
 export interface MemoryBounds {
@@ -45,8 +50,8 @@ export function toMb(bytes: number | undefined | null): number | null {
 }
 
 /**
- * The memory of one running operation, read from dispatch to its answer: the first read right after dispatch (the
- * baseline), then every {@link MEMORY_WATCH_INTERVAL_MS}. It calls `onTrip('watch')` once when the tree grows past
+ * The memory of one running operation, read from dispatch to its answer: the first read
+ * {@link MEMORY_BASELINE_DELAY_MS} after dispatch (the baseline), then every {@link MEMORY_WATCH_INTERVAL_MS}. It calls `onTrip('watch')` once when the tree grows past
  * the limit and `onTrip('hard')` once past the hard margin. An operation that starts above the limit (memory that
  * grew between operations) is not stopped for what it started with: only growth past max(hard, baseline + margin)
  * stops it, so `del big` and other light work still run.
@@ -54,7 +59,7 @@ export function toMb(bytes: number | undefined | null): number | null {
 export class OperationMemoryWatch {
   /** Highest tree size seen. */
   peakBytes = 0;
-  /** The first read, right after dispatch. */
+  /** The first read, just after dispatch. */
   baselineBytes: number | undefined;
   /** The first line crossed, if any. */
   tripped: 'watch' | 'hard' | undefined;
@@ -68,8 +73,7 @@ export class OperationMemoryWatch {
   private readonly onTrip: (trigger: 'watch' | 'hard') => void;
   private hardLine: number;
   private startedAbove = false;
-  private readonly immediate: NodeJS.Immediate;
-  private readonly interval: NodeJS.Timeout;
+  private timer: NodeJS.Timeout;
   private stopped = false;
 
   constructor(tree: ProcessTreeMemory, bounds: MemoryBounds, onTrip: (trigger: 'watch' | 'hard') => void, intervalMs = MEMORY_WATCH_INTERVAL_MS) {
@@ -77,11 +81,14 @@ export class OperationMemoryWatch {
     this.bounds = bounds;
     this.onTrip = onTrip;
     this.hardLine = bounds.hardBytes;
-    // The baseline is read after the request is written, while the worker runs it, and without a /proc scan: an
-    // operation shorter than one interval costs one pread.
-    this.immediate = setImmediate(() => this.tick(false));
-    this.interval = setInterval(() => this.tick(true), intervalMs);
-    this.interval.unref();
+    // The baseline is read without a /proc scan, so an operation shorter than one interval costs one pread at most.
+    this.timer = setTimeout(() => {
+      this.tick(false);
+      if (this.stopped) return;
+      this.timer = setInterval(() => this.tick(true), intervalMs);
+      this.timer.unref();
+    }, MEMORY_BASELINE_DELAY_MS);
+    this.timer.unref();
   }
 
   /** Whether the operation started with the tree already above the limit. */
@@ -93,8 +100,7 @@ export class OperationMemoryWatch {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    clearImmediate(this.immediate);
-    clearInterval(this.interval);
+    clearTimeout(this.timer);
   }
 
   private tick(discover: boolean): void {

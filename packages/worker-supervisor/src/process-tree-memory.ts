@@ -2,7 +2,7 @@ import { closeSync, existsSync, openSync, readFileSync, readSync, readdirSync } 
 
 const STATUS_BUFFER = Buffer.alloc(16 * 1024);
 /** Descendants are looked for at most this often (a /proc scan costs ~25 µs per process on this kind of VM). */
-const MIN_DISCOVERY_INTERVAL_MS = 500;
+const MIN_DISCOVERY_INTERVAL_MS = 100;
 /** A scan may take at most this share of the time between scans. */
 const MAX_DISCOVERY_SHARE = 0.02;
 
