@@ -127,7 +127,7 @@ class Worker:
         """Release what the stopped operation left unreachable, then answer memory_limit."""
         try:
             release(self.shell)
-        except KeyboardInterrupt:  # a late interrupt of the same request: the release is best effort
+        except BaseException:  # noqa: BLE001 - best effort (a late interrupt, MemoryError while collecting)
             pass
         return {"type": "response", "id": request_id, "ok": False, "error": memory_limit_error(trigger).to_wire()}
 

@@ -1,6 +1,7 @@
 // The memory guard's parts against real processes: the bounds, the /proc tree reader (a child's memory counts; a
 // gone root answers undefined), and the Runtime paths the MCP suite does not reach. Every allocation is bounded.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { eventually, isAlive, testPython } from '@ipython-mcp/test-support';
 import { defaultSettings } from '@ipython-mcp/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -90,7 +91,31 @@ describe('OperationMemoryWatch', () => {
   });
 });
 
+/** This process's open files under /proc (the guard's status files). */
+function openProcFiles(): number {
+  let count = 0;
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      if (readlinkSync(`/proc/self/fd/${fd}`).startsWith('/proc/')) count += 1;
+    } catch {
+      // closed while listing
+    }
+  }
+  return count;
+}
+
 describe('Runtime memory guard', () => {
+  it('closes the /proc files of workers that exited', { timeout: 30_000 }, async () => {
+    const before = openProcFiles();
+    const runtime = new Runtime({ python: testPython(), settings: { ...defaultSettings(), memoryLimitMb: 400 }, warmStandby: false });
+    runtime.start();
+    await runtime.run('execute', { code: 'import time\ntime.sleep(0.1)' });
+    expect(runtime.status().memoryMb).toBeGreaterThan(10);
+    expect(openProcFiles()).toBeGreaterThan(before);
+    await runtime.close();
+    expect(await eventually(() => openProcFiles(), (count) => count <= before, 5_000)).toBeLessThanOrEqual(before);
+  });
+
   it('reports memory with the guard off, and sends no backstop', { timeout: 30_000 }, async () => {
     const runtime = new Runtime({ python: testPython(), settings: { ...defaultSettings(), memoryLimitMb: null }, warmStandby: false });
     runtimes.push(runtime);

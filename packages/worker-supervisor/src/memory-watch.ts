@@ -1,4 +1,4 @@
-import { ProcessTreeMemory } from './process-tree-memory.js';
+import { ProcessTreeMemory, procAvailable } from './process-tree-memory.js';
 
 const MIB = 2 ** 20;
 const GIB = 2 ** 30;
@@ -42,6 +42,8 @@ export type MemoryTrigger = 'watch' | 'hard' | 'allocation';
 export interface WatchedProcess {
   readonly pid: number | undefined;
   readonly alive: boolean;
+  /** Settles when the process has exited: its open /proc files are closed then. */
+  readonly exited?: Promise<unknown> | undefined;
 }
 
 /** Bytes to MiB, rounded, for the control-plane numbers. */
@@ -142,10 +144,16 @@ export class OperationMemoryWatch {
 export class WorkerMemory {
   /** The guard's bounds; undefined when it is off. */
   readonly bounds: MemoryBounds | undefined;
+  /**
+   * The RLIMIT_DATA backstop to configure workers with: only where the watch works too (Linux /proc), so the
+   * guard is either whole or absent.
+   */
+  readonly backstopBytes: number | undefined;
   private readonly trees = new Map<WatchedProcess, ProcessTreeMemory>();
 
   constructor(limitMb: number | null) {
     this.bounds = memoryBounds(limitMb);
+    this.backstopBytes = this.bounds !== undefined && procAvailable() ? this.bounds.backstopBytes : undefined;
   }
 
   /** Starts watching one operation on `worker`; undefined when the guard is off or /proc cannot be read. */
@@ -177,9 +185,14 @@ export class WorkerMemory {
     if (!worker.alive || worker.pid === undefined) return undefined;
     let tree = this.trees.get(worker);
     if (tree === undefined) {
-      tree = new ProcessTreeMemory(worker.pid);
-      if (!tree.open) return undefined;
-      this.trees.set(worker, tree);
+      const created = new ProcessTreeMemory(worker.pid);
+      if (!created.open) return undefined;
+      this.trees.set(worker, created);
+      void worker.exited?.then(() => {
+        created.close();
+        if (this.trees.get(worker) === created) this.trees.delete(worker);
+      });
+      tree = created;
     }
     return tree;
   }

@@ -292,7 +292,7 @@ export class Runtime {
         preload_modules: settings.preloadModules,
         module_aliases: settings.moduleAliases,
         reserved_tool_names: this.options.reservedToolNames ?? [],
-        ...(this.memory.bounds ? { data_limit_bytes: this.memory.bounds.backstopBytes } : {}),
+        ...(this.memory.backstopBytes ? { data_limit_bytes: this.memory.backstopBytes } : {}),
       },
     });
   }
