@@ -11,11 +11,14 @@ const TAG = randomUUID();
 const LIMIT_MB = 400;
 const BASE_ENV = { IPYTHON_MCP_TEST_RUN_TAG: TAG, IPYTHON_MCP_MEMORY_LIMIT_MB: String(LIMIT_MB), IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS: '60' };
 
-/** Appends 8 MiB chunks until stopped, or by itself at 1.5 GiB (192 chunks). `local`: the list is a function's. */
+/**
+ * Appends 8 MiB chunks until stopped, or by itself at 1.5 GiB (192 chunks), counting them in the global `appended`
+ * (a partial mutation that must survive a preserved stop). `local`: the list is a function's.
+ */
 function growingCell(local: boolean): string {
-  const loop = ['chunks = []', 'while len(chunks) < 192:', "    chunks.append(b'x' * 2**23)", 'len(chunks)'];
-  if (!local) return loop.join('\n');
-  return ['def grow():', ...loop.slice(0, 3).map((line) => `    ${line}`), '    return len(chunks)', 'grow()'].join('\n');
+  const loop = ['chunks = []', 'while len(chunks) < 192:', "    chunks.append(b'x' * 2**23)", "    appended['n'] += 1"];
+  if (!local) return ["appended = {'n': 0}", ...loop].join('\n');
+  return ["appended = {'n': 0}", 'def grow():', ...loop.map((line) => `    ${line}`), '    return len(chunks)', 'grow()'].join('\n');
 }
 
 async function exec(server: TestServer, code: string): Promise<Record<string, any>> {
@@ -94,6 +97,10 @@ describe('a cell that grows past the limit is stopped as memory_limit', () => {
     expect(body.error.details.peak_mb).toBeLessThan(1536);
     expect(await expectTruthfulOutcome(server, body, epoch)).toBe('preserved');
     expect(body.error.details.memory_mb_after).toBeLessThan(LIMIT_MB);
+    // Partial mutations stay, as after a timeout: the counter holds the chunks made before the stop (~40).
+    const appended = (await exec(server, "appended['n']")).result.value as number;
+    expect(appended).toBeGreaterThanOrEqual(20);
+    expect(appended).toBeLessThan(192);
     await expectWorking(server);
   });
 
