@@ -27,6 +27,7 @@ from typing import Any
 from .capture import PrefixSink
 from .codec import FrameTooLarge, encode_frame
 from .errors import OpError
+from .jsonvalue import MAX_SAFE_INTEGER, encode_text
 
 DEFAULT_MAX_TOOL_CALLS = 100
 _MAX_ARGUMENT_DEPTH = 64
@@ -41,6 +42,12 @@ class ToolCallError(Exception):
     def __init__(self, message: str, tool_name: str | None = None) -> None:
         super().__init__(message)
         self.tool_name = tool_name
+
+
+class ToolArgumentError(ToolCallError, TypeError):
+    """An argument a tool cannot receive exactly (no JSON form, or a number or text JavaScript cannot hold).
+
+    Both a ToolCallError (the call failed) and a TypeError (like any other argument Python refuses)."""
 
 
 class _TypeText:
@@ -111,11 +118,15 @@ class ToolBridge:
         return {"defined": list(functions), "removed": removed}
 
     def run_code(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Run one cell for Code Mode: ``{"code", "max_tool_calls"?}`` → execute's result plus ordered output."""
+        """Run one cell for Code Mode: ``{"code", "max_tool_calls"?, "max_result_bytes"?}`` → execute's result plus
+        ordered output, and ``result_cut``: what bounding the result dropped, with exact counts, or None."""
         code = params.get("code")
         if not isinstance(code, str):
             raise OpError("invalid_arguments", "run_code needs a string 'code'")
         limit = _count(params.get("max_tool_calls", self.max_tool_calls), "max_tool_calls")
+        max_result_bytes = params.get("max_result_bytes")
+        if max_result_bytes is not None:
+            max_result_bytes = _count(max_result_bytes, "max_result_bytes")
         owner = self.worker.owner
         operation = owner.operation
         if operation is None:
@@ -127,19 +138,26 @@ class ToolBridge:
         budget_before = self.max_tool_calls
         self.max_tool_calls = limit
         combined = PrefixSink(self.worker.limits.max_text_chars)
+        operation.result_max_bytes = max_result_bytes
         operation.stdout = _StreamInto(combined)
         operation.stderr = _StreamInto(combined)
         keep_display = operation.add_display
 
         def add_display(data: dict[str, Any], metadata: dict[str, Any]) -> None:
-            if any(isinstance(mime, str) and mime.startswith("image/") for mime in data or {}):
-                keep_display(data, metadata)
+            images = {mime: value for mime, value in (data or {}).items()
+                      if isinstance(mime, str) and mime.startswith("image/")}
+            if images:
+                # Only the images of such a display reach the model; its other forms (a plotly figure's JSON,
+                # say) would only take room in the reply.
+                keep_display(images, metadata)
                 return
             text = display_text(data or {})
             if text:
                 combined.write(text if text.endswith("\n") else text + "\n")
 
         operation.add_display = add_display
+        # The model reads a run_code value as data: one that JSON cannot hold exactly is shown as IPython's text.
+        operation.exact_values = True
         try:
             result = owner.execute({"code": code}, operation)
         finally:
@@ -152,6 +170,7 @@ class ToolBridge:
         result["truncated"]["output"] = combined.truncated
         result["output"] = combined.text()
         result["output_omitted_chars"] = combined.omitted
+        result["result_cut"] = operation.result_cut
         result["tool_calls_made"] = self._calls_made
         return result
 
@@ -192,7 +211,7 @@ class ToolBridge:
             if answer.get("call_id") != call_id:
                 continue  # the answer to a call that an earlier interrupt abandoned
             if answer.get("ok") is True:
-                return answer.get("value")
+                return _tool_value(answer, tool_name)
             raise ToolCallError(str(answer.get("message", "the tool call failed")), tool_name)
 
     # ---- building functions -----------------------------------------------------------------------------
@@ -308,30 +327,52 @@ def display_text(data: dict[str, Any]) -> str | None:
 
 
 def _to_wire(value: Any, path: str, depth: int = 0) -> Any:
-    """A JSON-compatible copy of an argument, or TypeError naming the part that has no JSON form."""
+    """A JSON-compatible copy of an argument that JavaScript receives exactly, or ToolArgumentError naming the
+    part that has none."""
     if depth > _MAX_ARGUMENT_DEPTH:
-        raise TypeError(f"argument {path} is nested too deeply (or contains itself)")
-    if value is None or isinstance(value, (bool, str)):
+        raise ToolArgumentError(f"argument {path} is nested too deeply (or contains itself)")
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):
+        if encode_text(value) is not None:
+            raise ToolArgumentError(f"argument {path} holds lone surrogates (undecodable text), which a tool cannot "
+                                    "receive; decode the bytes properly or pass them escaped")
+        return str(value)
     if isinstance(value, int):
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise ToolArgumentError(f"argument {path} is an integer beyond ±(2**53 - 1), which a JavaScript tool "
+                                    "cannot receive exactly; pass it as a string")
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise TypeError(f"argument {path} is {value!r}, which has no JSON form")
+            raise ToolArgumentError(f"argument {path} is {value!r}, which has no JSON form")
         return float(value)
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise TypeError(f"argument {path} has a key of type {type(key).__name__}; keys must be strings")
-            out[key] = _to_wire(item, f"{path}[{key!r}]", depth + 1)
+                raise ToolArgumentError(f"argument {path} has a key of type {type(key).__name__}; keys must be strings")
+            key_path = f"{path}[{key!r}]"
+            out[_to_wire(key, key_path, depth + 1)] = _to_wire(item, key_path, depth + 1)
         return out
     if isinstance(value, (list, tuple)):
         return [_to_wire(item, f"{path}[{position}]", depth + 1) for position, item in enumerate(value)]
     converter = getattr(type(value), "tolist", None)  # numpy arrays and scalars, pandas Series
     if callable(converter):
         return _to_wire(converter(value), path, depth + 1)
-    raise TypeError(f"argument {path} of type {type(value).__qualname__} has no JSON form")
+    raise ToolArgumentError(f"argument {path} of type {type(value).__qualname__} has no JSON form")
+
+
+def _tool_value(answer: dict[str, Any], tool_name: str) -> Any:
+    """The value of a successful tool result: ``value_json`` is JSON text as the parent wrote it, with NaN and
+    ±Infinity as bare tokens and BigInts as exact digits (docs/protocol.md, "Value contract")."""
+    text = answer.get("value_json")
+    if not isinstance(text, str):
+        raise ToolCallError("the parent sent a tool result without value_json", tool_name)
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise ToolCallError(f"the parent sent a tool result that is not JSON ({error})", tool_name) from None
 
 
 def _count(value: Any, field: str) -> int:

@@ -72,26 +72,43 @@ class Channel:
         self.interrupter: Interrupter | None = None
 
     def send(self, message: dict[str, Any]) -> None:
+        """Send one message. Nothing a message holds can end the worker: a part that cannot be encoded is
+        repaired (repair.py), a response that is too large or still fails becomes a structured error, and any
+        other message that cannot be sent is dropped."""
         try:
             frame = encode_frame(message, self.codec, self.limit)
         except FrameTooLarge as error:
             if message.get("type") != "response":
                 return  # stream events and the like are dropped rather than sent oversized
-            frame = encode_frame(
-                {
-                    "type": "response",
-                    "id": message.get("id"),
-                    "ok": False,
-                    "error": {
-                        "code": "message_too_large",
-                        "message": f"the result is {error.size} bytes, over the {error.limit}-byte IPC message limit",
-                        "details": {"size": error.size, "limit": error.limit},
-                    },
-                },
-                self.codec,
-                self.limit,
-            )
+            frame = self._failure_frame(message, "message_too_large",
+                                        f"the result is {error.size} bytes, over the {error.limit}-byte IPC message limit",
+                                        {"size": error.size, "limit": error.limit})
+        except Exception:  # noqa: BLE001 - UnicodeEncodeError, OverflowError, TypeError, ValueError, RecursionError
+            frame = self._repaired_frame(message)
+            if frame is None:
+                return
         self.write_frame(frame)
+
+    def _repaired_frame(self, message: dict[str, Any]) -> bytes | None:
+        from .repair import repair
+
+        try:
+            repaired, _ = repair(message)
+            return encode_frame(repaired, self.codec, self.limit)
+        except Exception as error:  # noqa: BLE001 - even the repaired copy failed (or is too large)
+            if message.get("type") != "response":
+                return None
+            return self._failure_frame(message, "internal_error",
+                                       f"the result could not be encoded for the parent ({type(error).__name__})", None)
+
+    def _failure_frame(self, message: dict[str, Any], code: str, text: str, details: dict[str, Any] | None) -> bytes:
+        request_id = message.get("id")
+        error: dict[str, Any] = {"code": code, "message": text}
+        if details:
+            error["details"] = details
+        return encode_frame(
+            {"type": "response", "id": request_id if type(request_id) is int else None, "ok": False, "error": error},
+            self.codec, self.limit)
 
     def write_frame(self, frame: bytes) -> None:
         """Write one already-encoded frame, whole, under the write lock."""

@@ -33,7 +33,13 @@ class FrameError(Exception):
 
 
 def available_codecs() -> list[str]:
-    return ["msgpack", "json"] if _msgpack is not None else ["json"]
+    """The codecs this worker offers. ``IPYTHON_MCP_WORKER_CODECS=json`` offers JSON only, as a Python without
+    msgpack would (tests and the release matrix run both codecs through the real negotiation this way)."""
+    import os
+
+    if _msgpack is None or os.environ.get("IPYTHON_MCP_WORKER_CODECS") == "json":
+        return ["json"]
+    return ["msgpack", "json"]
 
 
 def encode_payload(message: Any, codec: int) -> bytes:

@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import OpError
-from .jsonvalue import NotJson, to_json
+from .jsonvalue import NotJson, from_javascript, json_form
 from .limits import Limits, bound_text
 from .schema import ArgumentError, CallableSchema, analyze_callable, signature_token
+from .static import runs_attribute_hooks
 
 __all__ = ["Registry"]
 
@@ -175,6 +176,11 @@ class Registry:
                 return _STALE, None
             live = self._user_ns[registration.name]
         except Exception:  # noqa: BLE001 - an exotic namespace mapping
+            return _STALE, None
+        if live is not registration.obj and (not callable(live) or runs_attribute_hooks(live)):
+            # A different object now sits under the backing name. Inspecting it could run its __getattr__ /
+            # __getattribute__ (or its metaclass's): discover never runs such code for an object nobody
+            # registered. It turns stale; registering it again inspects it knowingly.
             return _STALE, None
         token = signature_token(live)
         try:
@@ -385,7 +391,7 @@ class Registry:
                     "fingerprint": registration.analysis.fingerprint,
                 },
             )
-        arguments = params.get("arguments", {})
+        arguments = from_javascript(params.get("arguments", {}))
         try:
             kwargs = registration.analysis.convert_arguments(arguments)
         except ArgumentError as error:
@@ -405,14 +411,14 @@ class Registry:
             raise self._call_raised(tool_name, error) from None
 
         try:
-            value, truncated = to_json(result, self._limits)
+            form = json_form(result, self._limits)
         except NotJson as error:
             raise OpError(
                 "result_not_json",
                 f"tool {_show(tool_name)} returned a value without a JSON form ({error.type_name} at {error.path})",
                 {"type": error.type_name[:_SHOWN_CHARS], "path": error.path[:_SHOWN_CHARS]},
             ) from None
-        return {"value": value, "truncated": truncated}
+        return form.annotate({"value": form.value, "truncated": form.truncated})
 
     def _call_raised(self, tool_name: str, error: BaseException) -> OpError:
         limits = self._limits

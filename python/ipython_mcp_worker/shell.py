@@ -19,8 +19,9 @@ from traitlets.config import Config
 
 from .capture import FdCapture, PrefixSink, StreamRouter, Throttle
 from .errors import OpError
-from .jsonvalue import NotJson, safe_repr, to_json
+from .jsonvalue import JsonCut, JsonForm, NotJson, child_path, json_form, safe_repr
 from .limits import Limits, bound_text
+from .packages import install_package_magics
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
 INLINE_MATPLOTLIB_BACKEND = "module://matplotlib_inline.backend_inline"
@@ -72,6 +73,11 @@ class Operation:
         # Set when the cell ended in MemoryError (the memory guard's backstop reports it as memory_limit).
         self.memory_error = False
         self.image_room = image_budget(limits)
+        # Code Mode: a value whose JSON form needs encoded places (big ints, NaN...) is returned as its repr.
+        self.exact_values = False
+        # Set by Code Mode's run_code: the result's JSON size budget, and what rendering the result cut.
+        self.result_max_bytes: int | None = None
+        self.result_cut: dict[str, Any] | None = None
         self._lock = threading.Lock()
 
     def _forward(self, name: str):  # noqa: ANN202
@@ -110,6 +116,7 @@ def normalize_display(
     out: dict[str, Any] = {}
     truncated = False
     used = 0
+    encoded = JsonForm(None)
     items = list(data.items()) if type(data) is dict else []
     if type(data) is not dict and data is not None:
         truncated = True
@@ -129,17 +136,24 @@ def normalize_display(
                 truncated = True
             continue
         try:
-            out[mime], cut = to_json(value, limits)
+            form = json_form(value, limits, child_path("$", mime))
         except NotJson:
-            out[mime], cut = safe_repr(value, limits.max_text_chars)
-        truncated = truncated or cut
+            form = JsonForm(*safe_repr(value, limits.max_text_chars))
+        out[mime] = form.value
+        truncated = truncated or form.truncated
+        encoded.encoded.update(form.encoded)
+        encoded.encoded_omitted += form.encoded_omitted
     try:
-        meta, cut = to_json(metadata if metadata is not None else {}, limits)
+        meta_form = json_form(metadata if metadata is not None else {}, limits, "metadata")
+        meta, cut = meta_form.value, meta_form.truncated
     except NotJson:
         meta, cut = {}, True
     if type(meta) is not dict:
         meta, cut = {}, True
-    return {"data": out, "metadata": meta, "truncated": truncated or cut}, used
+    else:
+        encoded.encoded.update(meta_form.encoded)
+        encoded.encoded_omitted += meta_form.encoded_omitted
+    return encoded.annotate({"data": out, "metadata": meta, "truncated": truncated or cut}), used
 
 
 def build_shell() -> InteractiveShell:
@@ -187,6 +201,7 @@ class ShellOwner:
         if hasattr(self.shell, "_tee"):
             self.shell._tee = _no_tee  # type: ignore[method-assign]
         prefer_inline_matplotlib()
+        install_package_magics(self.shell)
 
     def _sink(self, target: int) -> PrefixSink | None:
         operation = self.operation
@@ -262,9 +277,16 @@ class ShellOwner:
         }
 
     def _render_value(self, value: Any) -> tuple[dict[str, Any], bool]:
+        operation = self.operation
         try:
-            json_value, truncated = to_json(value, self.limits)
-            return {"kind": "json", "value": json_value}, truncated
+            max_bytes = operation.result_max_bytes if operation is not None else None
+            form = json_form(value, self.limits, max_bytes=max_bytes)
+            exact_only = operation is not None and operation.exact_values
+            if not (exact_only and (form.encoded or form.encoded_omitted)):
+                if operation is not None and max_bytes is not None and form.cut is not None:
+                    operation.result_cut = _cut_report(form.cut) if form.cut.any else None
+                    return form.annotate({"kind": "json", "value": form.value}), form.cut.any
+                return form.annotate({"kind": "json", "value": form.value}), form.truncated
         except NotJson:
             pass
         formatter = self.shell.display_formatter
@@ -277,12 +299,15 @@ class ShellOwner:
         text = data.get("text/plain")
         if not isinstance(text, str):
             text, truncated = safe_repr(value, self.limits.max_text_chars)
+            omitted = None  # bounded_repr never builds the whole repr of a huge value, so the rest is unknown
         else:
+            omitted = max(0, len(text) - self.limits.max_text_chars)
             text, truncated = bound_text(text, self.limits.max_text_chars)
+        if operation is not None and truncated:
+            operation.result_cut = {"repr_chars": omitted}
         rendered: dict[str, Any] = {"kind": "repr", "repr": text}
         images = {mime: data[mime] for mime in IMAGE_MIME_TYPES if isinstance(data.get(mime), (str, bytes))}
         if images:
-            operation = self.operation
             room = operation.image_room if operation is not None else image_budget(self.limits)
             bundle, used = normalize_display(images, {}, self.limits, room)
             if operation is not None:
@@ -291,6 +316,10 @@ class ShellOwner:
                 rendered["images"] = bundle["data"]
             truncated = truncated or bundle["truncated"]
         return rendered, truncated
+
+
+def _cut_report(cut: JsonCut) -> dict[str, Any]:
+    return {"items": cut.items, "chars": cut.chars, "deep": cut.deep, "size": cut.size}
 
 
 def prefer_inline_matplotlib() -> None:
@@ -333,14 +362,21 @@ def describe_error(error: BaseException, traceback_text: str, limits: Limits, *,
     }
     if isinstance(error, SyntaxError):
         filename, filename_truncated = bound_text(str(error.filename or ""), limits.max_repr_chars)
-        described.update(filename=filename, filename_truncated=filename_truncated, lineno=error.lineno or 0)
+        described.update(filename=filename, filename_truncated=filename_truncated, lineno=_line_number(error.lineno))
     return described
+
+
+def _line_number(value: Any) -> int:
+    """SyntaxError.lineno as a small int: user code can set it to anything."""
+    return value if type(value) is int and 0 <= value <= 2**31 - 1 else 0
 
 
 def _safe_str(error: BaseException) -> str:
     try:
         return str(error)
-    except Exception:  # noqa: BLE001
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - a __str__ may raise anything, SystemExit included
         return f"<{type(error).__name__}; str() raised>"
 
 

@@ -4,37 +4,21 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 import traceback
 from collections.abc import Callable
 from typing import Any
 
 from . import PROTOCOL_VERSION, __version__
 from .channel import Channel, Interrupter
-from .codec import CODEC_NAMES, available_codecs
+from .codec import CODEC_NAMES, FrameError, FrameTooLarge, available_codecs
 from .errors import OpError
+from .lifeline import guard
 from .limits import Limits, bound_text
 from .memory import apply_backstop, is_memory_error, memory_limit_error, release
 
 FD_IN = 3
 FD_OUT = 4
 BOOT_LIMIT = 1 << 20
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when the parent dies; the fd-3 EOF watchdog covers the rest."""
-    parent = os.getppid()
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-            import signal
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
-        except Exception:  # noqa: BLE001 - best effort; the EOF watchdog still applies
-            pass
-    if os.getppid() != parent:
-        os._exit(0)
 
 
 class Worker:
@@ -139,8 +123,18 @@ def _load_extensions(worker: Worker, configure: dict[str, Any]) -> Any:
     return install(worker, configure)
 
 
+def _startup_failed(channel: Channel, message: str) -> int:
+    channel.send({"type": "startup_failed", "error": {"code": "startup_failed", "message": message}})
+    return 3
+
+
 def main() -> int:
-    _die_with_parent()
+    # First of all: die with the parent, and take every process user code starts down with this one.
+    guard()
+    from .packages import activate_environment
+
+    # Before user code and before IPython starts anything: `!pip` and `!python` must reach this interpreter.
+    activate_environment()
     # Until the interrupter takes over, a stray SIGINT (a terminal's Ctrl-C) must not kill start-up.
     import signal
 
@@ -150,24 +144,29 @@ def main() -> int:
     channel = Channel(FD_IN, FD_OUT, BOOT_LIMIT)
     import IPython
 
-    channel.send({
-        "type": "hello",
-        "protocol": PROTOCOL_VERSION,
-        "codecs": available_codecs(),
-        "pid": os.getpid(),
-        "python": platform.python_version(),
-        "ipython": IPython.__version__,
-        "worker": __version__,
-    })
-    configure = channel.read_one()
-    if configure is None:
+    try:
+        channel.send({
+            "type": "hello",
+            "protocol": PROTOCOL_VERSION,
+            "codecs": available_codecs(),
+            "pid": os.getpid(),
+            "python": platform.python_version(),
+            "ipython": IPython.__version__,
+            "worker": __version__,
+        })
+        configure = channel.read_one()
+    except OSError:
+        return 0  # the parent closed the channel during the handshake: it went away, nothing to report
+    except (FrameError, FrameTooLarge) as error:
+        return _startup_failed(channel, f"unreadable configure message: {str(error)[:200]}")
+    # End of file or a shutdown before configure: the parent abandoned this start-up (it is closing). Not an error.
+    if configure is None or configure.get("type") == "shutdown":
         return 0
-    if configure.get("type") != "configure" or configure.get("protocol") != PROTOCOL_VERSION:
-        channel.send({"type": "startup_failed", "error": {
-            "code": "startup_failed",
-            "message": f"protocol mismatch: worker speaks {PROTOCOL_VERSION}, parent sent {configure.get('protocol')!r}",
-        }})
-        return 3
+    if configure.get("type") != "configure":
+        return _startup_failed(channel, f"expected a configure message, got {str(configure.get('type'))[:64]!r}")
+    if configure.get("protocol") != PROTOCOL_VERSION:
+        return _startup_failed(
+            channel, f"protocol mismatch: worker speaks {PROTOCOL_VERSION}, parent sent {configure.get('protocol')!r}")
     codec = configure.get("codec", "json")
     if codec not in available_codecs():
         codec = "json"

@@ -97,7 +97,8 @@ def test_arguments_are_converted_to_json_or_refused(worker):
         ("anything(x=float('nan'))", re.escape("has no JSON form")),
     ]:
         failed = run(worker, code)
-        assert failed["error"]["type"] == "TypeError", code
+        expected = "TypeError" if "JSON" not in pattern else "ToolArgumentError"  # both a ToolCallError and a TypeError
+        assert failed["error"]["type"] == expected, code
         assert re.search(pattern, failed["error"]["message"]), (code, failed["error"]["message"])
 
 
@@ -153,7 +154,7 @@ def test_an_interrupt_while_waiting_propagates_and_a_late_answer_is_ignored(work
     assert response["type"] == "response" and response["id"] == request_id
     assert response["result"]["error"]["type"] == "KeyboardInterrupt"
     # The abandoned call's answer arrives late; the next call must get its own answer, not that one.
-    worker.send({"type": "tool_result", "call_id": message["call_id"], "ok": True, "value": "stale"})
+    worker.send({"type": "tool_result", "call_id": message["call_id"], "ok": True, "value_json": '"stale"'})
     result = run(worker, "state, anything(n=2)['arguments']")
     assert result["result"]["value"] == ["kept", {"n": 2}]
 
@@ -242,3 +243,25 @@ def test_input_returns_an_empty_string(worker):
     result = run(worker, "answer = input('name? ')\nanswer")
     assert result["result"] == {"kind": "json", "value": ""}
     assert result["output"] == "name? "
+
+
+def test_arguments_javascript_cannot_hold_raise_tool_argument_error(worker):
+    """2**70, lone surrogates: refused before the call, as ToolCallError (and TypeError), never OverflowError."""
+    define(worker)
+    for argument in ("2**70", "-(2**53)", "'caf\\udce9'", "{'k\\udcff': 1}"):
+        code = (f"try:\n    anything(x={argument})\nexcept ToolCallError as error:\n"
+                "    print(type(error).__name__, isinstance(error, TypeError))")
+        result = run(worker, code)
+        assert result["output"] == "ToolArgumentError True\n", (argument, result)
+    assert run(worker, "anything(x=2**53 - 1)['arguments']")["result"]["value"] == {"x": 2**53 - 1}
+
+
+def test_tool_values_arrive_with_every_number_exact(worker):
+    """value_json as the parent writes it: NaN and Infinity tokens, BigInt digits, safe integers as int."""
+    define(worker)
+    text = '{"n": 5000000000, "big": 1180591620717411303424, "nan": NaN, "inf": -Infinity, "f": 1.5, "u": 1e+300}'
+    code = "r = anything(n=1)\n[(k, type(v).__name__, repr(v)) for k, v in r.items()]"
+    result = run(worker, code, lambda message: {"ok": True, "value_json": text})
+    assert result["result"]["value"] == [
+        ["n", "int", "5000000000"], ["big", "int", "1180591620717411303424"], ["nan", "float", "nan"],
+        ["inf", "float", "-inf"], ["f", "float", "1.5"], ["u", "float", "1e+300"]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -98,6 +99,8 @@ class WorkerProcess:
             if message["type"] == "tool_call" and tool_handler is not None:
                 answer = tool_handler(message)
                 if answer is not None:
+                    if "value" in answer:  # the parent sends a value as JSON text (docs/protocol.md)
+                        answer = {**answer, "value_json": json.dumps(answer.pop("value"))}
                     self.send({"type": "tool_result", "call_id": message["call_id"], **answer})
 
     def execute(self, code: str) -> dict[str, Any]:

@@ -8,6 +8,8 @@ export declare function waitForExit(pid: number, ms: number): Promise<boolean>;
 export declare function survivors(pids: readonly number[], timeoutMs?: number): Promise<number[]>;
 /** Pids of every process whose parent is `pid`. */
 export declare function childPids(pid: number): number[];
+/** Live (non-zombie) members of process group `pgid`, its leader included while it lives. */
+export declare function processGroupMembers(pgid: number): number[];
 /**
  * Live server and worker processes carrying `IPYTHON_MCP_TEST_RUN_TAG=<tag>` in their environment: a test file tags
  * what it starts, so its leftover check sees only its own processes.

@@ -55,6 +55,22 @@ export function childPids(pid) {
   }
 }
 
+export function processGroupMembers(pgid) {
+  const found = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the command name: state, ppid, pgrp, ...
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && isAlive(Number(entry))) found.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return found;
+}
+
 export function taggedProcesses(tag) {
   const found = [];
   for (const entry of readdirSync('/proc')) {

@@ -8,6 +8,8 @@ export interface CommandLine {
   logLevel: string;
   settingFlags: Record<string, string>;
   upgrade: boolean;
+  /** Packages `setup --with` adds to the managed environment (each a pip requirement or a path to a wheel). */
+  withPackages: string[];
 }
 
 /** A command line that cannot be understood; exit code 2. */
@@ -15,12 +17,13 @@ export class UsageError extends Error {}
 
 /** Parses argv (without node and the script). */
 export function parseCommandLine(argv: string[]): CommandLine {
-  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string; multiple?: boolean }> = {
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' },
     python: { type: 'string' },
     'log-level': { type: 'string' },
     upgrade: { type: 'boolean' },
+    with: { type: 'string', multiple: true },
   };
   for (const definition of SETTING_DEFINITIONS) options[definition.flag.slice(2)] = { type: 'string' };
   let parsed: ReturnType<typeof parseArgs>;
@@ -29,7 +32,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const values = parsed.values as Record<string, string | boolean | string[] | undefined>;
   const [first, ...rest] = parsed.positionals;
   if (rest.length > 0) throw new UsageError(`unexpected argument: ${rest[0]}`);
   let command: CommandLine['command'] = 'serve';
@@ -38,6 +41,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
   else if (first === 'setup' || first === 'doctor' || first === 'config' || first === 'serve') command = first;
   else if (first === 'help') command = 'help';
   else if (first !== undefined) throw new UsageError(`unknown command: ${first} (expected serve, setup, doctor or config)`);
+  const withPackages = parseWithPackages(values.with as string[] | undefined, command);
   const settingFlags: Record<string, string> = {};
   for (const definition of SETTING_DEFINITIONS) {
     const value = values[definition.flag.slice(2)];
@@ -53,7 +57,17 @@ export function parseCommandLine(argv: string[]): CommandLine {
     logLevel,
     settingFlags,
     upgrade: values.upgrade === true,
+    withPackages,
   };
+}
+
+/** `--with a,b --with c` → `['a', 'b', 'c']`; only `setup` takes it. */
+function parseWithPackages(values: string[] | undefined, command: CommandLine['command']): string[] {
+  if (values === undefined) return [];
+  if (command !== 'setup') throw new UsageError('--with only applies to `ipython-mcp setup`');
+  const packages = values.flatMap((value) => value.split(',')).map((item) => item.trim()).filter((item) => item.length > 0);
+  if (packages.length === 0) throw new UsageError('--with needs package names, e.g. --with pandas,matplotlib');
+  return packages;
 }
 
 /** The --help text: every setting with its flag, env var and default. */
@@ -63,8 +77,10 @@ export function helpText(version: string): string {
     '',
     'Usage:',
     '  ipython-mcp [serve] [options]   serve MCP on stdin/stdout (the default)',
-    '  ipython-mcp setup [--upgrade]   create or refresh the managed Python environment (IPython, msgpack)',
-    '  ipython-mcp doctor [options]    check the interpreter, IPython, msgpack, library paths and preloads',
+    '  ipython-mcp setup [--upgrade] [--with PKG,...]',
+    '                                  create or refresh the managed Python environment (IPython, msgpack), adding',
+    '                                  the --with packages (repeatable; a requirement such as pandas>=2 or a wheel path)',
+    '  ipython-mcp doctor [options]    check the interpreter, IPython, msgpack, package installs, library paths, preloads',
     '  ipython-mcp config [options]    print the effective settings (value and source of each) as JSON',
     '',
     'Options:',

@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   }
   if (commandLine.command === 'setup') {
     // An empty IPYTHON_MCP_PYTHON counts as unset, as it does when the server picks its interpreter.
-    process.exitCode = setupCommand(commandLine.python || process.env.IPYTHON_MCP_PYTHON || undefined, commandLine.upgrade);
+    process.exitCode = setupCommand(commandLine.python || process.env.IPYTHON_MCP_PYTHON || undefined, commandLine.upgrade, commandLine.withPackages);
     return;
   }
   let settings;

@@ -88,6 +88,46 @@ function workerChecks(python: string, checks: Check[]): void {
   });
 }
 
+/** What the worker will do for `%pip install`: the same decision, made by the worker's own code. */
+const INSTALLER_PROBE = (directory: string): string =>
+  [
+    'import json, subprocess, sys',
+    `sys.path.insert(0, ${JSON.stringify(directory)})`,
+    'from ipython_mcp_worker.packages import activate_environment, in_virtual_environment, installer_command',
+    'activate_environment()',
+    'command = installer_command(["install"])',
+    'tool = None if command is None else ("pip" if command[1:3] == ["-m", "pip"] else "uv")',
+    'asked = None if tool is None else (command[:3] if tool == "pip" else command[:1]) + ["--version"]',
+    'version = None if asked is None else subprocess.run(asked, capture_output=True, text=True).stdout.strip()',
+    'print(json.dumps({"executable": sys.executable, "prefix": sys.prefix, "venv": in_virtual_environment(), "tool": tool, "path": None if command is None else command[0], "version": version}))',
+  ].join('\n');
+
+function packageChecks(python: string, checks: Check[]): void {
+  let directory: string;
+  try {
+    directory = workerSourceDirectory();
+  } catch {
+    return; // workerChecks has said so
+  }
+  const probe = probePython(python, INSTALLER_PROBE(directory));
+  if (!probe.ok) {
+    checks.push({ ok: false, optional: true, line: `packages: could not tell how to install into ${python}: ${probe.error}` });
+    return;
+  }
+  const found = JSON.parse(probe.stdout) as { executable: string; prefix: string; venv: boolean; tool: 'pip' | 'uv' | null; path: string | null; version: string | null };
+  checks.push({ ok: true, line: `environment: ${found.prefix} (${found.venv ? 'virtual environment' : 'not a virtual environment'}; interpreter ${found.executable})` });
+  if (found.tool === null) {
+    checks.push({
+      ok: false,
+      optional: true,
+      line: `packages: neither pip nor uv can install into ${found.prefix}; %pip install in a cell will say so. Fix: install uv, or \`${found.executable} -m ensurepip\`, or \`ipython-mcp setup --with PACKAGE\` for the managed environment.`,
+    });
+    return;
+  }
+  const how = found.tool === 'pip' ? 'its pip' : `uv (${found.path ?? 'uv'}, this environment has no pip)`;
+  checks.push({ ok: true, line: `packages: %pip install works, through ${how}: ${(found.version ?? '').split('\n')[0]}` });
+}
+
 function libraryChecks(python: string | undefined, settings: Settings, checks: Check[]): void {
   for (const path of settings.libraryPaths) {
     const ok = existsSync(path) && statSync(path).isDirectory();
@@ -109,14 +149,18 @@ function libraryChecks(python: string | undefined, settings: Settings, checks: C
 }
 
 /**
- * Checks the worker interpreter, IPython, msgpack (optional), the worker's own source, library paths and preload
+ * Checks the worker interpreter, IPython, msgpack (optional), the worker's own source, how packages can be installed
+ * into its environment (pip or uv; optional), library paths and preload
  * imports. Prints one line per check (a failing line carries a `Fix:` hint) and returns the exit code: 0 when
  * every required check passes, 1 otherwise.
  */
 export function doctorCommand(choice: InterpreterChoice, settings: Settings): number {
   const checks: Check[] = [];
   const interpreter = interpreterChecks(choice, checks);
-  if (interpreter.usable) workerChecks(choice.python, checks);
+  if (interpreter.usable) {
+    workerChecks(choice.python, checks);
+    packageChecks(choice.python, checks);
+  }
   libraryChecks(interpreter.runs ? choice.python : undefined, settings, checks);
   for (const check of checks) process.stdout.write(`${check.ok ? 'ok  ' : check.optional ? 'warn' : 'FAIL'} ${check.line}\n`);
   const failed = checks.filter((check) => !check.ok && !check.optional).length;

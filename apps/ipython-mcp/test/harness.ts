@@ -4,7 +4,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { testPython, waitForExit } from '@ipython-mcp/test-support';
 
-export { childPids, eventually, isAlive, taggedProcesses, testPython, waitForExit } from '@ipython-mcp/test-support';
+export { childPids, eventually, isAlive, processGroupMembers, survivors, taggedProcesses, testPython, waitForExit } from '@ipython-mcp/test-support';
 
 /** The built binary under test. */
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));

@@ -112,10 +112,10 @@ export class CodeModeCancelledError extends CodeModeError {
   }
 }
 
-/** run_code failed more often than `maxRetries` allows in one run. */
+/** run_code failed more often in a row than `maxCodeRetries` allows; the run should end. */
 export class MaxRetriesExceededError extends CodeModeError {
   override readonly code = 'CODE_MODE_MAX_RETRIES' as const;
-  constructor(message: string, details: { maxRetries: number; failures: number }, cause: CodeModeError) {
+  constructor(message: string, details: { maxCodeRetries: number; failures: number }, cause: CodeModeError) {
     super(message, details, { cause });
   }
 }

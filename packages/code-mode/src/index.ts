@@ -28,6 +28,8 @@ export type { IPythonKernelOptions, KernelSession } from './kernel.js';
 export { toKernelValue } from './nested-call.js';
 export type { NestedToolCall, NestedToolReturn } from './nested-call.js';
 export { assignPythonNames, pythonLiteral, toPythonIdentifier } from './python-names.js';
+export { MAX_RESULT_BYTES, MAX_RESULT_DEPTH, describeResultCut, parseResultCut } from './result-cut.js';
+export type { ResultCut } from './result-cut.js';
 export { MAX_OUTPUT_CHARS, parseRunCodeReply, printedOutput, shapeReturn } from './return-value.js';
 export type { CellResult, CodeModeReturn, ContentPart, ImagePart, RunCodeReply, TextPart } from './return-value.js';
 export { CodeMode } from './run-code.js';

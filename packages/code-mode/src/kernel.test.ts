@@ -1,3 +1,6 @@
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isAlive, survivors, testPython } from '../test/python.js';
 import { KernelClosedError, KernelStartupError } from './errors.js';
@@ -97,6 +100,27 @@ describe('IPythonKernel', () => {
     expect(target.running).toBe(false);
   });
 
+  it('ends what a cell started on shutdown and on restart: nothing outlives the kernel process', async () => {
+    const target = kernel();
+    const codeMode = new CodeMode({ kernel: target });
+    const startSleeper = "import subprocess\nsubprocess.Popen(['sleep', '1000']).pid";
+    const sleeper = async (): Promise<number> => {
+      const outcome = await codeMode.runCode({ code: startSleeper });
+      expect(outcome).toMatchObject({ return: { kind: 'value' } });
+      const pid = (outcome as { return: { value: number } }).return.value;
+      expect(isAlive(pid)).toBe(true);
+      return pid;
+    };
+    const beforeRestart = await sleeper();
+    remember(target);
+    await target.restart();
+    expect(await survivors([beforeRestart], 5000)).toEqual([]);
+    const beforeShutdown = await sleeper();
+    remember(target);
+    await target.shutdown();
+    expect(await survivors([beforeShutdown], 5000)).toEqual([]);
+  });
+
   it('reports an interpreter that cannot start a kernel', async () => {
     const broken = new IPythonKernel({ python: '/nonexistent/python3', startupTimeoutMs: 5000 });
     kernels.push(broken);
@@ -104,5 +128,24 @@ describe('IPythonKernel', () => {
     await expect(failure).rejects.toBeInstanceOf(KernelStartupError);
     await expect(failure).rejects.toThrow(/Python interpreter not found: \/nonexistent\/python3/);
     expect(() => new IPythonKernel({ startupTimeoutMs: 0 })).toThrow(RangeError);
+  });
+
+  it('says a start-up timeout is retried, and the next call does start a fresh kernel', async () => {
+    // An interpreter that is slow only the first time: the first start times out, the second one works.
+    const directory = mkdtempSync(join(tmpdir(), 'code-mode-slow-'));
+    const python = join(directory, 'python');
+    writeFileSync(python, `#!/bin/sh\nif [ ! -e "${directory}/started" ]; then touch "${directory}/started"; sleep 30; fi\nexec "${testPython()}" "$@"\n`);
+    chmodSync(python, 0o755);
+    const slow = new IPythonKernel({ python, startupTimeoutMs: 1500 });
+    kernels.push(slow);
+    const codeMode = new CodeMode({ kernel: slow });
+    const failure = codeMode.runCode({ code: '1 + 1' });
+    await expect(failure).rejects.toBeInstanceOf(KernelStartupError);
+    await expect(failure).rejects.toThrow(
+      'the IPython kernel could not start: the worker did not become ready within 1500 ms. Nothing was left running; the next run_code call (or start()) tries a fresh kernel.',
+    );
+    await expect(failure).rejects.not.toThrow(/server restarts/);
+    await expect(codeMode.runCode({ code: '1 + 1' })).resolves.toMatchObject({ return: { kind: 'value', value: 2 } });
+    remember(slow);
   });
 });

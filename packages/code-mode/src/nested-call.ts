@@ -1,3 +1,5 @@
+import { toPythonJson } from '@ipython-mcp/protocol';
+import type { ToolAnswer } from '@ipython-mcp/worker-supervisor';
 import { CodeModeError, ToolInputError, ToolResultError } from './errors.js';
 import { validateJsonSchema, type JsonValue } from './json-schema.js';
 import { KERNEL_IPC_LIMIT_BYTES } from './kernel.js';
@@ -19,8 +21,8 @@ export type NestedToolReturn =
   | { toolCallId: string; toolName: string; output: JsonValue }
   | { toolCallId: string; toolName: string; error: string };
 
-/** What the kernel receives for a nested call. */
-export type NestedCallAnswer = { ok: true; value: unknown } | { ok: false; message: string };
+/** What the kernel receives for a nested call: the value as JSON text for Python, or the failure message. */
+export type NestedCallAnswer = ToolAnswer;
 
 const MAX_ERROR_CHARS = 10_000;
 /** Room left in a frame for the message around a tool's value. */
@@ -48,9 +50,9 @@ export async function runNestedCall(
       signal,
       context,
     });
-    const value = toKernelValue(output, tool.toolName);
+    const { valueJson, value } = toKernelValue(output, tool.toolName);
     returns.push({ toolCallId: call.toolCallId, toolName: call.toolName, output: value });
-    return { ok: true, value };
+    return { ok: true, valueJson };
   } catch (error) {
     const message = errorMessage(error);
     returns.push({ toolCallId: call.toolCallId, toolName: call.toolName, error: message });
@@ -65,22 +67,31 @@ async function validate(tool: ToolFunction, input: Record<string, unknown>): Pro
 }
 
 /**
- * A tool's value as JSON: what `JSON.stringify` keeps (dates become strings, `undefined` becomes None), refused
- * when it has no JSON form or would not fit in one IPC message.
+ * A tool's value for the kernel: `valueJson`, the JSON text Python reads (what `JSON.stringify` keeps — dates
+ * become strings, `undefined` becomes None — with every number exact: safe integers arrive as `int`, BigInts as
+ * exact ints, NaN and ±Infinity as floats; `toPythonJson`), and `value`, the same as a JSON value for the run's
+ * records (there NaN reads `null`, as the AI SDK would send it to a model). Refused when it has no JSON form or
+ * would not fit in one IPC message.
  */
-export function toKernelValue(value: unknown, toolName: string): JsonValue {
-  let text: string | undefined;
+export function toKernelValue(value: unknown, toolName: string): { valueJson: string; value: JsonValue } {
+  let valueJson: string;
   try {
-    text = JSON.stringify(value);
+    valueJson = toPythonJson(value);
   } catch (error) {
     throw new ToolResultError(toolName, `a value with no JSON form (${errorMessage(error).slice(0, 200)})`);
   }
-  if (text === undefined) return null;
-  const size = Buffer.byteLength(text, 'utf8');
+  const size = Buffer.byteLength(valueJson, 'utf8');
   if (size > KERNEL_IPC_LIMIT_BYTES - FRAME_OVERHEAD_BYTES) {
     throw new ToolResultError(toolName, `${size} bytes of JSON, more than one message to the kernel can carry (${KERNEL_IPC_LIMIT_BYTES} bytes)`);
   }
-  return JSON.parse(text) as JsonValue;
+  let recorded: JsonValue;
+  try {
+    recorded = JSON.parse(valueJson) as JsonValue;
+  } catch {
+    // NaN, Infinity or a BigInt: the record keeps what JSON.stringify makes of them.
+    recorded = JSON.parse(JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? item.toString() : item)) ?? 'null') as JsonValue;
+  }
+  return { valueJson, value: recorded };
 }
 
 function errorMessage(error: unknown): string {

@@ -55,11 +55,22 @@ const errorSchema = {
   required: ['code', 'message'],
 };
 
+const escapedSchema = {
+  type: 'array',
+  items: { type: 'string' },
+  description: 'Fields whose text held lone surrogates (or other parts JSON cannot carry), written escaped (docs/protocol.md, "Value contract").',
+};
+const encodedSchema = {
+  type: 'object',
+  additionalProperties: { type: 'string' },
+  description: 'Places in `value` written as strings to stay exact: big ints, NaN/Infinity/-0.0, text with lone surrogates.',
+};
+
 /** A result schema: the success fields, or (for a failed call, `isError`) a structured `error` object. */
 function output(properties: Record<string, unknown>, required: string[]): Record<string, unknown> {
   return {
     type: 'object',
-    properties: { ...properties, runtime: runtimeMetaSchema },
+    properties: { ...properties, runtime: runtimeMetaSchema, escaped: escapedSchema },
     anyOf: [{ required }, { required: ['error'], properties: { error: errorSchema } }],
     additionalProperties: true,
   };
@@ -113,7 +124,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
         arguments: z.record(z.string(), z.unknown()).default({}).describe('Keyword arguments as a JSON object.'),
       })
       .strict(),
-    outputSchema: output({ value: {}, truncated: { type: 'boolean' } }, ['truncated']),
+    outputSchema: output({ value: {}, truncated: { type: 'boolean' }, encoded: encodedSchema, encoded_omitted: { type: 'integer' } }, ['truncated']),
   },
   {
     name: 'list',

@@ -16,15 +16,23 @@ export async function serveStdio(options: IpythonMcpServerOptions): Promise<{ in
   const closed = new Promise<void>((resolve) => {
     resolveClosed = resolve;
   });
+  // Every SIGTERM/SIGINT, not just the first, joins the one graceful close: a second signal during the shutdown
+  // grace must not fall through to Node's default (exit at once), which would skip the runtime_closed answers of
+  // queued and active requests and could leave the worker behind. The handlers go once the close is done.
+  const onSignal = (): void => void close();
   const close = (): Promise<void> => {
-    closing ??= instance.close().finally(resolveClosed);
+    closing ??= instance.close().finally(() => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolveClosed();
+    });
     return closing;
   };
   instance.server.onclose = () => void close();
   process.stdin.once('end', () => void close());
   process.stdin.once('close', () => void close());
-  process.once('SIGTERM', () => void close());
-  process.once('SIGINT', () => void close());
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
   // A client that goes away leaves stdout broken: that is a close, not a crash.
   process.stdout.on('error', () => void close());
   await instance.server.connect(transport);

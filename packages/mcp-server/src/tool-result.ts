@@ -14,9 +14,24 @@ export function runtimeMeta(meta: OperationMeta): Record<string, unknown> {
   };
 }
 
+/**
+ * `structured` as JSON text, and the structure the client will parse from it. The worker never sends a value
+ * JSON cannot hold (docs/protocol.md, "Value contract"); should a BigInt still arrive, it is written as its digits
+ * rather than failing the whole response (`JSON.stringify` throws on BigInt).
+ */
+function jsonText(structured: Record<string, unknown>): { text: string; structured: Record<string, unknown> } {
+  try {
+    return { text: JSON.stringify(structured), structured };
+  } catch {
+    const text = JSON.stringify(structured, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
+    return { text, structured: JSON.parse(text) as Record<string, unknown> };
+  }
+}
+
 /** A successful tool result: structured content plus the same JSON as text. */
 export function success(structured: Record<string, unknown>, extra: CallToolResult['content'] = []): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(structured) }, ...extra], structuredContent: structured };
+  const json = jsonText(structured);
+  return { content: [{ type: 'text', text: json.text }, ...extra], structuredContent: json.structured };
 }
 
 /** A structured failure: `isError`, the error object and the runtime metadata, never user values. */
@@ -32,7 +47,8 @@ export function failure(error: OperationFailure, meta?: OperationMeta, extra: Re
     },
   };
   if (meta) structured.runtime = runtimeMeta(meta);
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  const json = jsonText(structured);
+  return { isError: true, content: [{ type: 'text', text: json.text }], structuredContent: json.structured };
 }
 
 /** Largest image (base64 characters) returned as MCP image content; the worker bounds images the same way. */

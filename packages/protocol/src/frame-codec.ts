@@ -9,7 +9,9 @@ const HEADER_BYTES = 4;
 
 // Plain maps as JS objects, no records/structures extension: the Python side must read every frame.
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, variableMapSize: true });
-const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true });
+// int64AsType 'auto': Python writes every int beyond 32 bits as a 64-bit msgpack int; those within ±2^53 become
+// numbers (never a BigInt, which JSON.stringify refuses). The worker sends nothing larger (docs/protocol.md).
+const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: 'auto' as 'bigint' }); // 'auto' is missing from msgpackr's types
 
 /** Why a frame could not be written or read. */
 export class FrameError extends Error {

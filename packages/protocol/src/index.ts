@@ -56,3 +56,4 @@ export {
   workerLimits,
 } from './settings.js';
 export type { SettingDefinition, SettingKind, Settings } from './settings.js';
+export { ValueJsonError, toPythonJson } from './value-json.js';

@@ -118,7 +118,7 @@ export type ToolCall = z.infer<typeof ToolCallSchema>;
 
 /** Parent → worker: the answer to a nested tool call. */
 export const ToolResultSchema = z.union([
-  z.object({ type: z.literal('tool_result'), call_id: z.number().int().positive(), ok: z.literal(true), value: z.unknown() }).strict(),
+  z.object({ type: z.literal('tool_result'), call_id: z.number().int().positive(), ok: z.literal(true), value_json: z.string() }).strict(),
   z.object({ type: z.literal('tool_result'), call_id: z.number().int().positive(), ok: z.literal(false), message: z.string() }).strict(),
 ]);
 /** A nested tool call's answer. */

@@ -21,5 +21,5 @@ export type {
   RuntimeStatus,
 } from './runtime.js';
 export { EXIT_NO_IPYTHON, WorkerExitedError, WorkerProcess, WorkerStartupError } from './worker-process.js';
-export type { RequestHooks, WorkerInfo, WorkerReply, WorkerSpawnOptions } from './worker-process.js';
+export type { RequestHooks, ToolAnswer, WorkerInfo, WorkerReply, WorkerSpawnOptions } from './worker-process.js';
 export { workerBootstrapCode, workerSourceDirectory } from './worker-source.js';

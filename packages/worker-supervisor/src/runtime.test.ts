@@ -232,6 +232,33 @@ describe('Runtime close', () => {
   });
 });
 
+describe('Runtime closed during start-up', () => {
+  it.each([0, 150, 400])('close() %i ms after start(): closed, not unavailable; one info line, no warning or error', async (delayMs) => {
+    const lines: Array<{ level: string; event: string }> = [];
+    const record = (level: string) => (event: string) => lines.push({ level, event });
+    const logger = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
+    const runtime = new Runtime({ python: testPython(), settings: settings(), logger });
+    runtimes.push(runtime);
+    runtime.start();
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    remember(runtime);
+    await runtime.close();
+    expect(runtime.status()).toMatchObject({ state: 'closed', error: null });
+    expect(lines.filter((line) => line.level === 'warn' || line.level === 'error')).toEqual([]);
+    expect(lines.filter((line) => line.event === 'runtime.startup_abandoned').length).toBeLessThanOrEqual(1);
+    expect([...seenPids].filter(alive)).toEqual([]);
+  });
+
+  it('a worker start-up that really fails is still reported unavailable', async () => {
+    const runtime = new Runtime({ python: testPython(), settings: settings({ preloadModules: ['no_such_module_for_this_test'] }) });
+    runtimes.push(runtime);
+    runtime.start();
+    const outcome = await runtime.run('execute', { code: '1' });
+    expect(!outcome.ok && outcome.error.code).toBe('runtime_unavailable');
+    expect(runtime.status().state).toBe('unavailable');
+  });
+});
+
 describe('Runtime with an interpreter that cannot start', () => {
   it('is unavailable with a clear error, and close() still resolves', async () => {
     const runtime = new Runtime({ python: '/nonexistent/python3', settings: settings() });

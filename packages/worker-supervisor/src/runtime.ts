@@ -3,7 +3,7 @@ import { FrameError, workerLimits, type ErrorCode, type Settings, type ToolCall,
 import { silentLogger, type Logger } from './logger.js';
 import { WorkerMemory, describeMemoryStop, toMb, type MemoryTrigger, type OperationMemoryWatch } from './memory-watch.js';
 import { PausableTimer } from './pausable-timer.js';
-import { WorkerExitedError, WorkerProcess, type WorkerInfo, type WorkerReply } from './worker-process.js';
+import { WorkerExitedError, WorkerProcess, type ToolAnswer, type WorkerInfo, type WorkerReply } from './worker-process.js';
 
 /** Control-plane state, as runtime_status reports it. */
 export type RuntimeState = 'starting' | 'ready' | 'busy' | 'recovering' | 'unavailable' | 'closed';
@@ -28,6 +28,12 @@ export interface RuntimeOptions {
   /** Send JSON frames even when msgpack is available. */
   forceJsonCodec?: boolean | undefined;
   /**
+   * Let the workers keep Node's event loop alive only while an operation is admitted or the runtime closes
+   * (default false: always). A library user that forgets {@link Runtime.close} then does not hang its program;
+   * the workers still exit with it (pipe EOF).
+   */
+  unrefWhenIdle?: boolean | undefined;
+  /**
    * Runs after a cooperative interruption, before the namespace is reported preserved (registry
    * reconciliation). A throw makes the outcome `unknown` → the worker is replaced.
    */
@@ -43,7 +49,7 @@ export interface RunOptions {
   /** Streamed stdout/stderr chunks; also asks the worker to stream. */
   onEvent?: ((event: WorkerEvent) => void) | undefined;
   /** Nested tool calls (Code Mode). The deadline clock stops while one is outstanding. */
-  onToolCall?: ((call: ToolCall) => Promise<{ ok: true; value: unknown } | { ok: false; message: string }>) | undefined;
+  onToolCall?: ((call: ToolCall) => Promise<ToolAnswer>) | undefined;
   /** Overrides the operation deadline; `null` means none. */
   timeoutMs?: number | null | undefined;
   /** Overrides the interruption grace. */
@@ -122,10 +128,14 @@ export class Runtime {
   private replacementStartupMs: number | null = null;
   private info: WorkerInfo | undefined;
   private replacing: Promise<void> | undefined;
+  /** The replacement being started, so close() can end it rather than wait out its start-up. */
+  private replacementWorker: WorkerProcess | undefined;
   private closing: Promise<void> | undefined;
   private readonly epochListeners = new Set<(change: EpochChange) => void>();
   private started = false;
   private readonly memory: WorkerMemory;
+  /** Operations admitted and not yet finished: while there are any, the workers hold the event loop. */
+  private admitted = 0;
 
   constructor(options: RuntimeOptions) {
     this.options = options;
@@ -150,7 +160,14 @@ export class Runtime {
         this.logger.info('worker.ready', { epoch: this.epochNumber, pid: info.pid, startupMs: Math.round(info.startupMs) });
         this.ensureStandby();
       },
-      (error: Error) => this.becomeUnavailable(error.message),
+      (error: Error) => {
+        // A start-up the runtime abandoned because it is closing is not a failure: one info line, no error.
+        if (this.closing) {
+          this.logger.info('runtime.startup_abandoned', { epoch: this.epochNumber });
+          return;
+        }
+        this.becomeUnavailable(error.message);
+      },
     );
   }
 
@@ -204,7 +221,25 @@ export class Runtime {
   }
 
   private async admit(op: string, params: Record<string, unknown>, options: RunOptions): Promise<OperationOutcome> {
-    this.start();
+    this.admitted += 1;
+    try {
+      this.start();
+      this.holdWorkers();
+      return await this.admitHeld(op, params, options);
+    } finally {
+      this.admitted -= 1;
+      this.holdWorkers();
+    }
+  }
+
+  /** With `unrefWhenIdle`, lets the workers hold the event loop only while there is work (or a close). */
+  private holdWorkers(worker?: WorkerProcess): void {
+    if (this.options.unrefWhenIdle !== true) return;
+    const held = this.admitted > 0 || this.closing !== undefined;
+    for (const each of worker === undefined ? [this.current, this.standby] : [worker]) each?.setHeld(held);
+  }
+
+  private async admitHeld(op: string, params: Record<string, unknown>, options: RunOptions): Promise<OperationOutcome> {
     const admittedAt = performance.now();
     try {
       return await this.admission.run((ticket, signal) => this.dispatch(op, params, ticket, signal, options), {
@@ -255,6 +290,7 @@ export class Runtime {
   /** Stops admission, completes queued work as runtime_closed, interrupts the active one, ends every worker. */
   close(): Promise<void> {
     this.closing ??= this.doClose();
+    this.holdWorkers();
     return this.closing;
   }
 
@@ -265,6 +301,7 @@ export class Runtime {
     const standby = this.standby;
     this.standby = undefined;
     standby?.kill();
+    this.replacementWorker?.kill();
     this.admission.close();
     await this.admission.onIdle();
     const grace = this.settings.interruptionGraceSeconds * 1000;
@@ -277,6 +314,12 @@ export class Runtime {
   }
 
   private spawnWorker(): WorkerProcess {
+    const worker = this.spawnProcess();
+    this.holdWorkers(worker);
+    return worker;
+  }
+
+  private spawnProcess(): WorkerProcess {
     const settings = this.settings;
     return WorkerProcess.spawn({
       python: this.options.python,
@@ -331,6 +374,7 @@ export class Runtime {
   }
 
   private becomeUnavailable(message: string): void {
+    if (this.closing) return; // a start-up cut short by close() says nothing about the runtime
     this.stateOverride = 'unavailable';
     this.unavailableError = message.slice(0, MAX_ERROR_CHARS);
     this.logger.error('runtime.unavailable', { reason: this.unavailableError });
@@ -348,6 +392,7 @@ export class Runtime {
     if (this.replacing) return this.replacing;
     this.replacing = this.doReplace(failed, reason).finally(() => {
       this.replacing = undefined;
+      this.replacementWorker = undefined;
     });
     return this.replacing;
   }
@@ -360,11 +405,13 @@ export class Runtime {
     this.standby = undefined;
     const fromStandby = next !== undefined && next.alive;
     if (next === undefined || !next.alive) next = this.spawnWorker();
+    this.replacementWorker = next;
     let info: WorkerInfo;
     try {
       info = await next.ready;
     } catch (error) {
       next.kill();
+      if (this.closing) return; // close() ended this start-up: nothing failed, nothing to retry
       if (!fromStandby) {
         // A cold start already had its full start-up bound: do not try again (that would double the bound).
         this.becomeUnavailable(`replacement worker failed to start: ${(error as Error).message}`);
@@ -372,10 +419,12 @@ export class Runtime {
       }
       this.logger.warn('replacement.standby_failed', { reason: (error as Error).message.slice(0, 200) });
       next = this.spawnWorker();
+      this.replacementWorker = next;
       try {
         info = await next.ready;
       } catch (coldError) {
         next.kill();
+        if (this.closing) return;
         this.becomeUnavailable(`replacement worker failed to start: ${(coldError as Error).message}`);
         return;
       }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
   ConfigureSchema,
@@ -54,6 +55,9 @@ export interface WorkerInfo {
 
 /** A request's answer from the worker. */
 export type WorkerReply = { ok: true; result: Record<string, unknown> } | { ok: false; error: WireError };
+
+/** The answer to a nested tool call: the value as JSON text for Python (`toPythonJson`), or a failure message. */
+export type ToolAnswer = { ok: true; valueJson: string } | { ok: false; message: string };
 
 /** Hooks for one in-flight request. */
 export interface RequestHooks {
@@ -130,6 +134,10 @@ export class WorkerProcess {
       resolveExited = resolve;
       this.child.once('exit', (code, signal) => {
         this.exitInfo = { code, signal };
+        // Whatever user code started stays in the worker's process group: it ends with the worker, on every path
+        // (graceful shutdown, crash, kill). The group id stays reserved while any member lives, so this reaches
+        // only them.
+        this.killGroup();
         this.onExit(code, signal);
         resolve({ code, signal });
       });
@@ -208,6 +216,25 @@ export class WorkerProcess {
   }
 
   /**
+   * Whether this worker keeps Node's event loop alive (default true). Unheld, the process, its pipes and its
+   * start-up timer are unref'd, so a program with nothing else to do can exit; the worker then sees EOF on its
+   * pipe and exits too. Events still arrive while the loop runs for other reasons.
+   */
+  setHeld(held: boolean): void {
+    if (!this.alive) return;
+    if (held) this.child.ref();
+    else this.child.unref();
+    for (const stream of this.child.stdio as Array<Socket | null>) {
+      // A closed pipe has no handle: ref() on it would only queue a 'connect' listener that never fires.
+      if (stream === null || stream.destroyed) continue;
+      if (held) stream.ref();
+      else stream.unref();
+    }
+    if (held) this.startupTimer?.ref();
+    else this.startupTimer?.unref();
+  }
+
+  /**
    * Asks the worker to interrupt request `id` if it is still the active one; `memory_limit` also has it free what
    * the stopped code left unreachable before it answers.
    */
@@ -216,32 +243,59 @@ export class WorkerProcess {
   }
 
   /** Answers a nested tool call. */
-  sendToolResult(callId: number, result: { ok: true; value: unknown } | { ok: false; message: string }): void {
-    this.send({ type: 'tool_result', call_id: callId, ...result });
+  sendToolResult(callId: number, result: ToolAnswer): void {
+    this.send(
+      result.ok
+        ? { type: 'tool_result', call_id: callId, ok: true, value_json: result.valueJson }
+        : { type: 'tool_result', call_id: callId, ok: false, message: result.message },
+    );
   }
 
-  /** SIGKILLs the worker's whole process group (the worker and anything user code started in it). */
+  /**
+   * SIGKILLs the worker's whole process group: the worker, its group watchdog and anything user code started in
+   * it. After the worker has exited there is nothing left to do: its exit already ended the group.
+   */
   kill(): void {
-    if (!this.alive || this.child.pid === undefined) return;
-    try {
-      process.kill(-this.child.pid, 'SIGKILL');
-    } catch {
-      try {
-        this.child.kill('SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    if (this.alive) this.killGroup();
   }
 
-  /** Asks the worker to exit after its active request; kills it if it has not exited within `graceMs`. */
+  /** Whether this start-up was abandoned by {@link WorkerProcess.shutdown} before `ready`. */
+  get abandoned(): boolean {
+    return this.abandonedStartup;
+  }
+
+  /**
+   * Asks the worker to exit after its active request; kills its group if it has not exited within `graceMs`. A
+   * worker still starting is not sent `shutdown`: closing its channel is the request (it exits quietly at the
+   * end of file), and its start-up counts as abandoned, not failed.
+   */
   async shutdown(graceMs: number): Promise<void> {
     if (!this.alive) return;
-    this.send({ type: 'shutdown' });
+    if (this.readyState === 'starting') this.abandonedStartup = true;
+    else this.send({ type: 'shutdown' });
     this.toWorker.end();
     const timer = setTimeout(() => this.kill(), graceMs);
     await this.exited;
     clearTimeout(timer);
+  }
+
+  private abandonedStartup = false;
+
+  private killGroup(): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // The group is gone (ESRCH), or the worker never became a group leader: end the worker alone.
+      if (this.alive) {
+        try {
+          this.child.kill('SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
   }
 
   private send(message: unknown): void {

@@ -17,13 +17,17 @@ export function workerSourceDirectory(): string {
 }
 
 /**
- * The `python -c` program that starts a worker. It exits with code 4 when IPython cannot be imported, so the
- * parent can say exactly that.
+ * The `python -c` program that starts a worker. It first guards its process group (dies with the parent; a
+ * watchdog kills whatever user code starts once the worker is gone), before the slow IPython import, so that the
+ * watchdog is forked from a small process. It exits with code 4 when IPython cannot be imported, so the parent can
+ * say exactly that.
  */
 export function workerBootstrapCode(sourceDirectory: string = workerSourceDirectory()): string {
   return [
     'import os, sys',
     `sys.path.insert(0, ${JSON.stringify(sourceDirectory)})`,
+    'from ipython_mcp_worker.lifeline import guard',
+    'guard()',
     'try:',
     '    import IPython',
     'except ImportError as error:',
