@@ -70,6 +70,8 @@ class Operation:
         self.traceback_text = ""
         # Set once the fd pipes were drained (and fd 1/2 repaired) after the user code ran, so end() need not.
         self.settled = False
+        # Set when the cell ended in MemoryError (the memory guard's backstop reports it as memory_limit).
+        self.memory_error = False
         self.image_room = image_budget(limits)
         # Code Mode: a value whose JSON form needs encoded places (big ints, NaN...) is returned as its repr.
         self.exact_values = False
@@ -241,6 +243,7 @@ class ShellOwner:
             raise OpError("invalid_arguments", "execute needs a string 'code'")
         result = self.shell.run_cell(code, store_history=True)
         self.shell.exit_now = False
+        operation.memory_error = isinstance(result.error_in_exec, MemoryError)
         self.fd_capture.settle()
         operation.settled = True
         return self._execute_result(result, operation)

@@ -13,19 +13,20 @@ import { measureCodeMode } from './sections/code-mode.mjs';
 import { measureColdStart } from './sections/cold-start.mjs';
 import { measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
 import { measureFlood } from './sections/flood.mjs';
+import { measureMemory } from './sections/memory.mjs';
 import { measureProfile } from './sections/profile.mjs';
 import { measureMcpRecovery, measureRuntimeRecovery } from './sections/recovery.mjs';
 import { measureScale } from './sections/scale.mjs';
 
-const SECTIONS = ['execute', 'code-mode', 'recovery', 'cold-start', 'flood', 'burst', 'scale', 'profile'];
+const SECTIONS = ['execute', 'code-mode', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'profile'];
 
 const SIZES = {
   full: {
-    execute: 1000, warmup: 50, kernel: 1000, stdinCalls: 1000, toolCalls: 5000, recovery: 5, coldStarts: 10, floodMiB: 1024,
+    execute: 1000, warmup: 50, kernel: 1000, stdinCalls: 1000, toolCalls: 5000, recovery: 5, coldStarts: 10, floodMiB: 1024, memory: 5,
     burst: 1000, burstSlowSeconds: 5, scaleSizes: [1_000, 10_000, 100_000], scaleReps: 10, scaleRepsLarge: 5, profileCalls: 2000,
   },
   quick: {
-    execute: 200, warmup: 20, kernel: 200, stdinCalls: 200, toolCalls: 1000, recovery: 2, coldStarts: 3, floodMiB: 256,
+    execute: 200, warmup: 20, kernel: 200, stdinCalls: 200, toolCalls: 1000, recovery: 2, coldStarts: 3, floodMiB: 256, memory: 2,
     burst: 1000, burstSlowSeconds: 3, scaleSizes: [1_000, 10_000], scaleReps: 5, scaleRepsLarge: 3, profileCalls: 500,
   },
 };
@@ -216,6 +217,7 @@ async function main() {
   await step('recovery', 'recoveryMcp', `hard recovery via MCP (standby) ×${n.recovery}`, () => measureMcpRecovery(ctx));
   await step('cold-start', 'coldStart', `cold start ×${n.coldStarts}`, () => measureColdStart(ctx));
   await step('flood', 'flood', `output flood ${n.floodMiB} MiB`, () => measureFlood(ctx));
+  await step('memory', 'memory', `memory guard: 4 cells past a 400 MB limit ×${n.memory}`, () => measureMemory(ctx));
   await step('burst', 'burst', `admission burst ×${n.burst}`, () => measureBurst(ctx));
   await step('scale', 'scale', `scale ${n.scaleSizes.join(', ')} names + 100 dynamic tools`, () => measureScale(ctx));
   await step('profile', 'profile', `profiled execute loop ×${n.profileCalls} (client inspector, server --cpu-prof, worker ${options.noPySpy ? 'cProfile' : 'py-spy'})`, () => measureProfile(ctx));

@@ -108,6 +108,35 @@ describe('failures the model is told about', () => {
     expect(only(run, 2)).toEqual({ type: 'json', value: 1 });
   });
 
+  it('tells the model its cell was stopped for memory, and whether the kernel kept its state', async () => {
+    // Bounded: each loop stops itself at 1.5 GiB, and the 2 GiB allocation is refused by the backstop untouched.
+    const grow = (local: boolean): string => {
+      const loop = ['chunks = []', 'while len(chunks) < 192:', "    chunks.append(b'x' * 2**23)"];
+      return local ? ['def grow():', ...loop.map((line) => `    ${line}`), 'grow()'].join('\n') : loop.join('\n');
+    };
+    const codeMode = await open({ kernelOptions: { python: testPython(), memoryLimitMb: 400 } });
+    expect(codeMode.codeMode.kernel).toBeUndefined();
+    const run = await runScript(codeMode.tools, [
+      [{ code: 'keep = 41' }],
+      [{ code: grow(true) }],
+      [{ code: "big = b'x' * 2**31" }],
+      [{ code: 'keep' }],
+      [{ code: grow(false) }],
+      [{ code: "'keep' in dir()" }],
+    ]);
+    for (const step of [1, 2]) {
+      const stopped = only(run, step);
+      expect(stopped.type).toBe('error-text');
+      expect(stopped.value).toContain("The code used more memory than the kernel's 400 MB memory limit and was stopped. The kernel kept its state");
+    }
+    expect(only(run, 3)).toEqual({ type: 'json', value: 41 });
+    const restarted = only(run, 4);
+    expect(restarted.type).toBe('error-text');
+    expect(restarted.value).toContain('the memory stayed in use, so the kernel was restarted. All its state');
+    expect(only(run, 5)).toEqual({ type: 'json', value: false });
+    expect(codeMode.codeMode.kernel?.memoryLimitMb).toBe(400);
+  });
+
   it('replaces a kernel that ignores KeyboardInterrupt for 5 s, and says its state is gone', async () => {
     const codeMode = await open({ timeout: 500 });
     const stubborn = 'import time\nwhile True:\n    try:\n        time.sleep(10)\n    except KeyboardInterrupt:\n        pass';

@@ -2,6 +2,7 @@
 export type CodeModeErrorCode =
   | 'CODE_MODE_EXECUTION_ERROR'
   | 'CODE_MODE_TIMEOUT'
+  | 'CODE_MODE_MEMORY_LIMIT'
   | 'CODE_MODE_KERNEL_DIED'
   | 'CODE_MODE_KERNEL_STARTUP'
   | 'CODE_MODE_KERNEL_CLOSED'
@@ -52,6 +53,18 @@ export class CodeModeTimeoutError extends CodeModeError {
   override readonly code = 'CODE_MODE_TIMEOUT' as const;
   override readonly retry = true;
   constructor(message: string, details: { timeoutMs: number; outcome: TimeoutOutcome }) {
+    super(message, details);
+  }
+}
+
+/** What became of the kernel after a memory stop: its state kept, or the kernel restarted. */
+export type MemoryLimitOutcome = 'interrupted' | 'restarted';
+
+/** The code used more memory than the kernel's limit and was stopped; the kernel kept its state or was restarted. */
+export class CodeModeMemoryLimitError extends CodeModeError {
+  override readonly code = 'CODE_MODE_MEMORY_LIMIT' as const;
+  override readonly retry = true;
+  constructor(message: string, details: { limitMb: number | null; outcome: MemoryLimitOutcome }) {
     super(message, details);
   }
 }

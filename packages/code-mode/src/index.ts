@@ -5,6 +5,7 @@ export {
   CodeExecutionError,
   CodeModeCancelledError,
   CodeModeError,
+  CodeModeMemoryLimitError,
   CodeModeTimeoutError,
   InvalidCodeModeOptionsError,
   InvalidRunCodeInputError,
@@ -19,7 +20,7 @@ export {
   ToolResultError,
   isModelRetry,
 } from './errors.js';
-export type { CodeModeErrorCode, TimeoutOutcome } from './errors.js';
+export type { CodeModeErrorCode, MemoryLimitOutcome, TimeoutOutcome } from './errors.js';
 export { validateJsonSchema } from './json-schema.js';
 export type { JsonSchema, JsonValue } from './json-schema.js';
 export { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_IPC_LIMIT_BYTES, SHUTDOWN_WAIT_MS, kernelSettings } from './kernel.js';

@@ -1,4 +1,4 @@
-import { defaultSettings, type Settings } from '@ipython-mcp/protocol';
+import { MAX_MEMORY_LIMIT_MB, defaultMemoryLimitMb, defaultSettings, type Settings } from '@ipython-mcp/protocol';
 import { Runtime, chooseInterpreter, type Logger, type OperationOutcome, type RunOptions } from '@ipython-mcp/worker-supervisor';
 import PQueue from 'p-queue';
 import { CodeModeCancelledError, KernelClosedError, KernelStartupError } from './errors.js';
@@ -25,6 +25,13 @@ export interface IPythonKernelOptions {
   warmStandby?: boolean | undefined;
   /** Where supervision events go (stderr logger of `@ipython-mcp/worker-supervisor`); silent by default. */
   logger?: Logger | undefined;
+  /**
+   * The memory guard, as `IPYTHON_MCP_MEMORY_LIMIT_MB` for the server: MiB the kernel process and the processes it
+   * started may hold while code runs. Code that grows past it is stopped; the kernel keeps its state when memory
+   * falls back below the limit, else it is restarted. `0` or `null` turns the guard off. Default: half of physical
+   * memory.
+   */
+  memoryLimitMb?: number | null | undefined;
 }
 
 /** Exclusive use of a started kernel, handed to {@link IPythonKernel.exclusive} tasks. */
@@ -76,7 +83,18 @@ export class IPythonKernel implements AsyncDisposable {
     if (startup !== undefined && !(Number.isFinite(startup) && startup > 0)) {
       throw new RangeError('startupTimeoutMs must be a positive number of milliseconds');
     }
+    const memory = options.memoryLimitMb;
+    if (memory !== undefined && memory !== null && !(Number.isSafeInteger(memory) && memory >= 0 && memory <= MAX_MEMORY_LIMIT_MB)) {
+      throw new RangeError(`memoryLimitMb must be a whole number of MiB from 0 (off) to ${MAX_MEMORY_LIMIT_MB}, or null (off)`);
+    }
     this.options = { ...options };
+  }
+
+  /** The memory guard's limit in MiB; null when it is off. */
+  get memoryLimitMb(): number | null {
+    const memory = this.options.memoryLimitMb;
+    if (memory === undefined) return defaultMemoryLimitMb();
+    return memory === null || memory === 0 ? null : memory;
   }
 
   /** Whether a kernel process is running now. */
@@ -189,7 +207,7 @@ export class IPythonKernel implements AsyncDisposable {
     const startupTimeoutMs = this.options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
     const runtime = new Runtime({
       python: this.options.python ?? chooseInterpreter(undefined).python,
-      settings: kernelSettings(startupTimeoutMs),
+      settings: { ...kernelSettings(startupTimeoutMs), memoryLimitMb: this.memoryLimitMb },
       cwd: this.options.cwd,
       env: this.options.env,
       logger: this.options.logger,

@@ -4,6 +4,7 @@ import { renderRunCodeDescription } from './description.js';
 import {
   CodeExecutionError,
   CodeModeCancelledError,
+  CodeModeMemoryLimitError,
   CodeModeTimeoutError,
   InvalidCodeModeOptionsError,
   InvalidRunCodeInputError,
@@ -246,6 +247,8 @@ export class CodeMode implements AsyncDisposable {
     switch (error.code) {
       case 'operation_timeout':
         return timeoutError(this.timeoutMs ?? 0, namespace === 'preserved');
+      case 'memory_limit':
+        return memoryLimitError(typeof error.details?.limit_mb === 'number' ? error.details.limit_mb : null, namespace === 'preserved');
       case 'worker_crashed': {
         const exitCode = typeof error.details?.exitCode === 'number' ? error.details.exitCode : null;
         const signal = typeof error.details?.signal === 'string' ? error.details.signal : null;
@@ -294,6 +297,23 @@ function timeoutError(timeoutMs: number, preserved: boolean): CodeModeTimeoutErr
       'kernel was shut down. All its state - variables, imports, loaded data - is lost; the next run_code call starts ' +
       'a fresh kernel.',
     { timeoutMs, outcome: 'restarted' },
+  );
+}
+
+function memoryLimitError(limitMb: number | null, preserved: boolean): CodeModeMemoryLimitError {
+  const limit = limitMb === null ? "the kernel's memory limit" : `the kernel's ${limitMb} MB memory limit`;
+  const advice = 'Work on less data at a time: read it in chunks, use a sample, stream it, or keep only what you need.';
+  if (preserved) {
+    return new CodeModeMemoryLimitError(
+      `The code used more memory than ${limit} and was stopped. The kernel kept its state: what ran before is still ` +
+        `defined, and the memory the stopped code held was freed. ${advice}`,
+      { limitMb, outcome: 'interrupted' },
+    );
+  }
+  return new CodeModeMemoryLimitError(
+    `The code used more memory than ${limit} and was stopped; the memory stayed in use, so the kernel was restarted. ` +
+      `All its state - variables, imports, loaded data - is lost; the next run_code call starts a fresh kernel. ${advice}`,
+    { limitMb, outcome: 'restarted' },
   );
 }
 

@@ -143,6 +143,8 @@ function statusOf(runtime: Runtime, catalog: DynamicCatalog): Record<string, unk
     python_version: status.python,
     ipython_version: status.ipython,
     codec: status.codec,
+    memory_mb: status.memoryMb,
+    memory_limit_mb: status.memoryLimitMb,
     dynamic_tools: catalog.size,
     registry_revision: catalog.revision,
   };

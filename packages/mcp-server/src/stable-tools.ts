@@ -279,7 +279,8 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     description:
       'Control-plane state, answered at once even while code runs: state (starting, ready, busy, recovering, unavailable, ' +
       'closed), epoch, queue depth, whether an operation is active, the latest interruption and its namespace outcome, and ' +
-      'measured worker start-up and replacement times. Never code, arguments, results or namespace values.',
+      'measured worker start-up and replacement times, and the worker\'s memory (MiB) with the memory limit. Never code, ' +
+      'arguments, results or namespace values.',
     input: z.object({}).strict(),
     outputSchema: {
       type: 'object',
@@ -293,6 +294,8 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
         worker_startup_ms: { type: ['number', 'null'] },
         standby: { type: 'string' },
         error: { type: ['string', 'null'] },
+        memory_mb: { type: ['integer', 'null'] },
+        memory_limit_mb: { type: ['integer', 'null'] },
         dynamic_tools: { type: 'integer' },
         registry_revision: { type: 'integer' },
       },

@@ -1,13 +1,14 @@
 import { AdmissionError, AdmissionQueue, type AdmissionTicket } from '@ipython-mcp/admission-queue';
 import { FrameError, loneSurrogatePath, workerLimits, type ErrorCode, type Settings, type ToolCall, type WorkerEvent } from '@ipython-mcp/protocol';
 import { silentLogger, type Logger } from './logger.js';
+import { WorkerMemory, describeMemoryStop, toMb, type MemoryTrigger, type OperationMemoryWatch } from './memory-watch.js';
 import { PausableTimer } from './pausable-timer.js';
 import { WorkerExitedError, WorkerProcess, type ToolAnswer, type WorkerInfo, type WorkerReply } from './worker-process.js';
 
 /** Control-plane state, as runtime_status reports it. */
 export type RuntimeState = 'starting' | 'ready' | 'busy' | 'recovering' | 'unavailable' | 'closed';
 /** Why an operation stopped early. */
-export type InterruptionKind = 'timeout' | 'cancelled' | 'crash' | 'shutdown';
+export type InterruptionKind = 'timeout' | 'cancelled' | 'crash' | 'shutdown' | 'memory_limit';
 /** What became of the namespace after an interruption. */
 export type NamespaceOutcome = 'preserved' | 'reset' | 'unknown';
 
@@ -94,6 +95,10 @@ export interface RuntimeStatus {
   python: string | null;
   ipython: string | null;
   codec: string | null;
+  /** Resident MiB of the worker and the processes it started, now; null when not running or not measurable. */
+  memoryMb: number | null;
+  /** The memory guard's limit in MiB; null when it is off. */
+  memoryLimitMb: number | null;
 }
 
 /** Why the namespace was replaced. */
@@ -128,6 +133,7 @@ export class Runtime {
   private closing: Promise<void> | undefined;
   private readonly epochListeners = new Set<(change: EpochChange) => void>();
   private started = false;
+  private readonly memory: WorkerMemory;
   /** Operations admitted and not yet finished: while there are any, the workers hold the event loop. */
   private admitted = 0;
 
@@ -139,6 +145,7 @@ export class Runtime {
       maxPending: this.settings.maxPendingOperations,
       queueWaitTimeoutMs: this.settings.queueWaitTimeoutSeconds * 1000,
     });
+    this.memory = new WorkerMemory(this.settings.memoryLimitMb ?? null);
   }
 
   /** Starts the first worker in the background; operations wait for it. Idempotent. */
@@ -194,6 +201,8 @@ export class Runtime {
       python: this.info?.python ?? null,
       ipython: this.info?.ipython ?? null,
       codec: this.info?.codec ?? null,
+      memoryMb: this.info === undefined ? null : toMb(this.memory.current(this.current)),
+      memoryLimitMb: toMb(this.memory.bounds?.limitBytes),
     };
   }
 
@@ -338,6 +347,7 @@ export class Runtime {
         preload_modules: settings.preloadModules,
         module_aliases: settings.moduleAliases,
         reserved_tool_names: this.options.reservedToolNames ?? [],
+        ...(this.memory.backstopBytes ? { data_limit_bytes: this.memory.backstopBytes } : {}),
       },
     });
   }
@@ -503,6 +513,11 @@ export class Runtime {
     };
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
+    // The memory guard: past the limit the operation is interrupted; past the hard margin the worker is killed.
+    const watch = this.memory.watch(worker, (trigger) => {
+      if (trigger === 'hard') worker.kill();
+      stop?.('memory_limit');
+    });
 
     const onToolCall = options.onToolCall;
     const { id, reply } = worker.request(op, params, {
@@ -527,13 +542,18 @@ export class Runtime {
     try {
       const first = await Promise.race([settled, stopped.then((kind) => ({ kind: 'stop' as const, stop: kind }))]);
       if (first.kind === 'reply') {
+        if (!first.value.ok && first.value.error.code === 'memory_limit' && this.memory.bounds) {
+          // The worker's backstop turned an allocation into MemoryError: the operation already stopped.
+          return await this.interrupt(worker, id, settled, 'memory_limit', epoch, options, finish, watch, 'allocation');
+        }
         return first.value.ok
           ? { ok: true, result: first.value.result, meta: finish() }
           : { ok: false, error: first.value.error, meta: finish() };
       }
-      if (first.kind === 'failed') return await this.onRequestFailure(worker, first.error, finish);
-      return await this.interrupt(worker, id, settled, first.stop, epoch, options, finish);
+      if (first.kind === 'failed' && watch?.tripped !== 'hard') return await this.onRequestFailure(worker, first.error, finish);
+      return await this.interrupt(worker, id, settled, first.kind === 'stop' ? first.stop : 'memory_limit', epoch, options, finish, watch);
     } finally {
+      watch?.stop();
       deadline.clear();
       signal.removeEventListener('abort', onAbort);
     }
@@ -575,9 +595,12 @@ export class Runtime {
     epoch: number,
     options: RunOptions,
     finish: () => OperationMeta,
+    watch?: OperationMemoryWatch | undefined,
+    trigger?: MemoryTrigger | undefined,
   ): Promise<OperationOutcome> {
     const graceMs = options.graceMs ?? this.settings.interruptionGraceSeconds * 1000;
-    worker.interrupt(id);
+    // A stop the worker reported itself (trigger 'allocation') needs no interrupt.
+    if (trigger === undefined) worker.interrupt(id, kind === 'memory_limit' ? 'memory_limit' : undefined);
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace'>((resolve) => {
       timer = setTimeout(() => resolve('grace'), graceMs);
@@ -585,9 +608,14 @@ export class Runtime {
     const late = await Promise.race([settled, graceOver]);
     clearTimeout(timer);
     let namespace: NamespaceOutcome;
+    let afterBytes: number | undefined;
     if (late !== 'grace' && late.kind === 'reply' && worker.alive) {
+      // A memory stop keeps the namespace only if memory fell back below the limit (the worker freed the stopped
+      // code's frames before answering); otherwise the worker is replaced.
+      afterBytes = kind === 'memory_limit' ? this.memory.current(worker) : undefined;
+      const fellBack = kind !== 'memory_limit' || this.memory.belowLimit(worker);
       // The operation stopped; its late result is discarded. Probe health and reconcile before saying so.
-      namespace = (await this.verify(worker, graceMs)) && this.epochNumber === epoch ? 'preserved' : 'unknown';
+      namespace = fellBack && (await this.verify(worker, graceMs)) && this.epochNumber === epoch ? 'preserved' : 'unknown';
     } else {
       namespace = 'unknown';
     }
@@ -604,10 +632,15 @@ export class Runtime {
     const meta = finish();
     meta.interruption = kind;
     meta.namespace = namespace;
-    const code: ErrorCode = kind === 'timeout' ? 'operation_timeout' : kind === 'shutdown' ? 'runtime_closed' : 'operation_cancelled';
-    const what = kind === 'timeout' ? 'passed its deadline' : kind === 'shutdown' ? 'was stopped by shutdown' : 'was cancelled';
     const outcome = namespace === 'preserved' ? 'state was preserved' : namespace === 'reset' ? 'the worker was replaced and the namespace reset' : 'the namespace state is unknown';
     const details = this.replacementDetails(namespace);
+    if (kind === 'memory_limit' && this.memory.bounds) {
+      const stop = { trigger: trigger ?? (watch?.tripped === 'hard' ? 'hard' : 'watch'), bounds: this.memory.bounds, watch, afterBytes } as const;
+      const described = describeMemoryStop(stop, outcome);
+      return { ok: false, error: { code: 'memory_limit', message: described.message, details: { ...described.details, ...details } }, meta };
+    }
+    const code: ErrorCode = kind === 'timeout' ? 'operation_timeout' : kind === 'shutdown' ? 'runtime_closed' : 'operation_cancelled';
+    const what = kind === 'timeout' ? 'passed its deadline' : kind === 'shutdown' ? 'was stopped by shutdown' : 'was cancelled';
     return { ok: false, error: { code, message: `the operation ${what}; ${outcome}`, ...(details ? { details } : {}) }, meta };
   }
 

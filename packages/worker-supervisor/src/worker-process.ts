@@ -234,9 +234,12 @@ export class WorkerProcess {
     else this.startupTimer?.unref();
   }
 
-  /** Asks the worker to interrupt request `id` if it is still the active one. */
-  interrupt(id: number): void {
-    this.send({ type: 'interrupt', id });
+  /**
+   * Asks the worker to interrupt request `id` if it is still the active one; `memory_limit` also has it free what
+   * the stopped code left unreachable before it answers.
+   */
+  interrupt(id: number, reason?: 'memory_limit'): void {
+    this.send(reason === undefined ? { type: 'interrupt', id } : { type: 'interrupt', id, reason });
   }
 
   /** Answers a nested tool call. */

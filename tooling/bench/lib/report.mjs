@@ -288,6 +288,28 @@ export function buildRows(results, errors) {
   }
   failed('flood', 'output flood');
 
+  // Memory guard
+  const memory = results.memory;
+  if (memory) {
+    for (const [index, entry] of memory.cases.entries()) {
+      const crossed = entry.answerAfterCrossing.n > 0;
+      const summary = crossed ? entry.answerAfterCrossing : entry.answerAfterSend;
+      const label = `${index === 0 ? `memory guard (${memory.limitMb} MB): ` : '  '}${entry.name}`;
+      rows.push(
+        row(label, {
+          median: summary.median,
+          p90: summary.p90,
+          goal: crossed ? '≤ 1 s after crossing' : '(refused before crossing)',
+          comparison: crossed
+            ? `crossing → memory_limit answer; overshoot ${entry.overshootMb.median.toFixed(0)} MB median, ${entry.overshootMb.max.toFixed(0)} MB max (peak ${entry.peakMb.max.toFixed(0)} MB)`
+            : `send → memory_limit answer; peak ${entry.peakMb.max.toFixed(0)} MB, never above the limit`,
+          verdict: crossed ? (entry.answerAfterCrossing.max <= 1000 ? MET : MISSED) : entry.peakMb.max < memory.limitMb ? MET : MISSED,
+        }),
+      );
+    }
+  }
+  failed('memory', 'memory guard');
+
   // Admission burst
   const burst = results.burst;
   if (burst) {
