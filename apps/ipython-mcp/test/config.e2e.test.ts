@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, childPids, startServer, testPython, type TestServer } from './harness.js';
 
-// The eighteen IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
+// The twenty IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
 // bad values refused with one stderr line and exit code 2 before any worker starts, and a failing preload
 // leaving the runtime unavailable rather than half built.
 
@@ -28,6 +28,8 @@ const SETTINGS: { env: string; flag: string; envValue: string; flagValue: string
   { env: 'IPYTHON_MCP_MAX_PENDING_OPERATIONS', flag: '--max-pending-operations', envValue: '5', flagValue: '6', envParsed: 5, flagParsed: 6 },
   { env: 'IPYTHON_MCP_QUEUE_WAIT_TIMEOUT_SECONDS', flag: '--queue-wait-timeout-seconds', envValue: '1e1', flagValue: '20', envParsed: 10, flagParsed: 20 },
   { env: 'IPYTHON_MCP_MAX_IPC_MESSAGE_BYTES', flag: '--max-ipc-message-bytes', envValue: '1048576', flagValue: '2097152', envParsed: 1048576, flagParsed: 2097152 },
+  { env: 'IPYTHON_MCP_JOURNAL', flag: '--journal', envValue: '/tmp/from-env.ipynb', flagValue: 'relative/from-flag.ipynb', envParsed: '/tmp/from-env.ipynb', flagParsed: 'relative/from-flag.ipynb' },
+  { env: 'IPYTHON_MCP_JOURNAL_MAX_BYTES', flag: '--journal-max-bytes', envValue: '100000', flagValue: '200000', envParsed: 100000, flagParsed: 200000 },
 ];
 
 /** The environment without any IPYTHON_MCP_* setting the developer may have exported. */
@@ -62,7 +64,7 @@ afterAll(() => {
 });
 
 describe('every setting is read from its environment variable and its flag', () => {
-  it('has eighteen settings, all with defaults', () => {
+  it('has twenty settings, all with defaults', () => {
     const result = runCli(['config'], cleanEnv());
     expect(result.status).toBe(0);
     const effective = JSON.parse(result.stdout);
@@ -71,6 +73,7 @@ describe('every setting is read from its environment variable and its flag', () 
     expect(effective.IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS).toEqual({ value: 30, source: 'default' });
     expect(effective.IPYTHON_MCP_MAX_IPC_MESSAGE_BYTES).toEqual({ value: 4194304, source: 'default' });
     expect(effective.IPYTHON_MCP_MODULE_ALIASES).toEqual({ value: {}, source: 'default' });
+    expect(effective.IPYTHON_MCP_JOURNAL).toEqual({ value: null, source: 'default' });
     for (const setting of SETTINGS) expect(effective[setting.env].source).toBe('default');
   });
 
@@ -116,6 +119,8 @@ describe('a bad value stops the server before any worker starts', () => {
     { env: { IPYTHON_MCP_MODULE_ALIASES: '{"numpy": "not an identifier"}' }, names: 'IPYTHON_MCP_MODULE_ALIASES' },
     { env: { IPYTHON_MCP_MODULE_ALIASES: '{"json": "In"}' }, names: 'IPYTHON_MCP_MODULE_ALIASES' },
     { env: { IPYTHON_MCP_PRELOAD_MODULES: 'json,os..path' }, names: 'IPYTHON_MCP_PRELOAD_MODULES' },
+    { env: { IPYTHON_MCP_JOURNAL: ' ' }, names: 'IPYTHON_MCP_JOURNAL' },
+    { env: { IPYTHON_MCP_JOURNAL_MAX_BYTES: '0' }, names: 'IPYTHON_MCP_JOURNAL_MAX_BYTES' },
     { args: ['--max-tool-name-chars', '0'], names: '--max-tool-name-chars' },
     { args: ['--operation-timeout-seconds=inf'], names: '--operation-timeout-seconds' },
     { env: { IPYTHON_MCP_MAX_TEXT_CHARS: '100' }, args: ['--max-text-chars', 'lots'], names: '--max-text-chars' },

@@ -14,6 +14,7 @@ import { DynamicCatalog } from './dynamic-catalog.js';
 import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type StableToolDefinition } from './stable-tools.js';
 import { executeResult, failure, runtimeMeta, success } from './tool-result.js';
 import { progressReporter } from './progress.js';
+import { openJournal, type JournalRecorder } from './journal-recorder.js';
 
 /** Options of {@link createIpythonMcpServer}. */
 export interface IpythonMcpServerOptions {
@@ -72,6 +73,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     },
   });
   runtime.onEpochChange(() => catalog.clear());
+  const journal = openJournal(options.settings, runtime, logger, options.version ?? '0.0.0');
   runtime.start();
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
@@ -88,17 +90,18 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     if (stable !== undefined) {
       const parsed = stable.input.safeParse(args);
       if (!parsed.success) return invalidArguments(stable.name, parsed.error);
-      if (stable.op === null) return success(statusOf(runtime, catalog));
+      if (stable.op === null) return success(statusOf(runtime, catalog, journal));
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
         const outcome = await runtime.run(stable.op, parsed.data as Record<string, unknown>, runOptions);
+        if (journal) journalStableTool(journal, stable.name, parsed.data as Record<string, unknown>, outcome);
         return await afterStableTool(stable, outcome, catalog, runtime);
       } finally {
         await progress?.settle();
       }
     }
-    return callDynamicTool(name, args, runOptions, catalog, runtime);
+    return callDynamicTool(name, args, runOptions, catalog, runtime, journal);
   });
 
   return {
@@ -107,6 +110,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     catalog,
     async close() {
       await runtime.close();
+      await journal?.close();
       await server.close().catch(() => undefined);
     },
   };
@@ -128,7 +132,7 @@ function invalidArguments(tool: string, error: z.ZodError): CallToolResult {
   return failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool}: ${issues.join('; ')}`.slice(0, 1000) });
 }
 
-function statusOf(runtime: Runtime, catalog: DynamicCatalog): Record<string, unknown> {
+function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRecorder | undefined): Record<string, unknown> {
   const status = runtime.status();
   return {
     state: status.state,
@@ -145,6 +149,8 @@ function statusOf(runtime: Runtime, catalog: DynamicCatalog): Record<string, unk
     codec: status.codec,
     dynamic_tools: catalog.size,
     registry_revision: catalog.revision,
+    // Only when a journal is configured: what the model reads stays as short as before for everyone else.
+    ...(journal ? { journal: journal.status() } : {}),
   };
 }
 
@@ -177,6 +183,7 @@ async function callDynamicTool(
   runOptions: RunOptions,
   catalog: DynamicCatalog,
   runtime: Runtime,
+  journal: JournalRecorder | undefined,
 ): Promise<CallToolResult> {
   if (catalog.get(name) === undefined && catalog.needsDiscovery) await catalog.refresh(runtime, runOptions.signal);
   // One immutable snapshot entry serves the whole call: its validator, and its fingerprint, which the worker
@@ -203,6 +210,7 @@ async function callDynamicTool(
     { tool_name: name, arguments: args, fingerprint: entry.registration.fingerprint },
     runOptions,
   );
+  journal?.call(entry.registration.name, args, outcome, name);
   if (!outcome.ok) {
     if (outcome.error.code !== 'tool_not_found' && outcome.error.code !== 'stale_registration') return failure(outcome.error, outcome.meta);
     // The snapshot was behind the worker: reconcile (and notify) before answering.
@@ -216,6 +224,11 @@ async function callDynamicTool(
   // a burst of calls adds at most one discover to the queue) without holding this result back.
   if (catalog.size > 0) void catalog.reconcileAfter(runtime);
   return success({ ...outcome.result, runtime: runtimeMeta(outcome.meta) });
+}
+
+function journalStableTool(journal: JournalRecorder, tool: string, args: Record<string, unknown>, outcome: OperationOutcome): void {
+  if (tool === 'execute') journal.execute(String(args.code), outcome);
+  else if (tool === 'call_function') journal.call(String(args.name), (args.arguments ?? {}) as Record<string, unknown>, outcome);
 }
 
 function staleFailure(name: string, reason: string, meta?: OperationMeta): CallToolResult {

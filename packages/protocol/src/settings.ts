@@ -1,7 +1,7 @@
 import { delimiter } from 'node:path';
 
 /** Kinds of value a setting takes. */
-export type SettingKind = 'paths' | 'list' | 'aliases' | 'count' | 'seconds';
+export type SettingKind = 'path' | 'paths' | 'list' | 'aliases' | 'count' | 'seconds';
 
 /** One `IPYTHON_MCP_*` setting: its env var, CLI flag, kind, default and meaning. */
 export interface SettingDefinition {
@@ -33,6 +33,9 @@ export interface Settings {
   maxPendingOperations: number;
   queueWaitTimeoutSeconds: number;
   maxIpcMessageBytes: number;
+  /** The session journal notebook, or null for none. */
+  journal: string | null;
+  journalMaxBytes: number;
 }
 
 function define(
@@ -66,6 +69,8 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   define('maxPendingOperations', 'MAX_PENDING_OPERATIONS', 'count', 32, 'Pending FIFO capacity, not counting the active operation.'),
   define('queueWaitTimeoutSeconds', 'QUEUE_WAIT_TIMEOUT_SECONDS', 'seconds', 30, 'Longest time a request may wait for dispatch.'),
   define('maxIpcMessageBytes', 'MAX_IPC_MESSAGE_BYTES', 'count', 4_194_304, 'Largest message allowed across the worker boundary.'),
+  define('journal', 'JOURNAL', 'path', null, 'Jupyter notebook to record every cell the agent runs in (holds code and values; mode 0600).'),
+  define('journalMaxBytes', 'JOURNAL_MAX_BYTES', 'count', 16_777_216, 'Size at which a journal file is closed and the next numbered file begins.'),
 ];
 
 /** A setting with a value that is not allowed; the message names the setting. */
@@ -84,7 +89,7 @@ export function defaultSettings(): Settings {
   const settings: Record<string, unknown> = {};
   for (const definition of SETTING_DEFINITIONS) {
     const value = definition.defaultValue;
-    settings[definition.key] = Array.isArray(value) ? [...value] : typeof value === 'object' ? { ...value } : value;
+    settings[definition.key] = Array.isArray(value) ? [...value] : value !== null && typeof value === 'object' ? { ...value } : value;
   }
   return settings as unknown as Settings;
 }
@@ -112,6 +117,9 @@ function parseValue(definition: SettingDefinition, raw: string, source: string):
     throw new SettingsError(definition.env, `${where}${message.startsWith(':') ? '' : ' '}${message}`);
   };
   switch (definition.kind) {
+    case 'path':
+      if (raw.trim() === '') bad('must be a file path, got an empty value');
+      return raw;
     case 'paths':
       return raw.split(delimiter).filter((part) => part.length > 0);
     case 'list': {
