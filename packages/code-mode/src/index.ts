@@ -26,6 +26,7 @@ export { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_IPC_LIMIT_BYTES, SHUTDOWN_WAI
 export type { IPythonKernelOptions, KernelSession } from './kernel.js';
 export { toKernelValue } from './nested-call.js';
 export type { NestedToolCall, NestedToolReturn } from './nested-call.js';
+export type { KernelJournalOption } from './run-code-journal.js';
 export { assignPythonNames, pythonLiteral, toPythonIdentifier } from './python-names.js';
 export { MAX_OUTPUT_CHARS, parseRunCodeReply, printedOutput, shapeReturn } from './return-value.js';
 export type { CellResult, CodeModeReturn, ContentPart, ImagePart, RunCodeReply, TextPart } from './return-value.js';

@@ -3,6 +3,8 @@ import { Runtime, chooseInterpreter, type Logger, type OperationOutcome, type Ru
 import PQueue from 'p-queue';
 import { CodeModeCancelledError, KernelClosedError, KernelStartupError } from './errors.js';
 import { MAX_OUTPUT_CHARS } from './return-value.js';
+import { RunCodeJournal, type KernelJournalOption } from './run-code-journal.js';
+import type { JournalStatus } from '@ipython-mcp/session-journal';
 
 /** Options of an {@link IPythonKernel}. */
 export interface IPythonKernelOptions {
@@ -24,6 +26,20 @@ export interface IPythonKernelOptions {
   warmStandby?: boolean | undefined;
   /** Where supervision events go (stderr logger of `@ipython-mcp/worker-supervisor`); silent by default. */
   logger?: Logger | undefined;
+  /**
+   * A Jupyter notebook to record every run_code cell in (with its outputs, nested tool calls as comments, and
+   * notes for timeouts, crashes and restarts), for the human to open. It holds code and values: it is created
+   * with mode 0600. Writing never slows the kernel; a journal that cannot be written stops, see
+   * {@link IPythonKernel.journalStatus}.
+   */
+  journal?: KernelJournalOption | undefined;
+}
+
+const journals = new WeakMap<IPythonKernel, RunCodeJournal>();
+
+/** The journal of a kernel, if it has one (package-internal: Code Mode records its cells through it). */
+export function kernelJournal(kernel: IPythonKernel): RunCodeJournal | undefined {
+  return journals.get(kernel);
 }
 
 /** Exclusive use of a started kernel, handed to {@link IPythonKernel.exclusive} tasks. */
@@ -69,6 +85,12 @@ export class IPythonKernel implements AsyncDisposable {
       throw new RangeError('startupTimeoutMs must be a positive number of milliseconds');
     }
     this.options = { ...options };
+    if (options.journal !== undefined) journals.set(this, new RunCodeJournal(options.journal));
+  }
+
+  /** The journal's state (path, cells on disk, and why it stopped if it did), or null without a journal. */
+  journalStatus(): JournalStatus | null {
+    return journals.get(this)?.status() ?? null;
   }
 
   /** Whether a kernel process is running now. */
@@ -109,6 +131,7 @@ export class IPythonKernel implements AsyncDisposable {
     await runtime?.close();
     const late = await starting?.catch(() => undefined);
     if (late !== undefined && late !== runtime) await late.close();
+    await journals.get(this)?.flushed();
   }
 
   /** Same as {@link IPythonKernel.shutdown}. */

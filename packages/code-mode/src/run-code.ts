@@ -17,7 +17,7 @@ import {
   type CodeModeError,
 } from './errors.js';
 import { runNestedCall, type NestedToolCall, type NestedToolReturn } from './nested-call.js';
-import { INTERRUPT_GRACE_MS, IPythonKernel, type IPythonKernelOptions, type KernelSession } from './kernel.js';
+import { INTERRUPT_GRACE_MS, IPythonKernel, kernelJournal, type IPythonKernelOptions, type KernelSession } from './kernel.js';
 import { parseRunCodeReply, printedOutput, shapeReturn, type CodeModeReturn, type RunCodeReply } from './return-value.js';
 import { buildToolFunctions, toolFunctionSpec, type ToolDefinition, type ToolFunction } from './tool-functions.js';
 
@@ -177,8 +177,12 @@ export class CodeMode implements AsyncDisposable {
     const runId = options.toolCallId ?? `run_code_${this.runCount}`;
     const calls: NestedToolCall[] = [];
     const returns: NestedToolReturn[] = [];
+    const journal = kernelJournal(kernel);
     return kernel.exclusive(async (session) => {
-      if (restart) await session.restart();
+      if (restart) {
+        await session.restart();
+        journal?.restarted();
+      }
       await this.defineTools(kernel, session);
       const outcome = await session.run(
         'run_code',
@@ -190,6 +194,7 @@ export class CodeMode implements AsyncDisposable {
           onToolCall: (call: ToolCall) => this.nestedCall(call, runId, calls, returns, options),
         },
       );
+      journal?.runCode(code, outcome, calls, returns);
       const reply = this.replyOf(outcome);
       if (reply.status === 'error') throw executionError(reply);
       return { return: shapeReturn(reply), metadata: { tool_calls: calls, tool_returns: returns }, executionCount: reply.executionCount };

@@ -28,6 +28,8 @@ export interface JournalStatus {
   cells: number;
   /** How many files this session has written to (1 until the first rollover). */
   files: number;
+  /** Whole-file writes so far: fewer than cells when appends arrive faster than the disk takes them. */
+  writes: number;
   /** Why the journal stopped, once it has. */
   error: string | null;
 }
@@ -37,6 +39,7 @@ export const DEFAULT_JOURNAL_MAX_BYTES = 16 * 1024 * 1024;
 const MIN_JOURNAL_MAX_BYTES = 4096;
 const HEAD = Buffer.from('{\n "cells": [\n');
 const SEPARATOR = Buffer.from(',\n');
+const ROLLOVER_NOTE_BYTES = 512;
 
 /** A journal file that holds something other than an ipython-mcp journal: it is never overwritten. */
 class ForeignFileError extends Error {
@@ -71,6 +74,7 @@ export class SessionJournal {
   private filesUsed = 1;
   private cellsInEarlierFiles = 0;
   private writtenInFile = 0;
+  private writes = 0;
   private cellsInFile = 0;
   private counter = 0;
   private pending: CellRecord[] = [];
@@ -96,7 +100,7 @@ export class SessionJournal {
 
   /** The journal's state, for runtime_status. */
   status(): JournalStatus {
-    return { path: this.pathOf(this.fileIndex), state: this.state, cells: this.cellsInEarlierFiles + this.writtenInFile, files: this.filesUsed, error: this.error };
+    return { path: this.pathOf(this.fileIndex), state: this.state, cells: this.cellsInEarlierFiles + this.writtenInFile, files: this.filesUsed, writes: this.writes, error: this.error };
   }
 
   /** Resolves once every cell appended so far is on disk (or the journal has stopped). */
@@ -178,7 +182,9 @@ export class SessionJournal {
   /** Serializes one cell into the current file, rolling over to the next file first when it would not fit. */
   private async add(cell: CellRecord): Promise<void> {
     const serialized = this.serialize(cell);
-    if (this.cellsInFile > 0 && this.bytes + serialized.length + SEPARATOR.length > this.maxBytes) {
+    // Room for the notebook's head and tail and the closing note, so a file never passes the cap.
+    const reserve = HEAD.length + this.metadataTail.length + ROLLOVER_NOTE_BYTES;
+    if (this.cellsInFile > 0 && this.bytes + serialized.length + SEPARATOR.length + reserve > this.maxBytes) {
       const next = this.pathOf(this.fileIndex + 1);
       this.keep(
         this.serialize(markdownCell(`*This file reached the journal's size cap (${this.maxBytes} bytes); the journal continues in \`${basename(next)}\`.*`)),
@@ -222,7 +228,8 @@ export class SessionJournal {
   /** Replaces the current file with its full content: temporary file, fsync, rename. */
   private async writeCurrent(): Promise<void> {
     const target = this.pathOf(this.fileIndex);
-    const temporary = join(dirname(target), `.${basename(target)}.${process.pid}.tmp`);
+    // One fixed name per journal file: a temporary file left by a killed process is simply overwritten next time.
+    const temporary = join(dirname(target), `.${basename(target)}.tmp`);
     const buffers: Buffer[] = [HEAD];
     this.cells.forEach((cell, index) => {
       if (index > 0) buffers.push(SEPARATOR);
@@ -241,6 +248,7 @@ export class SessionJournal {
     }
     await handle.close();
     await rename(temporary, target);
+    this.writes += 1;
     this.writtenInFile = this.cells.length;
   }
 
