@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -47,12 +47,16 @@ describe('SessionJournal', () => {
   it('is a complete notebook whenever the process is SIGKILLed, even mid-write', async () => {
     const path = join(scratch, 'killed.ipynb');
     let previous = 0;
-    for (const delay of [150, 400, 700]) {
+    for (const delay of [37, 210, 450]) {
       const child = spawn(process.execPath, [APPEND_FOREVER, path], { stdio: ['ignore', 'pipe', 'inherit'] });
       let appended = 0;
       child.stdout.on('data', (chunk: Buffer) => {
         appended = Number(chunk.toString().trim().split('\n').at(-1));
       });
+      // Once it has written at least once (a slow machine may take a while to start node), kill it at a moment
+      // that is, most of the time, in the middle of a write: it writes continuously.
+      const startedAt = performance.now();
+      while (!(existsSync(path) && appended > 0) && performance.now() - startedAt < 30_000) await new Promise((resolve) => setTimeout(resolve, 20));
       await new Promise((resolve) => setTimeout(resolve, delay));
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGKILL');

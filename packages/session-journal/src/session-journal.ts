@@ -14,6 +14,11 @@ export interface SessionJournalOptions {
   path: string;
   /** Size at which a file is closed and the journal goes on in the next numbered file (default 16 MiB). */
   maxBytes?: number | undefined;
+  /**
+   * Least time between two writes while cells keep coming (default 50 ms). A cell that follows a quiet spell is
+   * written at once; a fast run of cells is written together, so a burst costs a few writes, not one per cell.
+   */
+  minWriteIntervalMs?: number | undefined;
   logger?: JournalLogger | undefined;
   /** What the first markdown cell of a new session says about its origin, e.g. the server and its version. */
   title?: string | undefined;
@@ -40,6 +45,7 @@ const MIN_JOURNAL_MAX_BYTES = 4096;
 const HEAD = Buffer.from('{\n "cells": [\n');
 const SEPARATOR = Buffer.from(',\n');
 const ROLLOVER_NOTE_BYTES = 512;
+const DEFAULT_MIN_WRITE_INTERVAL_MS = 50;
 
 /** A journal file that holds something other than an ipython-mcp journal: it is never overwritten. */
 class ForeignFileError extends Error {
@@ -78,7 +84,9 @@ export class SessionJournal {
   private cellsInFile = 0;
   private counter = 0;
   private pending: CellRecord[] = [];
-  private scheduled = false;
+  private scheduled: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  private lastWriteAt = -Infinity;
+  private readonly minWriteIntervalMs: number;
   private writing: Promise<void> | undefined;
   private state: JournalStatus['state'] = 'writing';
   private error: string | null = null;
@@ -87,6 +95,7 @@ export class SessionJournal {
     this.basePath = resolve(options.path);
     this.maxBytes = Math.max(options.maxBytes ?? DEFAULT_JOURNAL_MAX_BYTES, MIN_JOURNAL_MAX_BYTES);
     this.logger = options.logger;
+    this.minWriteIntervalMs = Math.max(0, options.minWriteIntervalMs ?? DEFAULT_MIN_WRITE_INTERVAL_MS);
     const started = new Date().toISOString();
     this.ready = this.openSession(started, options.title ?? 'ipython-mcp').catch((error: unknown) => this.fail(error));
   }
@@ -106,7 +115,8 @@ export class SessionJournal {
   /** Resolves once every cell appended so far is on disk (or the journal has stopped). */
   async flushed(): Promise<void> {
     await this.ready;
-    while (this.writing !== undefined || this.scheduled || (this.pending.length > 0 && this.state === 'writing')) {
+    while (this.writing !== undefined || this.scheduled !== undefined || (this.pending.length > 0 && this.state === 'writing')) {
+      if (this.writing === undefined) this.startDrain();
       await (this.writing ?? new Promise((resolveLater) => setImmediate(resolveLater)));
     }
   }
@@ -154,19 +164,27 @@ export class SessionJournal {
     this.schedule();
   }
 
+  /** Starts a write on a later turn (after the caller's result is on its way), or after the write interval. */
   private schedule(): void {
-    if (this.scheduled || this.writing !== undefined) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      if (this.writing === undefined) this.writing = this.drain();
-    });
+    if (this.scheduled !== undefined || this.writing !== undefined) return;
+    const wait = this.lastWriteAt + this.minWriteIntervalMs - performance.now();
+    this.scheduled = wait > 0 ? setTimeout(() => this.startDrain(), wait) : setImmediate(() => this.startDrain());
   }
 
+  private startDrain(): void {
+    if (this.scheduled !== undefined) {
+      clearTimeout(this.scheduled as NodeJS.Timeout);
+      clearImmediate(this.scheduled as NodeJS.Immediate);
+      this.scheduled = undefined;
+    }
+    if (this.writing === undefined) this.writing = this.drain();
+  }
+
+  /** Writes everything queued in one whole-file write; cells that come in meanwhile get the next one. */
   private async drain(): Promise<void> {
     await this.ready;
     try {
-      while (this.pending.length > 0 && this.state === 'writing') {
+      if (this.pending.length > 0 && this.state === 'writing') {
         const batch = this.pending;
         this.pending = [];
         for (const cell of batch) await this.add(cell);
@@ -175,8 +193,10 @@ export class SessionJournal {
     } catch (error) {
       this.fail(error);
     }
-    // Cleared in the same turn as the last look at `pending`, so an append from now on schedules a new drain.
+    // Cleared in the same turn as the look at `pending`, so no append is left without a write scheduled.
     this.writing = undefined;
+    this.lastWriteAt = performance.now();
+    if (this.pending.length > 0 && this.state === 'writing') this.schedule();
   }
 
   /** Serializes one cell into the current file, rolling over to the next file first when it would not fit. */

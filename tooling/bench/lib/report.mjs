@@ -245,6 +245,35 @@ export function buildRows(results, errors) {
   }
   failed('coldStart', 'cold start');
 
+  // Session journal
+  const journal = results.journal;
+  if (journal) {
+    const off = journal.off.summary.median;
+    const over = ratio(journal.on.summary.median, off);
+    const overLarge = ratio(journal.onLarge.summary.median, off);
+    const writes = (key) => (journal.journals[key] ? `${journal.journals[key].writes} writes for ${journal.journals[key].cells} cells` : '');
+    rows.push(
+      row('session journal: execute("1+1") with the journal on', {
+        median: journal.on.summary.median,
+        p90: journal.on.summary.p90,
+        goal: '≤ 1.05× without',
+        verdict: over <= 1.05 ? MET : MISSED,
+        comparison: `${formatRatio(over)} without (${formatMs(off)}); ${writes('on')}`,
+        raw: { over },
+      }),
+    );
+    rows.push(
+      row(`  same, continuing a ${formatMiB(journal.largeJournalBytes)} journal`, {
+        median: journal.onLarge.summary.median,
+        p90: journal.onLarge.summary.p90,
+        goal: '(whole-file rewrites, coalesced)',
+        comparison: `${formatRatio(overLarge)} without; ${writes('onLarge')}`,
+        raw: { over: overLarge },
+      }),
+    );
+  }
+  failed('journal', 'session journal');
+
   // Output flood
   const flood = results.flood;
   if (flood) {
