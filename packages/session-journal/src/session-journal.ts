@@ -45,6 +45,7 @@ const MIN_JOURNAL_MAX_BYTES = 4096;
 const HEAD = Buffer.from('{\n "cells": [\n');
 const SEPARATOR = Buffer.from(',\n');
 const ROLLOVER_NOTE_BYTES = 512;
+const CHUNK_BYTES = 64 * 1024;
 const DEFAULT_MIN_WRITE_INTERVAL_MS = 50;
 
 /** A journal file that holds something other than an ipython-mcp journal: it is never overwritten. */
@@ -74,7 +75,8 @@ export class SessionJournal {
   private readonly sessionId = randomBytes(4).toString('hex');
   private readonly ready: Promise<void>;
   private metadataTail = Buffer.alloc(0);
-  private cells: Buffer[] = [];
+  /** The current file's cells, serialized and joined into chunks of up to CHUNK_BYTES (few buffers per write). */
+  private chunks: Buffer[] = [];
   private bytes = 0;
   private fileIndex = 1;
   private filesUsed = 1;
@@ -152,7 +154,7 @@ export class SessionJournal {
       }
       if (typeof notebook.metadata.ipython_mcp.created === 'string') created = notebook.metadata.ipython_mcp.created;
       for (const cell of notebook.cells) this.keep(Buffer.from(JSON.stringify(cell)));
-      this.writtenInFile = this.cells.length;
+      this.writtenInFile = this.cellsInFile;
     }
     this.metadataTail = Buffer.from(`\n ],\n "metadata": ${JSON.stringify(notebookMetadata(created))},\n "nbformat": 4,\n "nbformat_minor": 5\n}\n`);
     this.pending.unshift(
@@ -215,7 +217,7 @@ export class SessionJournal {
       this.filesUsed += 1;
       this.cellsInEarlierFiles += this.writtenInFile;
       this.writtenInFile = 0;
-      this.cells = [];
+      this.chunks = [];
       this.bytes = 0;
       this.cellsInFile = 0;
       this.keep(this.serialize(markdownCell(`*Continued from \`${previous}\`.*`)));
@@ -224,7 +226,9 @@ export class SessionJournal {
   }
 
   private keep(serialized: Buffer): void {
-    this.cells.push(serialized);
+    const last = this.chunks.at(-1);
+    if (last !== undefined && last.length + serialized.length < CHUNK_BYTES) this.chunks[this.chunks.length - 1] = Buffer.concat([last, SEPARATOR, serialized]);
+    else this.chunks.push(serialized);
     this.bytes += serialized.length + SEPARATOR.length;
     this.cellsInFile += 1;
   }
@@ -251,9 +255,9 @@ export class SessionJournal {
     // One fixed name per journal file: a temporary file left by a killed process is simply overwritten next time.
     const temporary = join(dirname(target), `.${basename(target)}.tmp`);
     const buffers: Buffer[] = [HEAD];
-    this.cells.forEach((cell, index) => {
+    this.chunks.forEach((chunk, index) => {
       if (index > 0) buffers.push(SEPARATOR);
-      buffers.push(cell);
+      buffers.push(chunk);
     });
     buffers.push(this.metadataTail);
     const handle = await open(temporary, 'w', 0o600);
@@ -269,7 +273,7 @@ export class SessionJournal {
     await handle.close();
     await rename(temporary, target);
     this.writes += 1;
-    this.writtenInFile = this.cells.length;
+    this.writtenInFile = this.cellsInFile;
   }
 
   private fail(error: unknown): void {
@@ -279,7 +283,7 @@ export class SessionJournal {
     const message = error instanceof Error ? error.message : String(error);
     this.error = `${code}: ${message}`.slice(0, 500);
     this.pending = [];
-    this.cells = [];
+    this.chunks = [];
     this.logger?.warn('journal.failed', { code, syscall: (error as { syscall?: unknown }).syscall ?? null });
   }
 }

@@ -5,10 +5,13 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { settle, startServer } from '../lib/mcp.mjs';
-import { summarize } from '../lib/stats.mjs';
+import { cpuPerCall, cpuSnapshot, sleep } from '../lib/procs.mjs';
+import { quantile, summarize } from '../lib/stats.mjs';
+
+const median = (values) => quantile(values, 0.5);
 import { CELL } from './execute.mjs';
 
-const BLOCKS = 10;
+const BLOCKS = 20;
 const LARGE_JOURNAL_BYTES = 8 * 1024 * 1024;
 
 /** An ipython-mcp journal of about `bytes` bytes, which the server continues (as a later session would). */
@@ -47,26 +50,46 @@ export async function measureJournal(ctx) {
       for (let index = 0; index < ctx.n.warmup; index += 1) check(await server.call('execute', { code: CELL }));
     }
     const samples = Object.fromEntries(variants.map((variant) => [variant.key, []]));
+    // Per block, each journal variant's median over the journal-off median of the same block: the ratio that a
+    // drifting machine load disturbs least (the load on these shared 2-core machines changes within seconds).
+    const blockRatios = { on: [], onLarge: [] };
+    const snapshot = () => Object.fromEntries(variants.map((variant, index) => [variant.key, cpuSnapshot(servers[index].pid)]));
+    const cpuBefore = snapshot();
     const perBlock = Math.max(1, Math.round(ctx.n.execute / BLOCKS));
     for (let block = 0; block < BLOCKS; block += 1) {
       // Rotate the order per block so no variant always runs first.
+      const blockSamples = {};
       for (let offset = 0; offset < variants.length; offset += 1) {
         const index = (block + offset) % variants.length;
         const server = servers[index];
+        const taken = [];
         for (let call = 0; call < perBlock; call += 1) {
           const started = performance.now();
           check(await server.call('execute', { code: CELL }));
-          samples[variants[index].key].push(performance.now() - started);
+          taken.push(performance.now() - started);
         }
+        samples[variants[index].key].push(...taken);
+        blockSamples[variants[index].key] = median(taken);
       }
+      for (const key of Object.keys(blockRatios)) blockRatios[key].push(blockSamples[key] / blockSamples.off);
     }
+    await sleep(500); // the last journal writes land inside the CPU accounting
+    const cpuPerCallUs = Object.fromEntries(
+      Object.entries(cpuPerCall(cpuBefore, snapshot(), perBlock * BLOCKS)).map(([key, value]) => [key, value]),
+    );
     const journals = {};
     for (const [index, variant] of variants.entries()) {
       if (variant.key === 'off') continue;
       journals[variant.key] = (await servers[index].call('runtime_status', {})).structuredContent.journal;
     }
     const result = Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, { samples: values, summary: summarize(values) }]));
-    return { ...result, journals, largeJournalBytes: statSync(large).size };
+    return {
+      ...result,
+      pairedRatio: Object.fromEntries(Object.entries(blockRatios).map(([key, values]) => [key, { median: median(values), blocks: values }])),
+      serverCpuPerCallUs: cpuPerCallUs,
+      journals,
+      largeJournalBytes: statSync(large).size,
+    };
   } finally {
     await Promise.all(servers.map((server) => server.close()));
     rmSync(directory, { recursive: true, force: true });
