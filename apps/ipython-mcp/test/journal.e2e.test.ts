@@ -138,6 +138,15 @@ describe('a journal with every kind of cell and outcome', () => {
     expect(status.cells).toBe(summary.cells.length);
   });
 
+  it('is served as an MCP resource', async () => {
+    const { resources } = await server.client.listResources();
+    expect(resources).toEqual([expect.objectContaining({ uri: 'ipython-mcp://journal', mimeType: 'application/x-ipynb+json' })]);
+    const read = await server.client.readResource({ uri: 'ipython-mcp://journal' });
+    const text = (read.contents[0] as { text: string }).text;
+    expect(JSON.parse(text).cells).toHaveLength(summary.cells.length);
+    await expect(server.client.readResource({ uri: 'ipython-mcp://other' })).rejects.toThrow(/Unknown resource/);
+  });
+
   it('renders with jupyter nbconvert --to html', () => {
     const done = spawnSync(testPython(), ['-m', 'jupyter', 'nbconvert', '--to', 'html', '--output-dir', scratch, '--output', 'rendered', path()], {
       encoding: 'utf8',
@@ -216,6 +225,7 @@ describe('a journal that cannot be written', () => {
       expect(status).toMatchObject({ state: 'failed', cells: 0 });
       expect(status.error).toMatch(/^ENOTDIR|^EEXIST/);
       expect((await server.structured('runtime_status')).state).toBe('ready');
+      await expect(server.client.readResource({ uri: 'ipython-mcp://journal' })).rejects.toThrow(/not being written/);
       const lines = server.stderr().split('\n').filter((line) => line.includes('journal.failed'));
       expect(lines).toHaveLength(1);
       expect(server.stderr()).not.toContain('secret_');
@@ -230,9 +240,23 @@ describe('a journal that cannot be written', () => {
     const server = await startServer(BASE_ENV, ['--journal', path]);
     try {
       await server.call('execute', { code: '1 + 1' });
+      expect(server.client.getServerCapabilities()?.resources).toBeDefined();
       const status = await eventually(() => journalStatus(server), (value) => value.state === 'failed', 10_000);
       expect(status.error).toContain('not an ipython-mcp journal');
       expect(readFileSync(path, 'utf8')).toBe('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('without a journal', () => {
+  it('writes nothing, publishes no resource and adds nothing to runtime_status', async () => {
+    const server = await startServer(BASE_ENV);
+    try {
+      expect((await server.structured('execute', { code: '1 + 1' })).result.value).toBe(2);
+      expect(server.client.getServerCapabilities()?.resources).toBeUndefined();
+      expect('journal' in (await server.structured('runtime_status'))).toBe(false);
     } finally {
       await server.close();
     }

@@ -63,6 +63,11 @@ export class JournalRecorder {
     return this.journal.status();
   }
 
+  /** Resolves once every cell recorded so far is on disk. */
+  flushed(): Promise<void> {
+    return this.journal.flushed();
+  }
+
   /** Writes what is queued. */
   close(): Promise<void> {
     return this.journal.close();

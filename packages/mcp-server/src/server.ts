@@ -15,6 +15,7 @@ import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type StableToolDefinit
 import { executeResult, failure, runtimeMeta, success } from './tool-result.js';
 import { progressReporter } from './progress.js';
 import { openJournal, type JournalRecorder } from './journal-recorder.js';
+import { serveJournalResource } from './journal-resource.js';
 
 /** Options of {@link createIpythonMcpServer}. */
 export interface IpythonMcpServerOptions {
@@ -74,6 +75,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
   });
   runtime.onEpochChange(() => catalog.clear());
   const journal = openJournal(options.settings, runtime, logger, options.version ?? '0.0.0');
+  if (journal) serveJournalResource(server, journal);
   runtime.start();
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
