@@ -75,8 +75,13 @@ export class SessionJournal {
   private readonly sessionId = randomBytes(4).toString('hex');
   private readonly ready: Promise<void>;
   private metadataTail = Buffer.alloc(0);
-  /** The current file's cells, serialized and joined into chunks of up to CHUNK_BYTES (few buffers per write). */
+  /**
+   * The current file's cells, serialized: full chunks of about CHUNK_BYTES joined once (so a write hands writev a
+   * few buffers, not one per cell, and no byte is copied twice), then the cells since the last full chunk.
+   */
   private chunks: Buffer[] = [];
+  private open: Buffer[] = [];
+  private openBytes = 0;
   private bytes = 0;
   private fileIndex = 1;
   private filesUsed = 1;
@@ -218,6 +223,8 @@ export class SessionJournal {
       this.cellsInEarlierFiles += this.writtenInFile;
       this.writtenInFile = 0;
       this.chunks = [];
+      this.open = [];
+      this.openBytes = 0;
       this.bytes = 0;
       this.cellsInFile = 0;
       this.keep(this.serialize(markdownCell(`*Continued from \`${previous}\`.*`)));
@@ -226,9 +233,13 @@ export class SessionJournal {
   }
 
   private keep(serialized: Buffer): void {
-    const last = this.chunks.at(-1);
-    if (last !== undefined && last.length + serialized.length < CHUNK_BYTES) this.chunks[this.chunks.length - 1] = Buffer.concat([last, SEPARATOR, serialized]);
-    else this.chunks.push(serialized);
+    this.open.push(serialized);
+    this.openBytes += serialized.length + SEPARATOR.length;
+    if (this.openBytes >= CHUNK_BYTES) {
+      this.chunks.push(Buffer.concat(joined(this.open)));
+      this.open = [];
+      this.openBytes = 0;
+    }
     this.bytes += serialized.length + SEPARATOR.length;
     this.cellsInFile += 1;
   }
@@ -254,12 +265,7 @@ export class SessionJournal {
     const target = this.pathOf(this.fileIndex);
     // One fixed name per journal file: a temporary file left by a killed process is simply overwritten next time.
     const temporary = join(dirname(target), `.${basename(target)}.tmp`);
-    const buffers: Buffer[] = [HEAD];
-    this.chunks.forEach((chunk, index) => {
-      if (index > 0) buffers.push(SEPARATOR);
-      buffers.push(chunk);
-    });
-    buffers.push(this.metadataTail);
+    const buffers = [HEAD, ...joined([...this.chunks, ...this.open]), this.metadataTail];
     const handle = await open(temporary, 'w', 0o600);
     try {
       await handle.chmod(0o600);
@@ -284,8 +290,19 @@ export class SessionJournal {
     this.error = `${code}: ${message}`.slice(0, 500);
     this.pending = [];
     this.chunks = [];
+    this.open = [];
     this.logger?.warn('journal.failed', { code, syscall: (error as { syscall?: unknown }).syscall ?? null });
   }
+}
+
+/** The buffers with a separator between each two. */
+function joined(buffers: readonly Buffer[]): Buffer[] {
+  const out: Buffer[] = [];
+  buffers.forEach((buffer, index) => {
+    if (index > 0) out.push(SEPARATOR);
+    out.push(buffer);
+  });
+  return out;
 }
 
 async function exists(path: string): Promise<boolean> {
