@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startServer, taggedProcesses, testPython, waitForExit, type TestServer } from './harness.js';
+import { eventually, startServer, taggedProcesses, testPython, waitForExit, workerPid, type TestServer } from './harness.js';
 
 const TAG = randomUUID();
 const CHECK = fileURLToPath(new URL('./fixtures/notebook_check.py', import.meta.url));
@@ -80,7 +80,17 @@ describe('a journal with every kind of cell and outcome', () => {
     await run(SWALLOW_INTERRUPTS);
     await run('import os, signal\nos.kill(os.getpid(), signal.SIGKILL)');
     await run('after = "the last cell"');
-    await written(server, 19);
+    // Cancelled by the client while running: interrupted, state kept.
+    const controller = new AbortController();
+    const cancelled = server.client.callTool({ name: 'execute', arguments: { code: 'import time\ntime.sleep(10**6)' } }, undefined, { signal: controller.signal, timeout: 60_000 });
+    await eventually(() => server.structured('runtime_status'), (value) => value.state === 'busy');
+    controller.abort();
+    await cancelled.catch(() => undefined);
+    await eventually(() => server.structured('runtime_status'), (value) => value.state === 'ready' && value.last_interruption?.kind === 'cancelled');
+    // The worker dies between cells: replaced, and said so.
+    process.kill(await workerPid(server), 'SIGKILL');
+    await eventually(() => server.structured('runtime_status'), (value) => value.epoch === 4 && value.state === 'ready', 20_000);
+    await written(server, 23);
     summary = notebook('validate', path());
   });
   afterAll(async () => {
@@ -126,9 +136,11 @@ describe('a journal with every kind of cell and outcome', () => {
     expect(notes[1]).toMatch(/^\*\*Timed out\.\*\* .*the namespace state was kept/);
     expect(notes[2]).toMatch(/^\*\*Timed out\.\*\* .*the worker was replaced and the namespace reset \(epoch 2\)/);
     expect(notes[3]).toMatch(/^\*\*Worker crashed\.\*\* .*namespace reset \(epoch 3\)/);
-    expect(notes).toHaveLength(4);
+    expect(notes[4]).toMatch(/^\*\*Cancelled\.\*\* The client cancelled .*the namespace state was kept/);
+    expect(notes[5]).toMatch(/^\*\*Worker replaced\*\* \(crash\) between cells: the namespace was reset \(epoch 4\)/);
+    expect(notes).toHaveLength(6);
     // Each note follows the cell it is about.
-    const tail = summary.cells.slice(-7).map((cell) => (cell.cell_type === 'code' ? `code: ${cell.source.split('\n')[0]}` : cell.source.split('.')[0]));
+    const tail = summary.cells.slice(-11, -4).map((cell) => (cell.cell_type === 'code' ? `code: ${cell.source.split('\n')[0]}` : cell.source.split('.')[0]));
     expect(tail).toEqual(['code: import time', '**Timed out', 'code: import time', '**Timed out', 'code: import os, signal', '**Worker crashed', 'code: after = "the last cell"']);
   });
 
