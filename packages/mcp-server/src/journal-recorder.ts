@@ -33,6 +33,12 @@ export class JournalRecorder {
     });
   }
 
+  /** One finished stable tool call: `execute` and `call_function` are recorded, the others run no user code cells. */
+  stableTool(tool: string, args: Record<string, unknown>, outcome: OperationOutcome): void {
+    if (tool === 'execute') this.execute(String(args.code), outcome);
+    else if (tool === 'call_function') this.call(String(args.name), (args.arguments ?? {}) as Record<string, unknown>, outcome);
+  }
+
   /** One finished `execute`. */
   execute(code: string, outcome: OperationOutcome): void {
     if (outcome.ok) {

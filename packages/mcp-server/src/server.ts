@@ -97,8 +97,9 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
         const outcome = await runtime.run(stable.op, parsed.data as Record<string, unknown>, runOptions);
-        if (journal) journalStableTool(journal, stable.name, parsed.data as Record<string, unknown>, outcome);
-        return await afterStableTool(stable, outcome, catalog, runtime);
+        const result = await afterStableTool(stable, outcome, catalog, runtime);
+        journal?.stableTool(stable.name, parsed.data as Record<string, unknown>, outcome);
+        return result;
       } finally {
         await progress?.settle();
       }
@@ -226,11 +227,6 @@ async function callDynamicTool(
   // a burst of calls adds at most one discover to the queue) without holding this result back.
   if (catalog.size > 0) void catalog.reconcileAfter(runtime);
   return success({ ...outcome.result, runtime: runtimeMeta(outcome.meta) });
-}
-
-function journalStableTool(journal: JournalRecorder, tool: string, args: Record<string, unknown>, outcome: OperationOutcome): void {
-  if (tool === 'execute') journal.execute(String(args.code), outcome);
-  else if (tool === 'call_function') journal.call(String(args.name), (args.arguments ?? {}) as Record<string, unknown>, outcome);
 }
 
 function staleFailure(name: string, reason: string, meta?: OperationMeta): CallToolResult {
