@@ -104,6 +104,24 @@ describe('SessionJournal', () => {
     expect(JSON.stringify(warnings)).not.toContain('secret');
   });
 
+  it('stops cleanly when writing fails in the middle of a session', async () => {
+    const directory = join(scratch, 'vanishing');
+    const path = join(directory, 'j.ipynb');
+    const journal = new SessionJournal({ path, minWriteIntervalMs: 0 });
+    journal.append(markdownCell('first'));
+    await journal.flushed();
+    expect(journal.status()).toMatchObject({ state: 'writing', cells: 2 });
+    // The directory becomes a regular file: the next temporary file cannot be created (even as root).
+    rmSync(directory, { recursive: true });
+    writeFileSync(directory, '');
+    journal.append(markdownCell('second'));
+    await journal.flushed();
+    expect(journal.status()).toMatchObject({ state: 'failed', cells: 2 });
+    journal.append(markdownCell('third'));
+    await journal.close();
+    expect(journal.status().state).toBe('failed');
+  });
+
   it('leaves a file that is not one of its journals alone', async () => {
     const path = join(scratch, 'foreign.ipynb');
     writeFileSync(path, 'my own notes');
