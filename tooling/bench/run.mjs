@@ -14,11 +14,12 @@ import { measureColdStart } from './sections/cold-start.mjs';
 import { measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
 import { measureFlood } from './sections/flood.mjs';
 import { measureMemory } from './sections/memory.mjs';
+import { measureJournal } from './sections/journal.mjs';
 import { measureProfile } from './sections/profile.mjs';
 import { measureMcpRecovery, measureRuntimeRecovery } from './sections/recovery.mjs';
 import { measureScale } from './sections/scale.mjs';
 
-const SECTIONS = ['execute', 'code-mode', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'profile'];
+const SECTIONS = ['execute', 'code-mode', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'profile'];
 
 const SIZES = {
   full: {
@@ -220,6 +221,7 @@ async function main() {
   await step('memory', 'memory', `memory guard: 4 cells past a 400 MB limit ×${n.memory}`, () => measureMemory(ctx));
   await step('burst', 'burst', `admission burst ×${n.burst}`, () => measureBurst(ctx));
   await step('scale', 'scale', `scale ${n.scaleSizes.join(', ')} names + 100 dynamic tools`, () => measureScale(ctx));
+  await step('journal', 'journal', `execute("1+1") with the session journal off / on / continuing 8 MiB, interleaved ×${n.execute} each`, () => measureJournal(ctx));
   await step('profile', 'profile', `profiled execute loop ×${n.profileCalls} (client inspector, server --cpu-prof, worker ${options.noPySpy ? 'cProfile' : 'py-spy'})`, () => measureProfile(ctx));
 
   const killed = killAll();

@@ -97,7 +97,7 @@ describe('the packed tarball', () => {
     const path = process.env.PATH;
     process.env.PATH = toolingPath(); // publint runs `pnpm pack` to learn which files each package publishes
     try {
-      for (const name of ['protocol', 'admission-queue', 'worker-supervisor', 'schema-fingerprint', 'mcp-server']) {
+      for (const name of ['protocol', 'admission-queue', 'worker-supervisor', 'schema-fingerprint', 'session-journal', 'mcp-server']) {
         const pkgDir = join(REPO_ROOT, 'packages', name);
         const { messages, pkg } = await publint({ pkgDir, pack: 'pnpm', level: 'suggestion', strict: true });
         for (const message of messages) problems.push(`packages/${name}: ${message.type}: ${formatMessage(message, pkg) ?? message.code}`);

@@ -27,6 +27,7 @@ export { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_IPC_LIMIT_BYTES, SHUTDOWN_WAI
 export type { IPythonKernelOptions, KernelSession } from './kernel.js';
 export { toKernelValue } from './nested-call.js';
 export type { NestedToolCall, NestedToolReturn } from './nested-call.js';
+export type { KernelJournalOption } from './run-code-journal.js';
 export { assignPythonNames, pythonLiteral, toPythonIdentifier } from './python-names.js';
 export { MAX_RESULT_BYTES, MAX_RESULT_DEPTH, describeResultCut, parseResultCut } from './result-cut.js';
 export type { ResultCut } from './result-cut.js';

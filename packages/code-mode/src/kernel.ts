@@ -4,6 +4,8 @@ import PQueue from 'p-queue';
 import { CodeModeCancelledError, KernelClosedError, KernelStartupError } from './errors.js';
 import { MAX_RESULT_BYTES, MAX_RESULT_DEPTH } from './result-cut.js';
 import { MAX_OUTPUT_CHARS } from './return-value.js';
+import { RunCodeJournal, type KernelJournalOption } from './run-code-journal.js';
+import type { JournalStatus } from '@ipython-mcp/session-journal';
 
 /** Options of an {@link IPythonKernel}. */
 export interface IPythonKernelOptions {
@@ -32,6 +34,20 @@ export interface IPythonKernelOptions {
    * memory.
    */
   memoryLimitMb?: number | null | undefined;
+  /**
+   * A Jupyter notebook to record every run_code cell in (with its outputs, nested tool calls as comments, and
+   * notes for timeouts, crashes and restarts), for the human to open. It holds code and values: it is created
+   * with mode 0600. Writing never slows the kernel; a journal that cannot be written stops, see
+   * {@link IPythonKernel.journalStatus}.
+   */
+  journal?: KernelJournalOption | undefined;
+}
+
+const journals = new WeakMap<IPythonKernel, RunCodeJournal>();
+
+/** The journal of a kernel, if it has one (package-internal: Code Mode records its cells through it). */
+export function kernelJournal(kernel: IPythonKernel): RunCodeJournal | undefined {
+  return journals.get(kernel);
 }
 
 /** Exclusive use of a started kernel, handed to {@link IPythonKernel.exclusive} tasks. */
@@ -88,6 +104,12 @@ export class IPythonKernel implements AsyncDisposable {
       throw new RangeError(`memoryLimitMb must be a whole number of MiB from 0 (off) to ${MAX_MEMORY_LIMIT_MB}, or null (off)`);
     }
     this.options = { ...options };
+    if (options.journal !== undefined) journals.set(this, new RunCodeJournal(options.journal));
+  }
+
+  /** The journal's state (path, cells on disk, and why it stopped if it did), or null without a journal. */
+  journalStatus(): JournalStatus | null {
+    return journals.get(this)?.status() ?? null;
   }
 
   /** The memory guard's limit in MiB; null when it is off. */
@@ -135,6 +157,7 @@ export class IPythonKernel implements AsyncDisposable {
     await runtime?.close();
     const late = await starting?.catch(() => undefined);
     if (late !== undefined && late !== runtime) await late.close();
+    await journals.get(this)?.flushed();
   }
 
   /** Same as {@link IPythonKernel.shutdown}. */

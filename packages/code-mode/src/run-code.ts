@@ -18,7 +18,7 @@ import {
   type CodeModeError,
 } from './errors.js';
 import { runNestedCall, type NestedCallAnswer, type NestedToolCall, type NestedToolReturn } from './nested-call.js';
-import { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_RETRY_NOTE, type IPythonKernelOptions, type KernelSession } from './kernel.js';
+import { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_RETRY_NOTE, kernelJournal, type IPythonKernelOptions, type KernelSession } from './kernel.js';
 import { MAX_RESULT_BYTES } from './result-cut.js';
 import { parseRunCodeReply, printedOutput, shapeReturn, type CodeModeReturn, type RunCodeReply } from './return-value.js';
 import { buildToolFunctions, toolFunctionSpec, type ToolDefinition, type ToolFunction } from './tool-functions.js';
@@ -193,8 +193,12 @@ export class CodeMode implements AsyncDisposable {
     const runId = options.toolCallId ?? `run_code_${this.runCount}`;
     const calls: NestedToolCall[] = [];
     const returns: NestedToolReturn[] = [];
+    const journal = kernelJournal(kernel);
     return kernel.exclusive(async (session) => {
-      if (restart) await session.restart();
+      if (restart) {
+        await session.restart();
+        journal?.restarted();
+      }
       await this.defineTools(kernel, session);
       const outcome = await session.run(
         'run_code',
@@ -206,6 +210,7 @@ export class CodeMode implements AsyncDisposable {
           onToolCall: (call: ToolCall) => this.nestedCall(call, runId, calls, returns, options),
         },
       );
+      journal?.runCode(code, outcome, calls, returns);
       const reply = this.replyOf(outcome);
       if (reply.status === 'error') throw executionError(reply);
       return { return: shapeReturn(reply), metadata: { toolCalls: calls, toolReturns: returns }, executionCount: reply.executionCount };

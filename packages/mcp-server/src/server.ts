@@ -14,6 +14,8 @@ import { DynamicCatalog } from './dynamic-catalog.js';
 import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type StableToolDefinition } from './stable-tools.js';
 import { executeResult, failure, runtimeMeta, success } from './tool-result.js';
 import { progressReporter } from './progress.js';
+import { openJournal, type JournalRecorder } from './journal-recorder.js';
+import { serveJournalResource } from './journal-resource.js';
 
 /** Options of {@link createIpythonMcpServer}. */
 export interface IpythonMcpServerOptions {
@@ -72,6 +74,8 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     },
   });
   runtime.onEpochChange(() => catalog.clear());
+  const journal = openJournal(options.settings, runtime, logger, options.version ?? '0.0.0');
+  if (journal) serveJournalResource(server, journal);
   runtime.start();
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
@@ -88,17 +92,19 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     if (stable !== undefined) {
       const parsed = stable.input.safeParse(args);
       if (!parsed.success) return invalidArguments(stable.name, parsed.error);
-      if (stable.op === null) return success(statusOf(runtime, catalog));
+      if (stable.op === null) return success(statusOf(runtime, catalog, journal));
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
         const outcome = await runtime.run(stable.op, parsed.data as Record<string, unknown>, runOptions);
-        return await afterStableTool(stable, outcome, catalog, runtime);
+        const result = await afterStableTool(stable, outcome, catalog, runtime);
+        journal?.stableTool(stable.name, parsed.data as Record<string, unknown>, outcome);
+        return result;
       } finally {
         await progress?.settle();
       }
     }
-    return callDynamicTool(name, args, runOptions, catalog, runtime);
+    return callDynamicTool(name, args, runOptions, catalog, runtime, journal);
   });
 
   return {
@@ -107,6 +113,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     catalog,
     async close() {
       await runtime.close();
+      await journal?.close();
       await server.close().catch(() => undefined);
     },
   };
@@ -128,7 +135,7 @@ function invalidArguments(tool: string, error: z.ZodError): CallToolResult {
   return failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool}: ${issues.join('; ')}`.slice(0, 1000) });
 }
 
-function statusOf(runtime: Runtime, catalog: DynamicCatalog): Record<string, unknown> {
+function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRecorder | undefined): Record<string, unknown> {
   const status = runtime.status();
   return {
     state: status.state,
@@ -147,6 +154,8 @@ function statusOf(runtime: Runtime, catalog: DynamicCatalog): Record<string, unk
     memory_limit_mb: status.memoryLimitMb,
     dynamic_tools: catalog.size,
     registry_revision: catalog.revision,
+    // Only when a journal is configured: what the model reads stays as short as before for everyone else.
+    ...(journal ? { journal: journal.status() } : {}),
   };
 }
 
@@ -179,6 +188,7 @@ async function callDynamicTool(
   runOptions: RunOptions,
   catalog: DynamicCatalog,
   runtime: Runtime,
+  journal: JournalRecorder | undefined,
 ): Promise<CallToolResult> {
   if (catalog.get(name) === undefined && catalog.needsDiscovery) await catalog.refresh(runtime, runOptions.signal);
   // One immutable snapshot entry serves the whole call: its validator, and its fingerprint, which the worker
@@ -205,6 +215,7 @@ async function callDynamicTool(
     { tool_name: name, arguments: args, fingerprint: entry.registration.fingerprint },
     runOptions,
   );
+  journal?.call(entry.registration.name, args, outcome, name);
   if (!outcome.ok) {
     if (outcome.error.code !== 'tool_not_found' && outcome.error.code !== 'stale_registration') return failure(outcome.error, outcome.meta);
     // The snapshot was behind the worker: reconcile (and notify) before answering.

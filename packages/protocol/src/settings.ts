@@ -2,7 +2,7 @@ import { totalmem } from 'node:os';
 import { delimiter } from 'node:path';
 
 /** Kinds of value a setting takes. */
-export type SettingKind = 'paths' | 'list' | 'aliases' | 'count' | 'seconds' | 'megabytes';
+export type SettingKind = 'path' | 'paths' | 'list' | 'aliases' | 'count' | 'seconds' | 'megabytes';
 
 /** One `IPYTHON_MCP_*` setting: its env var, CLI flag, kind, default and meaning. */
 export interface SettingDefinition {
@@ -39,6 +39,9 @@ export interface Settings {
   maxIpcMessageBytes: number;
   /** The memory guard's limit in MiB (2^20 bytes) for the worker and the processes it started; `null` is off. */
   memoryLimitMb: number | null;
+  /** The session journal notebook, or null for none. */
+  journal: string | null;
+  journalMaxBytes: number;
 }
 
 function define(
@@ -95,6 +98,8 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
     defaultMemoryLimitMb(),
     'Memory (MiB, resident) the worker and its processes may use while an operation runs; past it the operation is stopped as memory_limit. 0 or off turns the guard off. The default is half of physical memory.',
   ),
+  define('journal', 'JOURNAL', 'path', null, 'Jupyter notebook to record every cell the agent runs in (holds code and values; mode 0600).'),
+  define('journalMaxBytes', 'JOURNAL_MAX_BYTES', 'count', 16_777_216, 'Size at which a journal file is closed and the next numbered file begins.'),
 ];
 
 /** A setting with a value that is not allowed; the message names the setting. */
@@ -141,6 +146,9 @@ function parseValue(definition: SettingDefinition, raw: string, source: string):
     throw new SettingsError(definition.env, `${where}${message.startsWith(':') ? '' : ' '}${message}`);
   };
   switch (definition.kind) {
+    case 'path':
+      if (raw.trim() === '') bad('must be a file path, got an empty value');
+      return raw;
     case 'paths':
       return raw.split(delimiter).filter((part) => part.length > 0);
     case 'list': {

@@ -245,6 +245,40 @@ export function buildRows(results, errors) {
   }
   failed('coldStart', 'cold start');
 
+  // Session journal
+  const journal = results.journal;
+  if (journal) {
+    const off = journal.off.summary.median;
+    const cpu = journal.serverCpuPerCallUs ?? {};
+    const paired = (key) => journal.pairedRatio?.[key]?.median ?? ratio(journal[key].summary.median, off);
+    const notes = (key) => {
+      const parts = [`paired per-block ratio ${formatRatio(paired(key))} (medians ${formatMs(journal[key].summary.median)} vs ${formatMs(off)})`];
+      if (cpu[key] && cpu.off) parts.push(`server CPU ${cpu[key].totalUs} vs ${cpu.off.totalUs} µs/call`);
+      if (journal.journals[key]) parts.push(`${journal.journals[key].writes} writes for ${journal.journals[key].cells} cells`);
+      return parts.join('; ');
+    };
+    rows.push(
+      row('session journal: execute("1+1") with the journal on', {
+        median: journal.on.summary.median,
+        p90: journal.on.summary.p90,
+        goal: '≤ 1.05× without',
+        verdict: paired('on') <= 1.05 ? MET : MISSED,
+        comparison: notes('on'),
+        raw: { over: paired('on') },
+      }),
+    );
+    rows.push(
+      row(`  same, continuing a ${formatMiB(journal.largeJournalBytes)} journal`, {
+        median: journal.onLarge.summary.median,
+        p90: journal.onLarge.summary.p90,
+        goal: '(whole-file rewrites, coalesced)',
+        comparison: notes('onLarge'),
+        raw: { over: paired('onLarge') },
+      }),
+    );
+  }
+  failed('journal', 'session journal');
+
   // Output flood
   const flood = results.flood;
   if (flood) {
