@@ -165,7 +165,8 @@ export class CodeModeMcpServer {
     const lines = this.upstreams.map((upstream) => {
       const count = upstream.tools.length;
       if (upstream.state === 'ready' || upstream.state === 'starting') return `- ${upstream.config.name}: ${upstream.state}, ${count} tool${count === 1 ? '' : 's'}`;
-      return `- ${upstream.config.name}: NOT AVAILABLE (${upstream.reason}); its functions raise ToolCallError`;
+      const effect = count > 0 ? 'its functions raise ToolCallError' : 'none of its tools are defined';
+      return `- ${upstream.config.name}: NOT AVAILABLE (${upstream.reason}); ${effect}`;
     });
     return [
       'The functions are the tools of these MCP servers. A tool whose name several servers offer is prefixed with its ' +

@@ -152,15 +152,15 @@ describe('code-mode over the fixture server and ipython-mcp', () => {
 });
 
 describe('code-mode lifecycle and bad input', () => {
-  it('ends every upstream server on stdin EOF and on SIGTERM (no orphans)', async () => {
+  it('ends every upstream server on stdin EOF, SIGTERM and SIGINT (no orphans)', async () => {
     const file = serversFile('lifecycle', { mcpServers: { one: fixture('one'), two: fixture('two') } });
-    for (const how of ['eof', 'sigterm'] as const) {
+    for (const how of ['eof', 'sigterm', 'sigint'] as const) {
       const server = await startCodeMode(file);
       const pids = await value(server, '[one_pid(), two_pid()]');
       expect(pids.every((pid: number) => isAlive(pid))).toBe(true);
       if (how === 'eof') await server.close();
       else {
-        process.kill(server.serverPid, 'SIGTERM');
+        process.kill(server.serverPid, how === 'sigterm' ? 'SIGTERM' : 'SIGINT');
         await server.close();
       }
       expect(await survivors([server.serverPid, ...pids], 10_000)).toEqual([]);
@@ -190,6 +190,16 @@ describe('code-mode lifecycle and bad input', () => {
       const bad = await server.call('run_code', { code: 42 });
       expect(bad.isError).toBe(true);
       expect(await value(server, 'x')).toBe(5);
+      // A client that cancels run_code interrupts the cell; the kernel keeps its state.
+      const controller = new AbortController();
+      const cancelled = server.client.callTool({ name: 'run_code', arguments: { code: 'import time\ny = 1\ntime.sleep(60)' } }, undefined, {
+        signal: controller.signal,
+      });
+      setTimeout(() => controller.abort(), 1000);
+      await expect(cancelled).rejects.toThrow();
+      const started = Date.now();
+      expect(await value(server, '[x, y]')).toEqual([5, 1]);
+      expect(Date.now() - started).toBeLessThan(30_000);
     } finally {
       await server.close();
     }
