@@ -36,6 +36,12 @@ export interface CodeModeMcpServerOptions {
 const STDIO_MAX_BUFFER_BYTES = 256 * 1024 * 1024;
 // An MCP client retries as it sees fit; Code Mode's own retry budget is for agent loops, not for a server.
 const UNLIMITED_RETRIES = Number.MAX_SAFE_INTEGER;
+/**
+ * How long the first tools/list and run_code wait for upstream servers to start. Clients give a server about 30 s
+ * to answer (Claude Code's MCP_TIMEOUT), so one slow upstream must not hold the answer that long: a server still
+ * starting then is listed as starting, and its functions arrive with a tools/list_changed once it is up.
+ */
+const READY_WAIT_MS = 10_000;
 
 /**
  * Code Mode over MCP servers: starts every upstream server as an MCP client, and serves one `run_code` tool whose
@@ -72,10 +78,19 @@ export class CodeModeMcpServer {
     });
   }
 
-  /** Starts the upstream servers (all at once) and the kernel; requests wait until every upstream has settled. */
+  /**
+   * Starts the upstream servers (all at once) and the kernel. Requests wait until every upstream has settled, or
+   * {@link READY_WAIT_MS} at most.
+   */
   start(): void {
     for (const upstream of this.upstreams) upstream.onChange = () => this.changed();
-    this.ready = Promise.all(this.upstreams.map((upstream) => upstream.start())).then(() => {
+    const started = Promise.all(this.upstreams.map((upstream) => upstream.start()));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, READY_WAIT_MS);
+      timer.unref();
+    });
+    this.ready = Promise.race([started.then(() => clearTimeout(timer)), waited]).then(() => {
       this.codeMode = this.build();
     });
     // The first run_code call should not pay for the kernel's start; a failure shows on that call instead.

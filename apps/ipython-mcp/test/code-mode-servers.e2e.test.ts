@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, eventually, isAlive, startServer, survivors, testPython, type TestServer } from './harness.js';
+import { CLI, childPids, eventually, isAlive, startServer, survivors, testPython, type TestServer } from './harness.js';
 
 const UPSTREAM = fileURLToPath(new URL('./fixtures/upstream-server.mjs', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'code-mode-servers-'));
@@ -141,10 +141,13 @@ describe('code-mode over the fixture server and ipython-mcp', () => {
       '    outcome = str(error)',
       '[outcome, b_echo(text="still"), execute(code="40 + 2")["result"]["value"]]',
     ].join('\n');
+    const before = listChanged;
     const [outcome, still, answer] = await value(server, code);
     expect(outcome).toMatch(/MCP server "a" (is not available|went away)/);
     expect(still).toBe('b:still');
     expect(answer).toBe(42);
+    // The description changed (a's status line), so the client was told to list again.
+    await eventually(() => listChanged, (count) => count > before, 10_000);
     expect(await description(server)).toMatch(/- a: NOT AVAILABLE \(the process exited/);
     const later = await value(server, 'try:\n    a_get_weather(city="x")\nexcept ToolCallError as error:\n    later = str(error)\nlater');
     expect(later).toContain('is not available');
@@ -165,6 +168,21 @@ describe('code-mode lifecycle and bad input', () => {
       }
       expect(await survivors([server.serverPid, ...pids], 10_000)).toEqual([]);
     }
+  });
+
+  it('leaves no upstream or kernel behind even when the server itself is SIGKILLed', async () => {
+    const file = serversFile('killed', {
+      mcpServers: { one: fixture('one'), ipython: { command: process.execPath, args: [CLI], env: { IPYTHON_MCP_PYTHON: testPython() } } },
+    });
+    const server = await startCodeMode(file);
+    const [upstreamPid, kernelPid, ipythonWorkerPid] = await value(
+      server,
+      'import os\n[pid(), os.getpid(), execute(code="import os; os.getpid()")["result"]["value"]]',
+    );
+    const family = [server.serverPid, upstreamPid, kernelPid, ipythonWorkerPid, ...childPids(server.serverPid)];
+    process.kill(server.serverPid, 'SIGKILL');
+    await server.close();
+    expect(await survivors(family, 15_000)).toEqual([]);
   });
 
   it('refuses a missing or invalid servers file with exit code 2 and a clear message', async () => {
@@ -200,6 +218,10 @@ describe('code-mode lifecycle and bad input', () => {
       const started = Date.now();
       expect(await value(server, '[x, y]')).toEqual([5, 1]);
       expect(Date.now() - started).toBeLessThan(30_000);
+      // restart: a fresh kernel, without the old names.
+      const fresh = await server.call('run_code', { code: 'x', restart: true });
+      expect(fresh.isError).toBe(true);
+      expect(text(fresh)).toContain('NameError');
     } finally {
       await server.close();
     }
