@@ -10,6 +10,7 @@ import { buildRows, printCpu, printProfile, printTable } from './lib/report.mjs'
 import { summarize } from './lib/stats.mjs';
 import { measureBurst } from './sections/burst.mjs';
 import { measureCodeMode } from './sections/code-mode.mjs';
+import { measureCodeModeServers } from './sections/code-mode-servers.mjs';
 import { measureColdStart } from './sections/cold-start.mjs';
 import { measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
 import { measureFlood } from './sections/flood.mjs';
@@ -19,7 +20,7 @@ import { measureProfile } from './sections/profile.mjs';
 import { measureMcpRecovery, measureRuntimeRecovery } from './sections/recovery.mjs';
 import { measureScale } from './sections/scale.mjs';
 
-const SECTIONS = ['execute', 'code-mode', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'profile'];
+const SECTIONS = ['execute', 'code-mode', 'code-mode-servers', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'profile'];
 
 const SIZES = {
   full: {
@@ -213,6 +214,7 @@ async function main() {
     await step('execute', `peer${index + 1}`, `peer server "${peer.command}" tool ${peer.tool} ×${n.execute}`, () => measurePeer(ctx, peer));
   }
   await step('code-mode', 'codeMode', `Code Mode nested tool calls ×${n.toolCalls} (bridge, engine, stdin channel ×${n.stdinCalls}, engine, bridge)`, () => measureCodeMode(ctx));
+  await step('code-mode-servers', 'codeModeServers', 'upstream MCP calls from run_code (code-mode --servers) vs direct client calls', () => measureCodeModeServers(ctx));
   await step('recovery', 'recoveryStandby', `hard recovery via Runtime, warm standby ×${n.recovery}`, () => measureRuntimeRecovery(ctx, true));
   await step('recovery', 'recoveryNoStandby', `hard recovery via Runtime, no standby ×${n.recovery}`, () => measureRuntimeRecovery(ctx, false));
   await step('recovery', 'recoveryMcp', `hard recovery via MCP (standby) ×${n.recovery}`, () => measureMcpRecovery(ctx));

@@ -169,6 +169,26 @@ export function buildRows(results, errors) {
     }
   }
   failed('codeMode', 'Code Mode nested tool call (ours)');
+
+  // code-mode --servers: an upstream call from run_code vs the same call made directly by an MCP client
+  const servers = results.codeModeServers;
+  if (servers) {
+    for (const [label, inCode, directly] of [
+      ['bare SDK no-op tool', servers.floorRunCode, servers.floorDirect],
+      ['ipython-mcp execute("1+1")', servers.executeRunCode, servers.executeDirect],
+    ]) {
+      if (!inCode || !directly) continue;
+      rows.push(
+        row(`code-mode upstream call from run_code: ${label}`, {
+          median: inCode.summary.median,
+          p90: inCode.summary.p90,
+          goal: '(report)',
+          comparison: `direct client call ${formatMs(directly.summary.median)} (${formatRatio(ratio(inCode.summary.median, directly.summary.median))}); ${servers.calls} calls: one run_code ${formatMs(inCode.runCodeWallMs)} vs ${formatMs(directly.totalMs)} direct`,
+        }),
+      );
+    }
+  }
+  failed('codeModeServers', 'code-mode upstream calls (code-mode --servers)');
   if (codeMode?.stdinError) rows.push(failedRow('  Jupyter stdin-channel tool call', codeMode.stdinError));
   if (stdinPerCallMs) {
     rows.push(
