@@ -90,7 +90,9 @@ function errorLines(structured: Json): string[] {
   const error = structured.error;
   if (!isObject(error)) return [];
   const kind = typeof error.kind === 'string' ? error.kind : 'exception';
-  const lines = [`In [${String(structured.execution_count)}] ${ERROR_VERBS[kind] ?? kind} ${String(error.type)}`];
+  const verb = ERROR_VERBS[kind] ?? kind;
+  const type = String(error.type);
+  const lines = [`In [${String(structured.execution_count)}] ${kind === 'exception' ? `${verb} ${type}` : `${verb} (${type})`}`];
   const traceback = typeof error.traceback === 'string' ? trimEnd(error.traceback) : '';
   if (error.traceback_truncated === true) lines.push('[traceback truncated: its start was cut]');
   if (traceback.length > 0) lines.push(traceback);
