@@ -38,9 +38,8 @@ const identifier = z.string().min(1).max(512);
 const runtimeMetaSchema = {
   type: 'object',
   description:
-    'Present when it says something: whole on an interrupted operation (timeout, cancellation, crash, shutdown); ' +
-    'otherwise only epoch when it changed since the previous result, and sequence + queue_wait_ms after a long wait ' +
-    '(>= 1000 ms) or a queue_timeout. Every result carries all of it in _meta["ipython-mcp/runtime"].',
+    'Whole after an interruption; else epoch when it changed, sequence + queue_wait_ms after a wait >= 1000 ms or a ' +
+    'queue_timeout; else absent. All of it: _meta["ipython-mcp/runtime"].',
   properties: {
     request_id: { type: ['string', 'number', 'null'] },
     sequence: { type: ['integer', 'null'] },
