@@ -38,6 +38,8 @@ export async function startServer(env: Record<string, string> = {}, args: string
   const transportErrors: Error[] = [];
   client.onerror = (error) => transportErrors.push(error);
   await client.connect(transport);
+  // With the tool list cached, the SDK client validates every structured result against its tool's output schema.
+  await client.listTools();
   const serverPid = transport.pid;
   if (serverPid === null) throw new Error('server did not start');
   const call = async (name: string, callArgs: Record<string, unknown> = {}) =>

@@ -23,6 +23,8 @@ describe('pythonRepr', () => {
     expect(pythonFloat(1e300)).toBe('1e+300');
     expect(pythonRepr(-0)).toBe('-0.0');
     expect(pythonRepr(3)).toBe('3');
+    // Beyond ±(2^53 − 1) an int would have come as an encoded string: an integral number there is a float.
+    expect(pythonRepr([1e20, 2 ** 53])).toBe('[1e+20, 9007199254740992.0]');
   });
 
   it('restores the places the value contract wrote as strings', () => {

@@ -2,7 +2,7 @@
  * A JSON value written the way Python's `repr` writes the value it came from: `None`, `True`, `'text'`,
  * `{'a': [1, 2.5]}`. Places the value contract wrote as strings to stay exact (`encoded`: big ints, NaN/±Infinity/
  * -0.0, text with lone surrogates) are written in their Python form again, so the text a model reads is the exact
- * value. One loss remains, shared with the JSON form: an integral float (`1.0`) arrives as the number 1.
+ * value. One loss remains, shared with the JSON form: an integral float within ±2^53 (`1.0`) arrives as the number 1.
  */
 
 type Encoded = Readonly<Record<string, string>>;
@@ -59,7 +59,8 @@ export function pythonRepr(value: unknown, encoded: Encoded = {}, path = '$'): s
   if (value === null || value === undefined) return 'None';
   if (value === true) return 'True';
   if (value === false) return 'False';
-  if (typeof value === 'number') return Number.isInteger(value) && !Object.is(value, -0) ? String(value) : pythonFloat(value);
+  // Ints beyond ±(2^53 − 1) arrive as encoded strings, so an integral number out there was a float.
+  if (typeof value === 'number') return Number.isSafeInteger(value) && !Object.is(value, -0) ? String(value) : pythonFloat(value);
   if (typeof value === 'bigint') return value.toString();
   if (Array.isArray(value)) return `[${value.map((item, index) => pythonRepr(item, encoded, `${path}[${index}]`)).join(', ')}]`;
   if (typeof value === 'object') {
