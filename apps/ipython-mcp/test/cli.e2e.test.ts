@@ -130,7 +130,7 @@ describe('setup', () => {
     const server = await startServer({ IPYTHON_MCP_PYTHON: '', IPYTHON_MCP_HOME: home });
     try {
       const executed = await server.structured('execute', { code: 'import sys\nsys.executable' });
-      expect(executed.result).toEqual({ kind: 'json', value: join(venv, 'bin', 'python') });
+      expect(executed.result).toEqual({ value: join(venv, 'bin', 'python') });
       expect(await server.structured('runtime_status')).toMatchObject({ state: 'ready', codec: 'msgpack' });
     } finally {
       await server.close();

@@ -153,8 +153,10 @@ describe('npm install -g of the tarball into a temporary prefix', () => {
       expect((await call('execute', { code: 'import ipython_mcp_worker\nx = 41\nipython_mcp_worker.__file__' })).result.value).toBe(
         join(installed, 'dist', 'python', 'ipython_mcp_worker', '__init__.py'),
       );
-      expect((await call('execute', { code: 'x + 1' })).result).toEqual({ kind: 'json', value: 42 });
-      expect(await call('runtime_status')).toMatchObject({ state: 'ready', epoch: 1, error: null });
+      expect((await call('execute', { code: 'x + 1' })).result).toEqual({ value: 42 });
+      const status = await call('runtime_status');
+      expect(status).toMatchObject({ state: 'ready', epoch: 1 });
+      expect(status).not.toHaveProperty('error'); // null, the default
     } finally {
       await client.close();
     }
