@@ -32,7 +32,8 @@ async function status(server: TestServer): Promise<Record<string, any>> {
 /** What `keep` is now: 41 while the namespace survived, a NameError after a reset. */
 async function keep(server: TestServer): Promise<unknown> {
   const result = await exec(server, 'keep');
-  return result.status === 'ok' ? result.result.value : result.error.type;
+  // A compact result: `status` is absent on success (docs/protocol.md, "MCP results").
+  return result.status === undefined ? result.result.value : result.error.type;
 }
 
 /** Checks that the reported outcome is true, and returns it. */
@@ -56,7 +57,7 @@ async function expectTruthfulOutcome(server: TestServer, body: Record<string, an
 
 async function expectWorking(server: TestServer): Promise<void> {
   const result = await exec(server, '6 * 7');
-  expect(result.result).toEqual({ kind: 'json', value: 42 });
+  expect(result.result).toEqual({ value: 42 });
   const current = await status(server);
   expect(current.state).toBe('ready');
   expect(current.memory_mb).toBeLessThan(LIMIT_MB);
@@ -176,9 +177,10 @@ describe('memory that is already above the limit between operations', () => {
     expect(above.state).toBe('ready');
     // An operation that starts above the limit is not stopped for what it started with.
     const light = await exec(server, 'import time\ntime.sleep(0.3)\nkeep, len(held) // 2**20');
-    expect(light.status).toBe('ok');
+    expect(light.status).toBeUndefined();
+    expect(light.error).toBeUndefined();
     expect(light.result.value).toEqual([41, 450]);
-    expect(light.runtime).toMatchObject({ interruption: null, epoch });
+    expect(light.runtime).toBeUndefined(); // compact: no interruption and no epoch change to report
     expect((await exec(server, 'del held\nkeep')).result.value).toBe(41);
     await eventually(() => status(server), (value) => value.memory_mb < LIMIT_MB, 10_000);
     // Below the limit again, the guard stops growth as before.

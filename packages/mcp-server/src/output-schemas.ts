@@ -14,7 +14,7 @@ const runtimeMetaSchema = {
     epoch: { type: 'integer' },
     queue_wait_ms: { type: 'number' },
     duration_ms: { type: 'number' },
-    interruption: { type: ['string', 'null'], enum: ['timeout', 'cancelled', 'crash', 'shutdown', null] },
+    interruption: { type: ['string', 'null'], enum: ['timeout', 'cancelled', 'crash', 'shutdown', 'memory_limit', null] },
     namespace: { type: ['string', 'null'], enum: ['preserved', 'reset', 'unknown', null] },
   },
 };
