@@ -4,6 +4,7 @@ import { serveStdio } from '@ipython-mcp/mcp-server';
 import { chooseInterpreter, createStderrLogger, type LogLevel } from '@ipython-mcp/worker-supervisor';
 import { UsageError, helpText, parseCommandLine } from './arguments.js';
 import { doctorCommand } from './doctor-command.js';
+import { interpreterProblem } from './interpreter-check.js';
 import { setupCommand } from './setup-command.js';
 import { VERSION } from './version.js';
 
@@ -49,6 +50,8 @@ async function main(): Promise<void> {
     process.exitCode = doctorCommand(choice, settings);
     return;
   }
+  const badInterpreter = interpreterProblem(choice);
+  if (badInterpreter !== undefined) fail(badInterpreter);
   const logger = createStderrLogger(commandLine.logLevel as LogLevel);
   const { instance, closed } = await serveStdio({ python: choice.python, settings, logger, version: VERSION });
   process.stderr.write(`ipython-mcp ${VERSION} ready on stdio (python: ${choice.python} [${choice.source}]; worker starting in the background)\n`);

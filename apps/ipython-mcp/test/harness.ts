@@ -16,6 +16,8 @@ export interface TestServer {
   serverPid: number;
   stderr: () => string;
   transportErrors: Error[];
+  /** Notifications the client has no handler of its own for (log messages, list changes), in arrival order. */
+  notifications: Array<{ method: string; params?: Record<string, any> }>;
   call: (name: string, args?: Record<string, unknown>) => Promise<CallToolResult>;
   structured: (name: string, args?: Record<string, unknown>) => Promise<Record<string, any>>;
   close: () => Promise<void>;
@@ -36,6 +38,10 @@ export async function startServer(env: Record<string, string> = {}, args: string
   const client = new Client({ name: 'ipython-mcp-tests', version: '1.0.0' }, { capabilities: {} });
   const transportErrors: Error[] = [];
   client.onerror = (error) => transportErrors.push(error);
+  const notifications: TestServer['notifications'] = [];
+  client.fallbackNotificationHandler = async (notification) => {
+    notifications.push(notification as TestServer['notifications'][number]);
+  };
   await client.connect(transport);
   const serverPid = transport.pid;
   if (serverPid === null) throw new Error('server did not start');
@@ -47,6 +53,7 @@ export async function startServer(env: Record<string, string> = {}, args: string
     serverPid,
     stderr: () => stderrText,
     transportErrors,
+    notifications,
     call,
     structured: async (name, callArgs) => (await call(name, callArgs)).structuredContent as Record<string, any>,
     close: async () => {

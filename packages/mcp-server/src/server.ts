@@ -14,6 +14,10 @@ import { DynamicCatalog } from './dynamic-catalog.js';
 import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type StableToolDefinition } from './stable-tools.js';
 import { executeResult, failure, runtimeMeta, success } from './tool-result.js';
 import { progressReporter } from './progress.js';
+import { RelistGate } from './relist-gate.js';
+
+type CallToolRequest = z.infer<typeof CallToolRequestSchema>;
+type ToolCallExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
 
 /** Options of {@link createIpythonMcpServer}. */
 export interface IpythonMcpServerOptions {
@@ -51,7 +55,9 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
         'runtime_status never waits in the queue. Not a sandbox: code runs with the server user\'s permissions.',
     },
   );
+  const relist = new RelistGate();
   const catalog = new DynamicCatalog(() => {
+    relist.noteNotified();
     server.sendToolListChanged().catch(() => undefined);
   });
   const runtime = new Runtime({
@@ -72,15 +78,26 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     },
   });
   runtime.onEpochChange(() => catalog.clear());
+  reportStartupFailures(server, runtime);
   runtime.start();
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    const mark = relist.mark();
     const stable: Tool[] = STABLE_TOOLS.map(toMcpTool);
     if (catalog.needsDiscovery) await catalog.refresh(runtime, extra.signal);
+    relist.noteListed(mark);
     return { tools: [...stable, ...catalog.tools()] };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    // A call that changed the tool list answers once the client has re-read it (see RelistGate).
+    const mark = relist.mark();
+    const result = await callTool(request, extra);
+    await relist.settle(mark);
+    return result;
+  });
+
+  const callTool = async (request: CallToolRequest, extra: ToolCallExtra): Promise<CallToolResult> => {
     const name = request.params.name;
     const args = request.params.arguments ?? {};
     const runOptions: RunOptions = { signal: extra.signal, requestId: extra.requestId };
@@ -99,7 +116,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
       }
     }
     return callDynamicTool(name, args, runOptions, catalog, runtime);
-  });
+  };
 
   return {
     server,
@@ -110,6 +127,32 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
       await server.close().catch(() => undefined);
     },
   };
+}
+
+/**
+ * A start-up failure goes where clients show server problems: an MCP log message (level error) with the setting
+ * and the fix, sent once the client has initialized (a notification before that may be dropped). Every tool call
+ * then fails with the same text (runtime_unavailable), and runtime_status.error holds it.
+ */
+function reportStartupFailures(server: Server, runtime: Runtime): void {
+  let initialized = false;
+  let pending: string | undefined;
+  const send = (error: string) => {
+    server
+      .sendLoggingMessage({ level: 'error', logger: 'ipython-mcp', data: `ipython-mcp cannot run Python code: ${error}` })
+      .catch(() => undefined);
+  };
+  const previous = server.oninitialized;
+  server.oninitialized = () => {
+    previous?.();
+    initialized = true;
+    if (pending !== undefined) send(pending);
+    pending = undefined;
+  };
+  runtime.onUnavailable((error) => {
+    if (initialized) send(error);
+    else pending = error;
+  });
 }
 
 function toMcpTool(tool: StableToolDefinition): Tool {

@@ -2,6 +2,7 @@ import { AdmissionError, AdmissionQueue, type AdmissionTicket } from '@ipython-m
 import { FrameError, workerLimits, type ErrorCode, type Settings, type ToolCall, type WorkerEvent } from '@ipython-mcp/protocol';
 import { silentLogger, type Logger } from './logger.js';
 import { PausableTimer } from './pausable-timer.js';
+import { startupConfigurationProblem } from './startup-checks.js';
 import { WorkerExitedError, WorkerProcess, type ToolAnswer, type WorkerInfo, type WorkerReply } from './worker-process.js';
 
 /** Control-plane state, as runtime_status reports it. */
@@ -121,6 +122,7 @@ export class Runtime {
   private replacementWorker: WorkerProcess | undefined;
   private closing: Promise<void> | undefined;
   private readonly epochListeners = new Set<(change: EpochChange) => void>();
+  private readonly unavailableListeners = new Set<(error: string) => void>();
   private started = false;
 
   constructor(options: RuntimeOptions) {
@@ -137,6 +139,14 @@ export class Runtime {
   start(): void {
     if (this.started || this.closing) return;
     this.started = true;
+    const problem = startupConfigurationProblem(this.settings);
+    if (problem !== undefined) {
+      // Deferred, so a listener subscribed right after start() still hears it.
+      queueMicrotask(() => this.becomeUnavailable(problem));
+      this.stateOverride = 'unavailable';
+      this.unavailableError = problem;
+      return;
+    }
     this.current = this.spawnWorker();
     this.watch(this.current);
     this.current.ready.then(
@@ -165,6 +175,12 @@ export class Runtime {
   onEpochChange(listener: (change: EpochChange) => void): () => void {
     this.epochListeners.add(listener);
     return () => this.epochListeners.delete(listener);
+  }
+
+  /** Subscribes to the runtime becoming unavailable (a start-up failure); the listener gets the error text. */
+  onUnavailable(listener: (error: string) => void): () => void {
+    this.unavailableListeners.add(listener);
+    return () => this.unavailableListeners.delete(listener);
   }
 
   /** Control-plane status; answers immediately, never queued. */
@@ -338,6 +354,7 @@ export class Runtime {
     const standby = this.standby;
     this.standby = undefined;
     standby?.kill();
+    for (const listener of this.unavailableListeners) listener(this.unavailableError);
   }
 
   /**

@@ -415,7 +415,7 @@ export class WorkerProcess {
 
   private describeEarlyExit(code: number | null, signal: NodeJS.Signals | null): string {
     if (code === EXIT_NO_IPYTHON) {
-      return `IPython is not installed for ${this.options.python}. Install it there (\`${this.options.python} -m pip install ipython\`), point IPYTHON_MCP_PYTHON at a Python that has it, or run \`ipython-mcp setup\`.`;
+      return `IPython is not installed for ${this.options.python}. Fix: install it there (\`${this.options.python} -m pip install ipython\`), point IPYTHON_MCP_PYTHON (or --python) at a Python that has it, or run \`ipython-mcp setup\`; then restart the session.`;
     }
     const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ').slice(0, 600);
     return `the worker exited during start-up (${signal ?? `code ${String(code)}`})${tail ? `: ${tail}` : ''}`;
