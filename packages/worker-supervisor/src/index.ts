@@ -2,7 +2,7 @@
 export { createStderrLogger, silentLogger } from './logger.js';
 export type { LogLevel, Logger } from './logger.js';
 export { PausableTimer } from './pausable-timer.js';
-export { chooseInterpreter, environmentPython, managedEnvironmentDirectory, probePython } from './python-interpreter.js';
+export { chooseInterpreter, environmentPython, managedEnvironmentDirectory, probePython, workerIpythonDirectory } from './python-interpreter.js';
 export type { InterpreterChoice } from './python-interpreter.js';
 export { Runtime } from './runtime.js';
 export type {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import {
   ConfigureSchema,
@@ -17,6 +18,7 @@ import {
   type WorkerEvent,
 } from '@ipython-mcp/protocol';
 import { silentLogger, type Logger } from './logger.js';
+import { workerIpythonDirectory } from './python-interpreter.js';
 import { workerBootstrapCode } from './worker-source.js';
 
 /** Exit code the bootstrap uses when the interpreter cannot import IPython. */
@@ -122,11 +124,19 @@ export class WorkerProcess {
       this.settleReady = { resolve, reject };
     });
     this.ready.catch(() => undefined);
+    const ipythonDirectory = options.env?.IPYTHONDIR ?? workerIpythonDirectory();
+    try {
+      // IPython falls back to a fresh temporary directory (left behind) when the parent is missing.
+      mkdirSync(ipythonDirectory, { recursive: true });
+    } catch {
+      // unwritable home: IPython then picks its temporary directory itself
+    }
     this.child = spawn(options.python, ['-c', workerBootstrapCode()], {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
       detached: true,
       cwd: options.cwd,
-      env: { ...process.env, ...options.env, PYTHONUNBUFFERED: '1' },
+      // IPython's own directory (profile_default) lives in ipython-mcp's home, never in the user's ~/.ipython.
+      env: { ...process.env, IPYTHONDIR: ipythonDirectory, ...options.env, PYTHONUNBUFFERED: '1' },
     });
     let resolveExited!: (value: { code: number | null; signal: NodeJS.Signals | null }) => void;
     this.exited = new Promise((resolve) => {
