@@ -80,6 +80,7 @@ function expectSessionFacts(
   isImage: ((block: Record<string, any>) => boolean) | undefined,
   isError: (result: any) => boolean,
 ): void {
+  expect(model.turns.length, `no request offered the server's tools; other requests: ${model.sideRequests.join(', ')}`).toBeGreaterThanOrEqual(7);
   const results = model.turns.slice(1).map((turn) => turn.toolResult as Record<string, any> | undefined);
   expect(results.slice(0, 6).every((result) => result !== undefined), JSON.stringify(model.turns.map((turn) => turn.toolResult))).toBe(true);
   expect(seen(model.turns[2])).toContain('42');
@@ -128,6 +129,9 @@ describe('Claude Code agent turns (claude -p)', () => {
       DISABLE_AUTOUPDATER: '1',
       DISABLE_TELEMETRY: '1',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_ERROR_REPORTING: '1',
+      // `claude -p` may send its first model request before a slow-starting MCP server is connected: wait for it.
+      MCP_CONNECTION_NONBLOCKING: '0',
       [marker.name]: marker.value,
     };
     delete env.ANTHROPIC_AUTH_TOKEN;
@@ -213,6 +217,7 @@ describe('Codex agent turns (codex exec)', () => {
     // Codex hands an MCP server only the variables its entry names (and a few basics such as PATH and HOME).
     const serverEnv = { IPYTHON_MCP_PYTHON: testPython(), ...SERVER_ENV, [marker.name]: marker.value };
     const config = [
+      'check_for_update_on_startup = false',
       'model = "stand-in"',
       // An image-capable model of the stand-in's own, without WebSockets or deferred tool search (the built-in
       // catalog's models use both), so Codex sends plain streamed Responses requests with every tool in them.
@@ -223,9 +228,13 @@ describe('Codex agent turns (codex exec)', () => {
       `base_url = "${model.url}/v1"`,
       'wire_api = "responses"',
       'env_key = "STAND_IN_API_KEY"',
+      '[analytics]',
+      'enabled = false',
       '[mcp_servers.ipython]',
       `command = ${JSON.stringify(process.execPath)}`,
       `args = ${JSON.stringify([TAP, tapLog(home), process.execPath, CLI])}`,
+      // Wait for the server before the first model request (an optional server may still be starting then).
+      'required = true',
       'startup_timeout_sec = 30',
       'tool_timeout_sec = 60',
       '[mcp_servers.ipython.env]',
