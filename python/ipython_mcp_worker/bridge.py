@@ -118,11 +118,15 @@ class ToolBridge:
         return {"defined": list(functions), "removed": removed}
 
     def run_code(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Run one cell for Code Mode: ``{"code", "max_tool_calls"?}`` → execute's result plus ordered output."""
+        """Run one cell for Code Mode: ``{"code", "max_tool_calls"?, "max_result_bytes"?}`` → execute's result plus
+        ordered output, and ``result_cut``: what bounding the result dropped, with exact counts, or None."""
         code = params.get("code")
         if not isinstance(code, str):
             raise OpError("invalid_arguments", "run_code needs a string 'code'")
         limit = _count(params.get("max_tool_calls", self.max_tool_calls), "max_tool_calls")
+        max_result_bytes = params.get("max_result_bytes")
+        if max_result_bytes is not None:
+            max_result_bytes = _count(max_result_bytes, "max_result_bytes")
         owner = self.worker.owner
         operation = owner.operation
         if operation is None:
@@ -134,13 +138,18 @@ class ToolBridge:
         budget_before = self.max_tool_calls
         self.max_tool_calls = limit
         combined = PrefixSink(self.worker.limits.max_text_chars)
+        operation.result_max_bytes = max_result_bytes
         operation.stdout = _StreamInto(combined)
         operation.stderr = _StreamInto(combined)
         keep_display = operation.add_display
 
         def add_display(data: dict[str, Any], metadata: dict[str, Any]) -> None:
-            if any(isinstance(mime, str) and mime.startswith("image/") for mime in data or {}):
-                keep_display(data, metadata)
+            images = {mime: value for mime, value in (data or {}).items()
+                      if isinstance(mime, str) and mime.startswith("image/")}
+            if images:
+                # Only the images of such a display reach the model; its other forms (a plotly figure's JSON,
+                # say) would only take room in the reply.
+                keep_display(images, metadata)
                 return
             text = display_text(data or {})
             if text:
@@ -161,6 +170,7 @@ class ToolBridge:
         result["truncated"]["output"] = combined.truncated
         result["output"] = combined.text()
         result["output_omitted_chars"] = combined.omitted
+        result["result_cut"] = operation.result_cut
         result["tool_calls_made"] = self._calls_made
         return result
 

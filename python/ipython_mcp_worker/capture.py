@@ -257,7 +257,12 @@ class FdCapture:
 
 
 class Throttle:
-    """Coalesces streamed text and hands it on at most once per ``interval`` seconds."""
+    """Coalesces streamed text and hands it on at most once per ``interval`` seconds.
+
+    Text that arrives inside the interval is handed on when the interval ends, by a timer, even if nothing more is
+    written: the last line of a burst (often just its newline) must not wait for the next write or the end of the
+    operation. Emitting happens under the lock, so chunks keep their order and nothing follows ``flush``.
+    """
 
     def __init__(self, emit: Callable[[str], None], interval: float = 0.1, max_chunk: int = 16384) -> None:
         self._emit = emit
@@ -267,27 +272,47 @@ class Throttle:
         self._size = 0
         self._last = time.monotonic()
         self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self._closed = False
 
     def add(self, text: str) -> None:
         with self._lock:
+            if self._closed:
+                return
             if self._size < self._max_chunk:
                 piece = text[: self._max_chunk - self._size]
                 self._buffer.append(piece)
                 self._size += len(piece)
             now = time.monotonic()
             if now - self._last < self._interval:
+                if self._timer is None:
+                    self._timer = threading.Timer(self._interval - (now - self._last), self._late)
+                    self._timer.daemon = True
+                    self._timer.start()
                 return
             self._last = now
-            pending = "".join(self._buffer)
-            self._buffer.clear()
-            self._size = 0
+            self._deliver()
+
+    def _late(self) -> None:
+        with self._lock:
+            self._timer = None
+            if self._closed:
+                return
+            self._last = time.monotonic()
+            self._deliver()
+
+    def _deliver(self) -> None:
+        """Hands the buffer on; called with the lock held."""
+        pending = "".join(self._buffer)
+        self._buffer.clear()
+        self._size = 0
         if pending:
             self._emit(pending)
 
     def flush(self) -> None:
         with self._lock:
-            pending = "".join(self._buffer)
-            self._buffer.clear()
-            self._size = 0
-        if pending:
-            self._emit(pending)
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._closed = True
+            self._deliver()

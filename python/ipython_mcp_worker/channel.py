@@ -17,7 +17,11 @@ class Interrupter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._armed: int | None = None
-        self._requested: set[int] = set()
+        # Interrupts that arrived before their request was armed, with their reasons.
+        self._requested: dict[int, str | None] = {}
+        self._reason: str | None = None
+        # Why the last disarmed request was interrupted (``"memory_limit"``, ``"interrupt"``), or None.
+        self.stop_reason: str | None = None
         self._main_ident = threading.main_thread().ident
         signal.signal(signal.SIGINT, self._handle)
 
@@ -28,22 +32,30 @@ class Interrupter:
     def arm(self, request_id: int) -> None:
         with self._lock:
             self._armed = request_id
+            self._reason = None
+            self.stop_reason = None
             if request_id in self._requested:
-                self._requested.discard(request_id)
+                self._reason = self._requested.pop(request_id) or "interrupt"
                 signal.pthread_kill(self._main_ident, signal.SIGINT)
 
     def disarm(self) -> None:
         with self._lock:
+            if self._armed is not None:
+                self.stop_reason = self._reason
             self._armed = None
+            self._reason = None
             self._requested.clear()
 
-    def request(self, request_id: int) -> None:
+    def request(self, request_id: int, reason: str | None = None) -> None:
         with self._lock:
             if self._armed == request_id:
+                # A memory stop wins over a plain one: the worker then releases memory before it answers.
+                if self._reason != "memory_limit":
+                    self._reason = reason or "interrupt"
                 signal.pthread_kill(self._main_ident, signal.SIGINT)
             elif self._armed is None:
                 # The request may still be on its way to the main thread; remember it until it is armed.
-                self._requested.add(request_id)
+                self._requested[request_id] = reason
 
 
 class Channel:
@@ -133,7 +145,8 @@ class Channel:
             kind = message.get("type")
             if kind == "interrupt":
                 if self.interrupter is not None and isinstance(message.get("id"), int):
-                    self.interrupter.request(message["id"])
+                    reason = message.get("reason")
+                    self.interrupter.request(message["id"], reason if reason == "memory_limit" else None)
             elif kind == "tool_result":
                 self.tool_results.put(message)
             elif kind in ("request", "shutdown"):

@@ -14,6 +14,7 @@ ERROR_CODES = (
     "runtime_unavailable",
     "operation_timeout",
     "operation_cancelled",
+    "memory_limit",
     "invalid_request",
     "invalid_arguments",
     "message_too_large",

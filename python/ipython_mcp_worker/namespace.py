@@ -1,9 +1,13 @@
 """Operations over the shell's user namespace: list, search, inspect, call_function, reload, remove, reset.
 
-Nothing here evaluates strings: names resolve through ``shell.user_ns`` and then ``getattr`` per dotted part.
-Classification into kinds looks only at ``type(obj)`` (through ``type``'s own descriptors) and ``callable``,
-so it never runs properties, descriptors or ``__getattr__`` of user objects. Every text that leaves this
-module is bounded by the configured limits; KeyboardInterrupt (the parent's interrupt) always propagates.
+Nothing here evaluates strings: names resolve through ``shell.user_ns`` and then ``getattr`` per dotted part
+(the one place discovery runs user attribute code: the path the caller asked for). Everything discovery reads
+about the resolved objects runs no user code: classification looks only at ``type(obj)`` and ``callable``;
+modules, docstrings and signatures are read statically (static.py, signature.py), so no property, descriptor,
+``__getattr__`` or ``__getattribute__`` (of the object or its metaclass) runs. Only a representation calls
+``__repr__``: search's per-match ``repr`` and inspect's ``representation``, both under the operation deadline.
+Every text that leaves this module is bounded by the configured limits; KeyboardInterrupt (the parent's
+interrupt) always propagates.
 
 Kinds: ``module`` (instances of ModuleType), ``class`` (instances of ``type``), ``function`` (see
 ``FUNCTION_TYPES``), ``other`` (any other callable object) and ``variable`` (everything else).
@@ -22,8 +26,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import OpError
-from .jsonvalue import NotJson, bounded_repr, from_javascript, json_form, safe_repr
+from .jsonvalue import NotJson, bounded_repr, from_javascript, json_form
 from .limits import Limits, bound_text
+from .signature import NoSignature, signature_text
+from .static import doc_of, module_of, qualified_type_name, type_qualname
 
 RUNTIME_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 KINDS = ("function", "class", "module", "variable", "other")
@@ -41,27 +47,9 @@ FUNCTION_TYPES: tuple[type, ...] = (
     functools.partial,
 )
 
-_TYPE_MODULE = type.__dict__["__module__"]
 _MODULE_DICT = types.ModuleType.__dict__["__dict__"]
-_TYPE_QUALNAME = type.__dict__["__qualname__"]
 _NO_SIGNATURE = "(...)"
 _INSPECT_BOUNDED = ("qualified_type", "signature", "module", "documentation", "representation")
-
-
-def _type_attr(descriptor: Any, tp: type) -> str | None:
-    """Read ``__module__``/``__qualname__`` of a type via ``type``'s descriptor: no metaclass code runs."""
-    try:
-        value = descriptor.__get__(tp, type)
-    except Exception:  # noqa: BLE001 - a heap type may lack __module__
-        return None
-    return value if type(value) is str else None
-
-
-def qualified_type_name(tp: type) -> str:
-    """``module.qualname`` of a type (``builtins.int``)."""
-    qualname = _type_attr(_TYPE_QUALNAME, tp) or "?"
-    module = _type_attr(_TYPE_MODULE, tp)
-    return f"{module}.{qualname}" if module else qualname
 
 
 def classify(obj: Any) -> str:
@@ -78,7 +66,7 @@ def classify(obj: Any) -> str:
 
 def describe_exception(exc: BaseException, limit: int) -> tuple[str, str, bool]:
     """(type name, bounded message, message truncated) of an exception whose ``__str__`` may itself raise."""
-    name = _type_attr(_TYPE_QUALNAME, type(exc)) or "BaseException"
+    name = type_qualname(type(exc)) or "BaseException"
     try:
         message = str(exc)
     except KeyboardInterrupt:
@@ -104,38 +92,38 @@ def _format_traceback(exc: BaseException, skip_frames: int, limit: int) -> tuple
     return text[len(text) - limit :], True
 
 
-def _signature_text(obj: Any) -> str | None:
-    """``str(inspect.signature(obj))``, or None when Python cannot give one (other errors propagate)."""
+def _listed_signature(obj: Any) -> str | None:
+    """The signature text, or None when there is none that can be had without running user code."""
     try:
-        return str(inspect.signature(obj))
-    except (ValueError, TypeError):
+        return signature_text(obj)
+    except NoSignature:
         return None
 
 
-def _unpartial(obj: Any) -> Any:
-    """A functools.partial's underlying function (its module and docstring are the useful ones)."""
-    return obj.func if issubclass(type(obj), functools.partial) else obj
+def _inspected_signature(obj: Any) -> str | None:
+    """The signature text; None when Python has none; SignatureUnavailable when only user code could tell."""
+    try:
+        return signature_text(obj)
+    except NoSignature as error:
+        if error.reported:
+            raise SignatureUnavailable(str(error)) from None
+        return None
 
 
-def _module_of(obj: Any, kind: str) -> str | None:
-    """The module an object comes from. Instances are read statically (no descriptor or __getattr__ runs)."""
-    if kind == "module":
-        value = getattr(obj, "__name__", None)
-    elif kind == "class":
-        value = _type_attr(_TYPE_MODULE, obj)
-    elif kind == "function":
-        value = getattr(_unpartial(obj), "__module__", None)
-    else:
-        value = inspect.getattr_static(obj, "__module__", None)
-    return value if type(value) is str else None
+class SignatureUnavailable(Exception):
+    """Reported in inspect's ``error``: the signature could only be had by running user code."""
 
 
-def _doc_of(obj: Any, kind: str) -> str | None:
-    """The cleaned docstring; for instances the static ``__doc__`` (normally the class docstring)."""
-    if kind in ("module", "class", "function"):
-        return inspect.getdoc(_unpartial(obj) if kind == "function" else obj)
-    value = inspect.getattr_static(obj, "__doc__", None)
-    return inspect.cleandoc(value) if type(value) is str else None
+def _repr_text(obj: Any, limit: int) -> tuple[str, bool]:
+    """A bounded repr that survives a raising ``__repr__`` (the fallback names the type statically)."""
+    try:
+        return bounded_repr(obj, limit)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - a user __repr__ may raise anything
+        kind = type_qualname(type(error)) or "BaseException"
+        text = f"<{type_qualname(type(obj)) or 'object'} object; repr raised {kind}>"
+    return bound_text(text, limit)
 
 
 def _discard_stale_bytecode(module: types.ModuleType) -> None:
@@ -345,21 +333,23 @@ class Namespace:
             seen.add(id(module))
             module_dict = _MODULE_DICT.__get__(module)
             own_name = module_dict.get("__name__")
+            if type(own_name) is not str:  # compared below: == on another object could run its __eq__
+                continue
             for name, obj in list(module_dict.items()):
                 if type(name) is not str or name.startswith("_") or not name.isidentifier():
                     continue
                 kind = classify(obj)
                 if kind not in ("function", "class"):
                     continue
-                if self._quietly(lambda obj=obj, kind=kind: _module_of(obj, kind)) != own_name:
+                if self._quietly(lambda obj=obj, kind=kind: module_of(obj, kind)) != own_name:
                     continue
                 members.append((f"{prefix}.{name}", obj))
         return members
 
     def _function_entry(self, name: str, obj: Any) -> dict:
-        signature = self._quietly(lambda: _signature_text(obj)) or _NO_SIGNATURE
-        module = self._quietly(lambda: _module_of(obj, "function"))
-        doc = self._quietly(lambda: _doc_of(obj, "function"))
+        signature = self._quietly(lambda: _listed_signature(obj)) or _NO_SIGNATURE
+        module = self._quietly(lambda: module_of(obj, "function"))
+        doc = self._quietly(lambda: doc_of(obj, "function"))
         signature, signature_cut = bound_text(signature, self._limits.max_repr_chars)
         doc, doc_cut = bound_text(doc, self._limits.max_text_chars) if doc is not None else (None, False)
         module = bound_text(module, self._limits.max_repr_chars)[0] if module is not None else None
@@ -417,7 +407,7 @@ class Namespace:
         }
 
     def _match(self, name: str, obj: Any) -> dict:
-        text, cut = safe_repr(obj, self._limits.max_repr_chars)
+        text, cut = _repr_text(obj, self._limits.max_repr_chars)
         return {
             "name": name,
             "kind": classify(obj),
@@ -464,10 +454,10 @@ class Namespace:
         kind = result["kind"] = classify(obj)
         result["callable"] = callable(obj)
         bounded("qualified_type", qualified_type_name(type(obj)), limits.max_repr_chars)
-        bounded("module", attempt("attribute", lambda: _module_of(obj, kind)), limits.max_repr_chars)
-        bounded("documentation", attempt("attribute", lambda: _doc_of(obj, kind)), limits.max_text_chars)
+        bounded("module", attempt("attribute", lambda: module_of(obj, kind)), limits.max_repr_chars)
+        bounded("documentation", attempt("attribute", lambda: doc_of(obj, kind)), limits.max_text_chars)
         if result["callable"]:
-            bounded("signature", attempt("metadata", lambda: _signature_text(obj)), limits.max_repr_chars)
+            bounded("signature", attempt("metadata", lambda: _inspected_signature(obj)), limits.max_repr_chars)
         representation = attempt("repr", lambda: bounded_repr(obj, limits.max_text_chars))
         if representation is not None:
             result["representation"], result["truncated"]["representation"] = representation

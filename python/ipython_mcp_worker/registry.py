@@ -31,6 +31,7 @@ from .errors import OpError
 from .jsonvalue import NotJson, from_javascript, json_form
 from .limits import Limits, bound_text
 from .schema import ArgumentError, CallableSchema, analyze_callable, signature_token
+from .static import runs_attribute_hooks
 
 __all__ = ["Registry"]
 
@@ -175,6 +176,11 @@ class Registry:
                 return _STALE, None
             live = self._user_ns[registration.name]
         except Exception:  # noqa: BLE001 - an exotic namespace mapping
+            return _STALE, None
+        if live is not registration.obj and (not callable(live) or runs_attribute_hooks(live)):
+            # A different object now sits under the backing name. Inspecting it could run its __getattr__ /
+            # __getattribute__ (or its metaclass's): discover never runs such code for an object nobody
+            # registered. It turns stale; registering it again inspects it knowingly.
             return _STALE, None
         token = signature_token(live)
         try:

@@ -19,7 +19,7 @@ from traitlets.config import Config
 
 from .capture import FdCapture, PrefixSink, StreamRouter, Throttle
 from .errors import OpError
-from .jsonvalue import JsonForm, NotJson, child_path, json_form, safe_repr
+from .jsonvalue import JsonCut, JsonForm, NotJson, child_path, json_form, safe_repr
 from .limits import Limits, bound_text
 from .packages import install_package_magics
 
@@ -70,9 +70,14 @@ class Operation:
         self.traceback_text = ""
         # Set once the fd pipes were drained (and fd 1/2 repaired) after the user code ran, so end() need not.
         self.settled = False
+        # Set when the cell ended in MemoryError (the memory guard's backstop reports it as memory_limit).
+        self.memory_error = False
         self.image_room = image_budget(limits)
         # Code Mode: a value whose JSON form needs encoded places (big ints, NaN...) is returned as its repr.
         self.exact_values = False
+        # Set by Code Mode's run_code: the result's JSON size budget, and what rendering the result cut.
+        self.result_max_bytes: int | None = None
+        self.result_cut: dict[str, Any] | None = None
         self._lock = threading.Lock()
 
     def _forward(self, name: str):  # noqa: ANN202
@@ -238,6 +243,7 @@ class ShellOwner:
             raise OpError("invalid_arguments", "execute needs a string 'code'")
         result = self.shell.run_cell(code, store_history=True)
         self.shell.exit_now = False
+        operation.memory_error = isinstance(result.error_in_exec, MemoryError)
         self.fd_capture.settle()
         operation.settled = True
         return self._execute_result(result, operation)
@@ -271,10 +277,15 @@ class ShellOwner:
         }
 
     def _render_value(self, value: Any) -> tuple[dict[str, Any], bool]:
+        operation = self.operation
         try:
-            form = json_form(value, self.limits)
-            operation = self.operation
-            if not (form.encoded or form.encoded_omitted) or not (operation is not None and operation.exact_values):
+            max_bytes = operation.result_max_bytes if operation is not None else None
+            form = json_form(value, self.limits, max_bytes=max_bytes)
+            exact_only = operation is not None and operation.exact_values
+            if not (exact_only and (form.encoded or form.encoded_omitted)):
+                if operation is not None and max_bytes is not None and form.cut is not None:
+                    operation.result_cut = _cut_report(form.cut) if form.cut.any else None
+                    return form.annotate({"kind": "json", "value": form.value}), form.cut.any
                 return form.annotate({"kind": "json", "value": form.value}), form.truncated
         except NotJson:
             pass
@@ -288,12 +299,15 @@ class ShellOwner:
         text = data.get("text/plain")
         if not isinstance(text, str):
             text, truncated = safe_repr(value, self.limits.max_text_chars)
+            omitted = None  # bounded_repr never builds the whole repr of a huge value, so the rest is unknown
         else:
+            omitted = max(0, len(text) - self.limits.max_text_chars)
             text, truncated = bound_text(text, self.limits.max_text_chars)
+        if operation is not None and truncated:
+            operation.result_cut = {"repr_chars": omitted}
         rendered: dict[str, Any] = {"kind": "repr", "repr": text}
         images = {mime: data[mime] for mime in IMAGE_MIME_TYPES if isinstance(data.get(mime), (str, bytes))}
         if images:
-            operation = self.operation
             room = operation.image_room if operation is not None else image_budget(self.limits)
             bundle, used = normalize_display(images, {}, self.limits, room)
             if operation is not None:
@@ -302,6 +316,10 @@ class ShellOwner:
                 rendered["images"] = bundle["data"]
             truncated = truncated or bundle["truncated"]
         return rendered, truncated
+
+
+def _cut_report(cut: JsonCut) -> dict[str, Any]:
+    return {"items": cut.items, "chars": cut.chars, "deep": cut.deep, "size": cut.size}
 
 
 def prefer_inline_matplotlib() -> None:

@@ -14,6 +14,7 @@ from .codec import CODEC_NAMES, FrameError, FrameTooLarge, available_codecs
 from .errors import OpError
 from .lifeline import guard
 from .limits import Limits, bound_text
+from .memory import apply_backstop, is_memory_error, memory_limit_error, release
 
 FD_IN = 3
 FD_OUT = 4
@@ -36,6 +37,8 @@ class Worker:
         # The id of the request being handled, or None between requests (the tool bridge reads it).
         self.active_request_id: int | None = None
         self.extensions = _load_extensions(self, configure)
+        # Set last, so start-up (IPython, preloads) is not held to it: the memory guard watches operations.
+        self.memory_backstop = apply_backstop(configure.get("data_limit_bytes"))
 
     def health(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"pid": os.getpid(), "execution_count": self.shell.execution_count - 1}
@@ -63,6 +66,8 @@ class Worker:
         operation = self.owner.begin(stream)
         self.active_request_id = request_id
         response: dict[str, Any]
+        # Whether the operation ended in MemoryError (reported as memory_limit while the backstop is on).
+        out_of_memory = False
         try:
             try:
                 interrupter.arm(request_id)
@@ -77,6 +82,8 @@ class Worker:
                 interrupter.disarm()
             response = {"type": "response", "id": request_id, "ok": True, "result": result}
         except OpError as error:
+            # call_function / call_tool wrap what the call raised; the original stays the context.
+            out_of_memory = error.code == "call_raised" and is_memory_error(error.__context__)
             response = {"type": "response", "id": request_id, "ok": False, "error": error.to_wire()}
         except KeyboardInterrupt:
             interrupter.disarm()
@@ -84,6 +91,7 @@ class Worker:
                         "error": {"code": "operation_cancelled", "message": "the operation was interrupted"}}
         except BaseException as error:  # noqa: BLE001 - the loop must survive any op failure, SystemExit included
             # (e.g. a __repr__ raising SystemExit while the result is rendered); KeyboardInterrupt is handled above.
+            out_of_memory = is_memory_error(error)
             text, _ = bound_text("".join(traceback.format_exception_only(type(error), error)).strip(),
                                  self.limits.max_text_chars)
             response = {"type": "response", "id": request_id, "ok": False,
@@ -94,7 +102,18 @@ class Worker:
                 self.owner.end()
             except KeyboardInterrupt:
                 self.owner.operation = None
+        stopped_for_memory = interrupter.stop_reason == "memory_limit"
+        if stopped_for_memory or (self.memory_backstop and (out_of_memory or operation.memory_error)):
+            response = self._memory_stop(request_id, "watch" if stopped_for_memory else "allocation")
         self.channel.send(response)
+
+    def _memory_stop(self, request_id: int, trigger: str) -> dict[str, Any]:
+        """Release what the stopped operation left unreachable, then answer memory_limit."""
+        try:
+            release(self.shell)
+        except BaseException:  # noqa: BLE001 - best effort (a late interrupt, MemoryError while collecting)
+            pass
+        return {"type": "response", "id": request_id, "ok": False, "error": memory_limit_error(trigger).to_wire()}
 
 
 def _load_extensions(worker: Worker, configure: dict[str, Any]) -> Any:

@@ -427,12 +427,13 @@ def test_inspect_reports_stage_errors_and_fills_other_fields(shell):
     resolve = ns.inspect({"name": "holder.fragile"})
     assert resolve["error"] == {"stage": "resolve", "type": "RuntimeError", "message": "fragile"}
     assert resolve["kind"] is None and resolve["representation"] is None
-    attribute = ns.inspect({"name": "Documented"})
-    assert attribute["error"] == {"stage": "attribute", "type": "LookupError", "message": "no docs"}
-    assert attribute["kind"] == "class" and attribute["signature"] == "()"
-    assert attribute["representation"] == "<class '__main__.Documented'>"
-    metadata = ns.inspect({"name": "sig"})
-    assert metadata["error"] == {"stage": "metadata", "type": "RuntimeError", "message": "no signature"}
+    documented = ns.inspect({"name": "Documented"})  # the metaclass property is never run: no doc, no error
+    assert (documented["error"], documented["documentation"]) == (None, None)
+    assert documented["kind"] == "class" and documented["signature"] == "()"
+    assert documented["representation"] == "<class '__main__.Documented'>"
+    metadata = ns.inspect({"name": "sig"})  # a property __signature__ would run user code: no signature, and why
+    assert (metadata["error"]["stage"], metadata["error"]["type"]) == ("metadata", "SignatureUnavailable")
+    assert "__signature__ is computed by a builtins.property" in metadata["error"]["message"]
     assert (metadata["kind"], metadata["callable"], metadata["signature"]) == ("other", True, None)
     assert metadata["representation"].startswith("<__main__.Sig object")
 

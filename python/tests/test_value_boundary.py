@@ -103,8 +103,9 @@ def child(path: str, key: str) -> str:
 
 
 def decode(value: Any, encoded: dict[str, str], path: str = "$") -> Any:
-    """Undo the contract's encodings, guided by the ``encoded`` map."""
-    kind = encoded.get(path)
+    """Undo the contract's encodings, guided by the ``encoded`` map (an escaped key is ``key``, or ``key+<kind>``
+    when its value is encoded too)."""
+    kind = encoded.get(path, "").removeprefix("key").removeprefix("+")
     if kind == "int":
         assert isinstance(value, str) and re.fullmatch(r"-?\d+", value), (path, value)
         number = int(value)
@@ -121,7 +122,7 @@ def decode(value: Any, encoded: dict[str, str], path: str = "$") -> Any:
         out = {}
         for key, item in value.items():
             item_path = child(path, key)
-            original = decode_text(key) if encoded.get(item_path) == "key" else key
+            original = decode_text(key) if encoded.get(item_path, "").startswith("key") else key
             out[original] = decode(item, encoded, item_path)
         return out
     assert not (isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INTEGER), path
@@ -220,6 +221,12 @@ def test_a_returned_value_is_exact_or_flagged_and_the_worker_survives(worker, va
     else:
         assert rendered["kind"] == "repr" and isinstance(rendered["repr"], str), (code, rendered)
     check_survives(worker)
+
+
+def test_an_escaped_key_whose_value_is_encoded_too_is_marked_for_both(worker):
+    result = answer(worker, "execute", {"code": "{'k\\udc80': 10**20, 'caf\\udce9': 'v\\ud800'}"})["result"]["result"]
+    assert result["encoded"] == {'$["k\\\\udc80"]': "key+int", '$["caf\\\\udce9"]': "key+text"}
+    assert decode(result["value"], result["encoded"]) == {"k\udc80": 10**20, "caf\udce9": "v\ud800"}
 
 
 @PROPERTY_SETTINGS

@@ -10,22 +10,25 @@ import { buildRows, printCpu, printProfile, printTable } from './lib/report.mjs'
 import { summarize } from './lib/stats.mjs';
 import { measureBurst } from './sections/burst.mjs';
 import { measureCodeMode } from './sections/code-mode.mjs';
+import { measureCodeModeServers } from './sections/code-mode-servers.mjs';
 import { measureColdStart } from './sections/cold-start.mjs';
 import { measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
 import { measureFlood } from './sections/flood.mjs';
+import { measureMemory } from './sections/memory.mjs';
+import { measureJournal } from './sections/journal.mjs';
 import { measureProfile } from './sections/profile.mjs';
 import { measureMcpRecovery, measureRuntimeRecovery } from './sections/recovery.mjs';
 import { measureScale } from './sections/scale.mjs';
 
-const SECTIONS = ['execute', 'code-mode', 'recovery', 'cold-start', 'flood', 'burst', 'scale', 'profile'];
+const SECTIONS = ['execute', 'code-mode', 'code-mode-servers', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'profile'];
 
 const SIZES = {
   full: {
-    execute: 1000, warmup: 50, kernel: 1000, stdinCalls: 1000, toolCalls: 5000, recovery: 5, coldStarts: 10, floodMiB: 1024,
+    execute: 1000, warmup: 50, kernel: 1000, stdinCalls: 1000, toolCalls: 5000, recovery: 5, coldStarts: 10, floodMiB: 1024, memory: 5,
     burst: 1000, burstSlowSeconds: 5, scaleSizes: [1_000, 10_000, 100_000], scaleReps: 10, scaleRepsLarge: 5, profileCalls: 2000,
   },
   quick: {
-    execute: 200, warmup: 20, kernel: 200, stdinCalls: 200, toolCalls: 1000, recovery: 2, coldStarts: 3, floodMiB: 256,
+    execute: 200, warmup: 20, kernel: 200, stdinCalls: 200, toolCalls: 1000, recovery: 2, coldStarts: 3, floodMiB: 256, memory: 2,
     burst: 1000, burstSlowSeconds: 3, scaleSizes: [1_000, 10_000], scaleReps: 5, scaleRepsLarge: 3, profileCalls: 500,
   },
 };
@@ -211,13 +214,16 @@ async function main() {
     await step('execute', `peer${index + 1}`, `peer server "${peer.command}" tool ${peer.tool} ×${n.execute}`, () => measurePeer(ctx, peer));
   }
   await step('code-mode', 'codeMode', `Code Mode nested tool calls ×${n.toolCalls} (bridge, engine, stdin channel ×${n.stdinCalls}, engine, bridge)`, () => measureCodeMode(ctx));
+  await step('code-mode-servers', 'codeModeServers', 'upstream MCP calls from run_code (code-mode --servers) vs direct client calls', () => measureCodeModeServers(ctx));
   await step('recovery', 'recoveryStandby', `hard recovery via Runtime, warm standby ×${n.recovery}`, () => measureRuntimeRecovery(ctx, true));
   await step('recovery', 'recoveryNoStandby', `hard recovery via Runtime, no standby ×${n.recovery}`, () => measureRuntimeRecovery(ctx, false));
   await step('recovery', 'recoveryMcp', `hard recovery via MCP (standby) ×${n.recovery}`, () => measureMcpRecovery(ctx));
   await step('cold-start', 'coldStart', `cold start ×${n.coldStarts}`, () => measureColdStart(ctx));
   await step('flood', 'flood', `output flood ${n.floodMiB} MiB`, () => measureFlood(ctx));
+  await step('memory', 'memory', `memory guard: 4 cells past a 400 MB limit ×${n.memory}`, () => measureMemory(ctx));
   await step('burst', 'burst', `admission burst ×${n.burst}`, () => measureBurst(ctx));
   await step('scale', 'scale', `scale ${n.scaleSizes.join(', ')} names + 100 dynamic tools`, () => measureScale(ctx));
+  await step('journal', 'journal', `execute("1+1") with the session journal off / on / continuing 8 MiB, interleaved ×${n.execute} each`, () => measureJournal(ctx));
   await step('profile', 'profile', `profiled execute loop ×${n.profileCalls} (client inspector, server --cpu-prof, worker ${options.noPySpy ? 'cProfile' : 'py-spy'})`, () => measureProfile(ctx));
 
   const killed = killAll();

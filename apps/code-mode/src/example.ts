@@ -56,7 +56,7 @@ export async function runExample(model: LanguageModel, write: (text: string) => 
     const result = await generateText({
       model,
       tools: codeMode.tools,
-      stopWhen: [stepCountIs(10), codeMode.retriesExhausted],
+      stopWhen: stepCountIs(10),
       system: 'You are a data analyst. Use run_code to compute answers; keep the final answer short.',
       prompt,
     });

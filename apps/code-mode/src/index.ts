@@ -3,6 +3,8 @@ export { splitTools, toToolDefinition } from './ai-sdk-tools.js';
 export type { SplitTools, ToolSelector } from './ai-sdk-tools.js';
 export { RUN_CODE_TOOL_NAME, ipythonCodeMode, modelOutput, runCodeTool } from './ipython-code-mode.js';
 export type { IPythonCodeMode, IPythonCodeModeOptions, ModelOutput, RunCodeOutput } from './ipython-code-mode.js';
+export { ACTIVE_CONTEXT, RUN_CODE_CALL_ID_ATTRIBUTE, reportNestedCalls, withActiveContext } from './nested-call-telemetry.js';
+export type { NestedCallReporting } from './nested-call-telemetry.js';
 export { McpToolError, isMcpResult, mcpResultValue, mcpToolDefinitions } from './mcp-tools.js';
 export type { McpClientLike, McpToolInfo, McpToolOptions } from './mcp-tools.js';
 // The engine's kernel, errors and plain tool types, so users need only this package.

@@ -2,6 +2,7 @@ import {
   CODE_INPUT_DESCRIPTION,
   CodeMode,
   InvalidCodeModeOptionsError,
+  MaxRetriesExceededError,
   RESTART_INPUT_DESCRIPTION,
   type CodeModeReturn,
   type IPythonKernel,
@@ -12,12 +13,13 @@ import {
 } from '@ipython-mcp/code-mode';
 import { jsonSchema, tool, type StopCondition, type Tool, type ToolSet } from 'ai';
 import { splitTools, type ToolSelector } from './ai-sdk-tools.js';
+import { reportNestedCalls, withActiveContext, type NestedCallReporting } from './nested-call-telemetry.js';
 
 /** The name of the tool that runs code. */
 export const RUN_CODE_TOOL_NAME = 'run_code';
 
 /** Options of {@link ipythonCodeMode}. */
-export interface IPythonCodeModeOptions {
+export interface IPythonCodeModeOptions extends NestedCallReporting {
   /** The agent's AI SDK tools. Selected ones become kernel functions; the rest stay regular tools. */
   tools?: ToolSet | undefined;
   /** Plain tools (name, description, JSON Schema, execute), always defined in the kernel. */
@@ -31,7 +33,16 @@ export interface IPythonCodeModeOptions {
   kernel?: IPythonKernel | undefined;
   /** Options of the run's own kernel (ignored with `kernel`). */
   kernelOptions?: IPythonKernelOptions | undefined;
-  /** run_code failures reported to the model before the tool gives up; default 3. */
+  /**
+   * run_code failures in a row (code that raised, timed out or lost its kernel) reported to the model to retry;
+   * default 3. A success starts the count again. One failure more ends the run: `generateText`/`streamText`
+   * rejects with {@link MaxRetriesExceededError}, with no `stopWhen` needed.
+   */
+  maxCodeRetries?: number | undefined;
+  /**
+   * @deprecated Use `maxCodeRetries`. `generateText` has its own `maxRetries` (retries of failed provider calls),
+   * which this is not.
+   */
   maxRetries?: number | undefined;
   /** Tool calls one run_code call may make; default 100. */
   maxToolCalls?: number | undefined;
@@ -50,9 +61,15 @@ export interface IPythonCodeMode extends AsyncDisposable {
   readonly runCode: Tool<RunCodeInput, RunCodeOutput>;
   /** The engine: functions, description, retry count, kernel. */
   readonly codeMode: CodeMode;
-  /** A `stopWhen` condition that ends the run once run_code has failed more often than `maxRetries`. */
+  /**
+   * @deprecated Not needed: the run already ends when run_code fails more often in a row than `maxCodeRetries`
+   * allows. Kept so `stopWhen` lists that name it still type-check; it is true only after that failure.
+   */
   readonly retriesExhausted: StopCondition<ToolSet>;
-  /** Stops the run's own kernel (a shared kernel is left to its owner). */
+  /**
+   * Stops the run's own kernel now (a shared kernel is left to its owner). Forgetting it does not hang the
+   * program: an idle kernel does not hold Node's event loop, and its process exits with the program.
+   */
   close(): Promise<void>;
 }
 
@@ -66,7 +83,7 @@ export interface IPythonCodeMode extends AsyncDisposable {
  * @example
  * ```ts
  * await using codeMode = await ipythonCodeMode({ tools: { getSales } });
- * const result = await generateText({ model, tools: codeMode.tools, stopWhen: [stepCountIs(10), codeMode.retriesExhausted], prompt });
+ * const result = await generateText({ model, tools: codeMode.tools, stopWhen: stepCountIs(10), prompt });
  * ```
  */
 export async function ipythonCodeMode(options: IPythonCodeModeOptions = {}): Promise<IPythonCodeMode> {
@@ -75,9 +92,10 @@ export async function ipythonCodeMode(options: IPythonCodeModeOptions = {}): Pro
     throw new InvalidCodeModeOptionsError(`a tool that stays native is already named ${RUN_CODE_TOOL_NAME}`, { option: 'tools' });
   }
   const codeMode = new CodeMode({
-    tools: [...definitions, ...(options.definitions ?? [])],
+    tools: [...definitions, ...(options.definitions ?? [])].map((definition) => reportNestedCalls(definition, options)),
     kernel: options.kernel,
     kernelOptions: options.kernelOptions,
+    maxCodeRetries: options.maxCodeRetries,
     maxRetries: options.maxRetries,
     maxToolCalls: options.maxToolCalls,
     timeout: options.timeout,
@@ -92,6 +110,19 @@ export async function ipythonCodeMode(options: IPythonCodeModeOptions = {}): Pro
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/**
+ * What run_code's `execute` resolves with for the failure that exhausted `maxCodeRetries`: a tool error would let
+ * the run go on (the AI SDK hands tool errors to the model), so the error is carried to `toModelOutput`, which
+ * throws it and so ends `generateText`/`streamText` with it, as Pydantic AI ends a run whose tool ran out of
+ * retries. Serialized (telemetry, callbacks) as `{error}`.
+ */
+class RetriesExhausted {
+  constructor(readonly error: MaxRetriesExceededError) {}
+  toJSON(): { error: string } {
+    return { error: this.error.message };
+  }
 }
 
 /** The run_code tool over a {@link CodeMode} engine. Failures the model should see are thrown (a tool error). */
@@ -110,9 +141,18 @@ export function runCodeTool(codeMode: CodeMode): Tool<RunCodeInput, RunCodeOutpu
       },
       { validate: validateRunCodeInput },
     ),
-    execute: (input, options) =>
-      codeMode.runCode(input, { signal: options.abortSignal, context: options, toolCallId: options.toolCallId }),
-    toModelOutput: ({ output }) => modelOutput(output.return),
+    execute: async (input, options) => {
+      try {
+        return await codeMode.runCode(input, { signal: options.abortSignal, context: withActiveContext(options), toolCallId: options.toolCallId });
+      } catch (error) {
+        if (error instanceof MaxRetriesExceededError) return new RetriesExhausted(error) as unknown as RunCodeOutput;
+        throw error;
+      }
+    },
+    toModelOutput: ({ output }) => {
+      if ((output as unknown) instanceof RetriesExhausted) throw (output as unknown as RetriesExhausted).error;
+      return modelOutput(output.return);
+    },
   });
 }
 

@@ -77,26 +77,19 @@ afterEach(async () => {
 });
 
 describe('failures the model is told about', () => {
-  it('reports code that raises with its output and traceback, keeps state, and stops past maxRetries', async () => {
-    const codeMode = await open({ maxRetries: 1 });
-    const run = await runScript(
-      codeMode.tools,
-      [[{ code: "y = 5\nprint('before')\n1 / 0" }], [{ code: 'y' }], [{ code: "raise ValueError('again')" }], [{ code: "print('never')" }]],
-      [codeMode.retriesExhausted],
-    );
+  it('reports code that raises with its output and traceback, and keeps state', async () => {
+    const codeMode = await open({ maxCodeRetries: 1 });
+    const run = await runScript(codeMode.tools, [[{ code: "y = 5\nprint('before')\n1 / 0" }], [{ code: 'y' }], [{ code: "raise ValueError('again')" }], [{ code: "print('after')" }]]);
     const first = only(run, 0);
     expect(first.type).toBe('error-text');
     expect(first.value).toContain('The code raised ZeroDivisionError: division by zero');
     expect(first.value).toContain('Printed output:\nbefore');
     expect(first.value).toContain('----> 3 1 / 0');
     expect(only(run, 1)).toEqual({ type: 'json', value: 5 });
-    // The stop condition ends the loop at that failure: the model gets no fourth turn.
-    expect(run.model.doGenerateCalls).toHaveLength(3);
-    const failure = run.result.steps[2]?.content.find((part) => part.type === 'tool-error');
-    const message = (failure as { error?: Error } | undefined)?.error?.message ?? '';
-    expect(message).toContain('run_code failed 2 times in this run, more than maxRetries (1) allows');
-    expect(message).toContain('ValueError: again');
-    expect(codeMode.codeMode.retriesExhausted).toBe(true);
+    // Failures count in a row: the success between them started the count again, so the run goes on.
+    expect(only(run, 2).value).toContain('ValueError: again');
+    expect(only(run, 3)).toEqual({ type: 'json', value: { output: 'after\n' } });
+    expect(codeMode.codeMode.retriesExhausted).toBe(false);
   });
 
   it('does not count time spent in tool calls against the timeout, and interrupts code that runs too long', async () => {
@@ -113,6 +106,35 @@ describe('failures the model is told about', () => {
     expect(timedOut.type).toBe('error-text');
     expect(timedOut.value).toContain('was still running after the 1 s timeout (time spent in tool calls does not count) and was interrupted with KeyboardInterrupt');
     expect(only(run, 2)).toEqual({ type: 'json', value: 1 });
+  });
+
+  it('tells the model its cell was stopped for memory, and whether the kernel kept its state', async () => {
+    // Bounded: each loop stops itself at 1.5 GiB, and the 2 GiB allocation is refused by the backstop untouched.
+    const grow = (local: boolean): string => {
+      const loop = ['chunks = []', 'while len(chunks) < 192:', "    chunks.append(b'x' * 2**23)"];
+      return local ? ['def grow():', ...loop.map((line) => `    ${line}`), 'grow()'].join('\n') : loop.join('\n');
+    };
+    const codeMode = await open({ kernelOptions: { python: testPython(), memoryLimitMb: 400 } });
+    expect(codeMode.codeMode.kernel).toBeUndefined();
+    const run = await runScript(codeMode.tools, [
+      [{ code: 'keep = 41' }],
+      [{ code: grow(true) }],
+      [{ code: "big = b'x' * 2**31" }],
+      [{ code: 'keep' }],
+      [{ code: grow(false) }],
+      [{ code: "'keep' in dir()" }],
+    ]);
+    for (const step of [1, 2]) {
+      const stopped = only(run, step);
+      expect(stopped.type).toBe('error-text');
+      expect(stopped.value).toContain("The code used more memory than the kernel's 400 MB memory limit and was stopped. The kernel kept its state");
+    }
+    expect(only(run, 3)).toEqual({ type: 'json', value: 41 });
+    const restarted = only(run, 4);
+    expect(restarted.type).toBe('error-text');
+    expect(restarted.value).toContain('the memory stayed in use, so the kernel was restarted. All its state');
+    expect(only(run, 5)).toEqual({ type: 'json', value: false });
+    expect(codeMode.codeMode.kernel?.memoryLimitMb).toBe(400);
   });
 
   it('replaces a kernel that ignores KeyboardInterrupt for 5 s, and says its state is gone', async () => {

@@ -30,17 +30,16 @@ const usage = {
   outputTokens: { total: 10, text: 10, reasoning: undefined },
 };
 
+/** One step of a script: the run_code calls (or other tool calls) the mock model makes in it. */
+export type ScriptStep = Array<CodeCall | { tool: string; input: Record<string, unknown> }>;
+
 /**
- * Drives a real AI SDK `generateText` loop with a mock model that, at step i, calls the tools in `steps[i]`
- * (several calls in a step run in parallel, as the SDK runs them), then answers "done".
+ * A mock model that, at step i, calls the tools in `steps[i]` (several calls in a step run in parallel, as the
+ * SDK runs them), then answers "done".
  */
-export async function runScript(
-  tools: ToolSet,
-  steps: Array<Array<CodeCall | { tool: string; input: Record<string, unknown> }>>,
-  stopWhen: StopCondition<ToolSet>[] = [],
-): Promise<ScriptedRun> {
+export function scriptedModel(steps: ScriptStep[]): MockLanguageModelV3 {
   let step = 0;
-  const model = new MockLanguageModelV3({
+  return new MockLanguageModelV3({
     doGenerate: async () => {
       const calls = steps[step];
       step += 1;
@@ -60,6 +59,15 @@ export async function runScript(
       };
     },
   });
+}
+
+/** Drives a real AI SDK `generateText` loop with {@link scriptedModel}. */
+export async function runScript(
+  tools: ToolSet,
+  steps: ScriptStep[],
+  stopWhen: StopCondition<ToolSet>[] = [],
+): Promise<ScriptedRun> {
+  const model = scriptedModel(steps);
   const result = await generateText({ model, tools, prompt: 'go', stopWhen: [stepCountIs(steps.length + 1), ...stopWhen] });
   const seen: SeenOutput[][] = [];
   for (let index = 1; index < model.doGenerateCalls.length; index += 1) {

@@ -52,9 +52,9 @@ describe('tools from a real stdio MCP server', () => {
       type: 'json',
       value: { output: 'no weather station in Atlantis\n', result: ['Paris', 69.8, 'imperial', serverPid, 'no alerts for Oslo'] },
     });
-    const metadata = (run.result.steps[0]?.toolResults[0]?.output as { metadata: { tool_calls: Array<{ toolName: string; input: unknown }> } })
+    const metadata = (run.result.steps[0]?.toolResults[0]?.output as { metadata: { toolCalls: Array<{ toolName: string; input: unknown }> } })
       .metadata;
-    expect(metadata.tool_calls.map((call) => [call.toolName, call.input])).toEqual([
+    expect(metadata.toolCalls.map((call) => [call.toolName, call.input])).toEqual([
       ['get-weather', { city: 'Paris', 'unit-system': 'imperial' }],
       ['get-weather', { city: 'Atlantis' }],
       ['weather.alerts', { city: 'Oslo' }],

@@ -55,8 +55,8 @@ describe('run_code in an AI SDK generateText loop', () => {
     expect(salesCalls).toEqual(['north', 'south']);
     const output = run.result.steps[1]?.toolResults[0]?.output as RunCodeOutput;
     expect(output.metadata).toEqual({
-      tool_calls: [{ toolCallId: 'call-2-0:1', toolName: 'get_sales', functionName: 'get_sales', input: { region: 'south' } }],
-      tool_returns: [{ toolCallId: 'call-2-0:1', toolName: 'get_sales', output: [{ month: 1, total: 80 }] }],
+      toolCalls: [{ toolCallId: 'call-2-0:1', toolName: 'get_sales', functionName: 'get_sales', input: { region: 'south' } }],
+      toolReturns: [{ toolCallId: 'call-2-0:1', toolName: 'get_sales', output: [{ month: 1, total: 80 }] }],
     });
   });
 
@@ -113,6 +113,20 @@ describe('run_code in an AI SDK generateText loop', () => {
     const dropped = 11 * 1024 * 1024 + 1 - kept + 'tail\n'.length;
     expect(value.output.slice(kept)).toBe(
       `\n[output truncated: ${dropped.toLocaleString('en-US')} more characters were dropped; run_code keeps the first 10,485,760 characters (10 MiB) of printed output]\n`,
+    );
+  });
+
+  it('bounds results by bytes, not items: 50,000 ints come back whole, a result over 10 MiB is cut with exact counts', async () => {
+    const codeMode = await open();
+    const run = await runScript(codeMode.tools, [[{ code: 'list(range(50_000))' }], [{ code: "{'rows': ['xxx'] * 3_000_000, 'total': 3}" }]]);
+    expect(only(run, 0)).toEqual({ type: 'json', value: Array.from({ length: 50_000 }, (_, index) => index) });
+    const cut = only(run, 1).value as { output: string; result: { rows: string[]; total?: number } };
+    // {"rows":[...]} spends 10 bytes on the braces, key and brackets; each "xxx" then takes 6 with its comma.
+    const fit = Math.floor((10 * 1024 * 1024 - 10 + 1) / 6);
+    expect(cut.result).toEqual({ rows: Array.from({ length: fit }, () => 'xxx') });
+    expect(cut.output).toBe(
+      `[result cut: it is larger than the 10,485,760 bytes (10 MiB) of JSON run_code returns; dropped: ${(3_000_000 - fit + 1).toLocaleString('en-US')} ` +
+        'more list items or dict entries. Return a slice, a summary, or the nested part itself to see the rest.]\n',
     );
   });
 

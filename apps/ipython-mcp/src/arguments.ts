@@ -4,13 +4,15 @@ import { SETTING_DEFINITIONS, type SettingKind } from '@ipython-mcp/protocol';
 
 /** What the command line asked for. */
 export interface CommandLine {
-  command: 'serve' | 'setup' | 'doctor' | 'config' | 'help' | 'version';
+  command: 'serve' | 'setup' | 'doctor' | 'config' | 'help' | 'version' | 'code-mode';
   python: string | undefined;
   logLevel: string;
   settingFlags: Record<string, string>;
   upgrade: boolean;
   /** Packages `setup --with` adds to the managed environment (each a pip requirement or a path to a wheel). */
   withPackages: string[];
+  /** `code-mode --servers FILE`: the upstream servers file. */
+  servers: string | undefined;
 }
 
 /** A command line that cannot be understood; exit code 2. */
@@ -25,6 +27,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
     'log-level': { type: 'string' },
     upgrade: { type: 'boolean' },
     with: { type: 'string', multiple: true },
+    servers: { type: 'string' },
   };
   for (const definition of SETTING_DEFINITIONS) options[definition.flag.slice(2)] = { type: 'string' };
   let parsed: ReturnType<typeof parseArgs>;
@@ -39,10 +42,13 @@ export function parseCommandLine(argv: string[]): CommandLine {
   let command: CommandLine['command'] = 'serve';
   if (values.help) command = 'help';
   else if (values.version) command = 'version';
-  else if (first === 'setup' || first === 'doctor' || first === 'config' || first === 'serve') command = first;
+  else if (first === 'setup' || first === 'doctor' || first === 'config' || first === 'serve' || first === 'code-mode') command = first;
   else if (first === 'help') command = 'help';
-  else if (first !== undefined) throw new UsageError(`unknown command: ${first} (expected serve, setup, doctor or config)`);
+  else if (first !== undefined) throw new UsageError(`unknown command: ${first} (expected serve, code-mode, setup, doctor or config)`);
   const withPackages = parseWithPackages(values.with as string[] | undefined, command);
+  const servers = typeof values.servers === 'string' ? values.servers : undefined;
+  if (servers !== undefined && command !== 'code-mode') throw new UsageError('--servers only applies to `ipython-mcp code-mode`');
+  if (command === 'code-mode' && servers === undefined) throw new UsageError('code-mode needs --servers FILE (an {"mcpServers": {...}} JSON file)');
   const settingFlags: Record<string, string> = {};
   for (const definition of SETTING_DEFINITIONS) {
     const value = values[definition.flag.slice(2)];
@@ -59,6 +65,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
     settingFlags,
     upgrade: values.upgrade === true,
     withPackages,
+    servers,
   };
 }
 
@@ -72,7 +79,15 @@ function parseWithPackages(values: string[] | undefined, command: CommandLine['c
 }
 
 /** The value placeholder a setting's flag takes in --help. */
-const PLACEHOLDERS: Record<SettingKind, string> = { paths: 'DIR[:DIR...]', list: 'MOD[,MOD...]', aliases: 'JSON', count: 'N', seconds: 'SECONDS' };
+const PLACEHOLDERS: Record<SettingKind, string> = {
+  path: 'FILE',
+  paths: 'DIR[:DIR...]',
+  list: 'MOD[,MOD...]',
+  aliases: 'JSON',
+  count: 'N',
+  seconds: 'SECONDS',
+  megabytes: 'MB',
+};
 
 /** The README shipped beside dist/ (in a checkout and in the installed package alike). */
 function readmePath(): string {
@@ -91,6 +106,9 @@ export function helpText(version: string): string {
     '                                  the --with packages (repeatable; a requirement such as pandas>=2 or a wheel path)',
     '  ipython-mcp doctor [options]    check the interpreter, IPython, msgpack, package installs, library paths, preloads',
     '  ipython-mcp config [options]    print the effective settings (value and source of each) as JSON',
+    '  ipython-mcp code-mode --servers FILE',
+    '                                  serve one run_code tool in whose kernel the tools of the MCP servers in FILE',
+    '                                  ({"mcpServers": {name: {command, args, env, tools?}}}) are Python functions',
     '',
     'Examples:',
     '  ipython-mcp setup && ipython-mcp doctor',

@@ -3,6 +3,7 @@ import { SETTING_DEFINITIONS, SettingsError, resolveSettings, type Settings } fr
 import { serveStdio } from '@ipython-mcp/mcp-server';
 import { chooseInterpreter, createStderrLogger, type LogLevel } from '@ipython-mcp/worker-supervisor';
 import { UsageError, helpText, parseCommandLine } from './arguments.js';
+import { codeModeCommand } from './code-mode-command.js';
 import { doctorCommand } from './doctor-command.js';
 import { interpreterProblem } from './interpreter-check.js';
 import { setupCommand } from './setup-command.js';
@@ -53,6 +54,10 @@ async function main(): Promise<void> {
   const badInterpreter = interpreterProblem(choice);
   if (badInterpreter !== undefined) fail(badInterpreter);
   const logger = createStderrLogger(commandLine.logLevel as LogLevel);
+  if (commandLine.command === 'code-mode') {
+    await codeModeCommand(commandLine.servers ?? '', choice.python, logger, fail);
+    return;
+  }
   const { instance, closed } = await serveStdio({ python: choice.python, settings, logger, version: VERSION });
   process.stderr.write(`ipython-mcp ${VERSION} ready on stdio (python: ${choice.python} [${choice.source}]; worker starting in the background)\n`);
   void instance;

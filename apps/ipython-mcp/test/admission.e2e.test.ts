@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { eventually, startServer, taggedProcesses, type TestServer } from './harness.js';
+import { eventually, expectOk, fullRuntime, startServer, taggedProcesses, type TestServer } from './harness.js';
 
 // ---- helpers (kept in this file: every e2e file owns its own) ----
 
@@ -25,7 +25,7 @@ async function start(env: Record<string, string>, args: string[] = []): Promise<
   );
   servers.push(server);
   // The worker is up before the scenario starts, so the first call of a burst is dispatched at once.
-  expect((await exec(server, '0')).status).toBe('ok');
+  expectOk(await exec(server, '0'));
   return server;
 }
 
@@ -80,16 +80,24 @@ describe('the pending bound', () => {
       const error = body(result).error;
       expect(error.retryable).toBe(true);
       expect(error.retry_after_ms).toBeGreaterThan(0);
-      // never admitted: no sequence
-      expect(body(result).runtime.sequence).toBeNull();
+      // never admitted: no sequence (in the full metadata); the structured result has nothing more to say
+      expect(fullRuntime(result).sequence).toBeNull();
+      expect(body(result)).not.toHaveProperty('runtime');
+      expect((result.content[0] as { text: string }).text).toMatch(/^error runtime_busy: .*\n\[retryable, after \d+ ms\]$/);
     }
     // the active call and the two queued ones, in admission order; nothing rejected ran
     expect(results.slice(0, 3).every((result) => !result.isError)).toBe(true);
     expect((await exec(server, 'order')).result.value).toEqual([0, 1, 2]);
     expect(await executionCount(server)).toBe(before + 1 + 3 + 1);
-    const sequences = results.slice(0, 3).map((result) => body(result).runtime.sequence as number);
+    const sequences = results.slice(0, 3).map((result) => fullRuntime(result).sequence as number);
     expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
     expect(new Set(sequences).size).toBe(3);
+    // The two queued calls waited about 1.5 s behind the active one: a long wait is shown, the active call's is not.
+    expect(body(results[0]!)).not.toHaveProperty('runtime');
+    for (const queued of results.slice(1, 3)) {
+      expect(body(queued).runtime).toEqual({ sequence: fullRuntime(queued).sequence, queue_wait_ms: fullRuntime(queued).queue_wait_ms });
+      expect(body(queued).runtime.queue_wait_ms).toBeGreaterThanOrEqual(1000);
+    }
   });
 
   it('queue wait expiry gives queue_timeout; the expired call never runs and never advances the execution count', async () => {
@@ -103,6 +111,8 @@ describe('the pending bound', () => {
     const failure = body(queued);
     expect(failure.error.code).toBe('queue_timeout');
     expect(failure.error.retryable).toBe(true);
+    // A queue_timeout always shows how long it waited, and its admission sequence.
+    expect(Object.keys(failure.runtime).sort()).toEqual(['queue_wait_ms', 'sequence']);
     expect(failure.runtime.sequence).toBeGreaterThan(0);
     expect(failure.runtime.queue_wait_ms).toBeGreaterThanOrEqual(900);
     expect((await slow).isError).toBeFalsy();
@@ -122,10 +132,10 @@ describe('FIFO and cancellation', () => {
     expect(results.every((result) => !result.isError)).toBe(true);
     const order = (await exec(server, 'order')).result.value as number[];
     expect(order).toEqual(Array.from({ length: 30 }, (_, index) => index + 1));
-    const sequences = results.map((result) => body(result).runtime.sequence as number);
+    const sequences = results.map((result) => fullRuntime(result).sequence as number);
     expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
     // queue wait grows along the queue, and the deadline did not count it (nothing timed out)
-    expect(body(results[30]!).runtime.queue_wait_ms).toBeGreaterThanOrEqual(body(results[1]!).runtime.queue_wait_ms);
+    expect(fullRuntime(results[30]!).queue_wait_ms).toBeGreaterThanOrEqual(fullRuntime(results[1]!).queue_wait_ms);
   });
 
   it('cancelling one queued call (notifications/cancelled) removes exactly that call', async () => {
@@ -143,7 +153,8 @@ describe('FIFO and cancellation', () => {
     await expect(cancelled).rejects.toThrow();
     const after = await eventually(() => status(server), (value) => value.queue_depth === 2, 5_000);
     // removed before dispatch: not an interruption of anything
-    expect(after).toMatchObject({ queue_depth: 2, active: true, state: 'busy', last_interruption: null });
+    expect(after).toMatchObject({ queue_depth: 2, active: true, state: 'busy' });
+    expect(after).not.toHaveProperty('last_interruption');
     const results = await Promise.all([slow, first, third]);
     expect(results.every((result) => !result.isError)).toBe(true);
     expect((await exec(server, 'order')).result.value).toEqual([0, 1, 3]);
@@ -165,9 +176,10 @@ describe('FIFO and cancellation', () => {
     await expect(running).rejects.toThrow();
     const after = await eventually(() => status(server), (value) => value.last_interruption !== null && value.active === false, 5_000);
     expect(after).toMatchObject({ state: 'ready', epoch: 1, last_interruption: { kind: 'cancelled', namespace: 'preserved', epoch: 1 } });
-    const check = await exec(server, 'len(progress) > 0, progress[:3], os.getpid() == pid');
-    expect(check.result.value).toEqual([true, [0, 1, 2], true]);
-    expect(check.runtime.epoch).toBe(1);
+    const checked = await server.call('execute', { code: 'len(progress) > 0, progress[:3], os.getpid() == pid' });
+    expect(body(checked).result.value).toEqual([true, [0, 1, 2], true]);
+    expect(body(checked)).not.toHaveProperty('runtime');
+    expect(fullRuntime(checked).epoch).toBe(1);
     // The SDK drops the answer to a cancelled request, so the outcome is read from the operational log.
     const interrupted = server
       .stderr()

@@ -214,9 +214,11 @@ describe('MCP Inspector CLI', () => {
   it('calls execute (state built over statements of one cell) and runtime_status', async () => {
     const executed = await inspect(['--method', 'tools/call', '--tool-name', 'execute', '--tool-arg', 'code=x = 41\ny = x + 1\ny']);
     expect(executed.isError).toBeFalsy();
-    expect(executed.structuredContent).toMatchObject({ status: 'ok', result: { kind: 'json', value: 42 } });
+    expect(executed.structuredContent).toEqual({ execution_count: 1, result: { value: 42 } });
+    expect(executed.content).toEqual([{ type: 'text', text: 'Out[1]: 42' }]);
     const status = await inspect(['--method', 'tools/call', '--tool-name', 'runtime_status']);
-    expect(status.structuredContent).toMatchObject({ state: expect.stringMatching(/^(starting|ready)$/), epoch: 1, queue_depth: 0 });
+    expect(status.structuredContent).toMatchObject({ state: expect.stringMatching(/^(starting|ready)$/), epoch: 1 });
+    expect(status.structuredContent).not.toHaveProperty('queue_depth');
   });
 
   it('starts each invocation with a new server lifespan, so earlier names are gone', async () => {
@@ -256,8 +258,10 @@ describe('Python MCP SDK client', () => {
     const seen = JSON.parse(result.stdout) as Record<string, any>;
     expect(seen.server_name).toBe('ipython-mcp');
     expect(seen.tools).toEqual(STABLE_TOOLS);
-    expect(seen.second).toEqual({ result: { kind: 'json', value: 42 }, execution_count: seen.first_execution_count + 1, status: 'ok' });
-    expect(seen.runtime_status).toMatchObject({ state: 'ready', epoch: 1, queue_depth: 0, active: false, error: null });
+    // The Python SDK validates structured content against the output schema too.
+    expect(seen.second).toEqual({ result: { value: 42 }, execution_count: seen.first_execution_count + 1 });
+    expect(seen.runtime_status).toMatchObject({ state: 'ready', epoch: 1 });
+    for (const absent of ['queue_depth', 'active', 'error']) expect(seen.runtime_status).not.toHaveProperty(absent);
     expect(seen.worker_pid).not.toBe(seen.server_pid);
     expect(await waitForNoMarkedProcesses(marker, 15_000)).toEqual([]);
   });
@@ -290,7 +294,7 @@ describe('the client JSON in docs/clients.md', () => {
     await client.connect(transport);
     try {
       const result = await client.callTool({ name: 'execute', arguments: { code: '6 * 7' } }, undefined, { timeout: 60_000 });
-      expect((result.structuredContent as Record<string, any>).result).toEqual({ kind: 'json', value: 42 });
+      expect((result.structuredContent as Record<string, any>).result).toEqual({ value: 42 });
     } finally {
       await client.close();
     }
@@ -306,7 +310,7 @@ describe('the docs tour: build, import, edit, reload', () => {
     const server = await startServer({ IPYTHON_MCP_LIBRARY_PATHS: library, IPYTHON_MCP_PRELOAD_MODULES: 'stats_tools' });
     try {
       const first = await server.structured('execute', { code: 'data = [3, 1, 4, 1, 5]\nstats_tools.mean(data)' });
-      expect(first.result).toEqual({ kind: 'json', value: 2.8 });
+      expect(first.result).toEqual({ value: 2.8 });
       const inspected = await server.structured('inspect', { name: 'stats_tools.mean' });
       expect(JSON.stringify(inspected)).toContain('values: list[float]');
       expect(JSON.stringify(inspected)).toContain('Arithmetic mean.');
@@ -317,7 +321,7 @@ describe('the docs tour: build, import, edit, reload', () => {
       const reloaded = await server.call('reload', { modules: ['stats_tools'] });
       expect(reloaded.isError).toBeFalsy();
       const after = await server.structured('execute', { code: 'stats_tools.mean(data), len(data)' });
-      expect(after.result).toEqual({ kind: 'json', value: [3, 5] });
+      expect(after.result).toEqual({ value: [3, 5] });
 
       await server.structured('execute', { code: 'def spread(values: list[float]) -> float:\n    return max(values) - min(values)' });
       const registered = await server.call('register_tool', { name: 'spread' });

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, totalmem } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, childPids, startServer, testPython, type TestServer } from './harness.js';
 
-// The eighteen IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
+// The twenty-one IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
 // bad values refused with one stderr line and exit code 2 before any worker starts, and a failing preload
 // leaving the runtime unavailable rather than half built.
 
@@ -28,6 +28,9 @@ const SETTINGS: { env: string; flag: string; envValue: string; flagValue: string
   { env: 'IPYTHON_MCP_MAX_PENDING_OPERATIONS', flag: '--max-pending-operations', envValue: '5', flagValue: '6', envParsed: 5, flagParsed: 6 },
   { env: 'IPYTHON_MCP_QUEUE_WAIT_TIMEOUT_SECONDS', flag: '--queue-wait-timeout-seconds', envValue: '1e1', flagValue: '20', envParsed: 10, flagParsed: 20 },
   { env: 'IPYTHON_MCP_MAX_IPC_MESSAGE_BYTES', flag: '--max-ipc-message-bytes', envValue: '1048576', flagValue: '2097152', envParsed: 1048576, flagParsed: 2097152 },
+  { env: 'IPYTHON_MCP_MEMORY_LIMIT_MB', flag: '--memory-limit-mb', envValue: '512', flagValue: 'off', envParsed: 512, flagParsed: null },
+  { env: 'IPYTHON_MCP_JOURNAL', flag: '--journal', envValue: '/tmp/from-env.ipynb', flagValue: 'relative/from-flag.ipynb', envParsed: '/tmp/from-env.ipynb', flagParsed: 'relative/from-flag.ipynb' },
+  { env: 'IPYTHON_MCP_JOURNAL_MAX_BYTES', flag: '--journal-max-bytes', envValue: '100000', flagValue: '200000', envParsed: 100000, flagParsed: 200000 },
 ];
 
 /** The environment without any IPYTHON_MCP_* setting the developer may have exported. */
@@ -62,7 +65,7 @@ afterAll(() => {
 });
 
 describe('every setting is read from its environment variable and its flag', () => {
-  it('has eighteen settings, all with defaults', () => {
+  it('has twenty-one settings, all with defaults', () => {
     const result = runCli(['config'], cleanEnv());
     expect(result.status).toBe(0);
     const effective = JSON.parse(result.stdout);
@@ -71,6 +74,10 @@ describe('every setting is read from its environment variable and its flag', () 
     expect(effective.IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS).toEqual({ value: 30, source: 'default' });
     expect(effective.IPYTHON_MCP_MAX_IPC_MESSAGE_BYTES).toEqual({ value: 4194304, source: 'default' });
     expect(effective.IPYTHON_MCP_MODULE_ALIASES).toEqual({ value: {}, source: 'default' });
+    // Half of physical memory (or of a smaller cgroup limit), in MiB.
+    const memoryDefault = effective.IPYTHON_MCP_MEMORY_LIMIT_MB.value;
+    expect(Number.isSafeInteger(memoryDefault) && memoryDefault > 0 && memoryDefault <= totalmem() / 2 ** 21).toBe(true);
+    expect(effective.IPYTHON_MCP_JOURNAL).toEqual({ value: null, source: 'default' });
     for (const setting of SETTINGS) expect(effective[setting.env].source).toBe('default');
   });
 
@@ -89,6 +96,14 @@ describe('every setting is read from its environment variable and its flag', () 
     expect(result.stderr).toBe('');
     const effective = JSON.parse(result.stdout);
     for (const setting of SETTINGS) expect(effective[setting.env], setting.flag).toEqual({ value: setting.flagParsed, source: 'flag' });
+  });
+
+  it('takes 0 and off (any case) as the memory guard turned off', () => {
+    for (const value of ['0', 'off', 'OFF', ' Off ']) {
+      const result = runCli(['config'], cleanEnv({ IPYTHON_MCP_MEMORY_LIMIT_MB: value }));
+      expect(result.status, value).toBe(0);
+      expect(JSON.parse(result.stdout).IPYTHON_MCP_MEMORY_LIMIT_MB, value).toEqual({ value: null, source: 'env' });
+    }
   });
 
   it('ignores a bad environment value that a flag overrides', () => {
@@ -116,6 +131,14 @@ describe('a bad value stops the server before any worker starts', () => {
     { env: { IPYTHON_MCP_MODULE_ALIASES: '{"numpy": "not an identifier"}' }, names: 'IPYTHON_MCP_MODULE_ALIASES' },
     { env: { IPYTHON_MCP_MODULE_ALIASES: '{"json": "In"}' }, names: 'IPYTHON_MCP_MODULE_ALIASES' },
     { env: { IPYTHON_MCP_PRELOAD_MODULES: 'json,os..path' }, names: 'IPYTHON_MCP_PRELOAD_MODULES' },
+    { env: { IPYTHON_MCP_MEMORY_LIMIT_MB: '-5' }, names: 'IPYTHON_MCP_MEMORY_LIMIT_MB' },
+    { env: { IPYTHON_MCP_MEMORY_LIMIT_MB: '1.5' }, names: 'IPYTHON_MCP_MEMORY_LIMIT_MB' },
+    { env: { IPYTHON_MCP_MEMORY_LIMIT_MB: '12GB' }, names: 'IPYTHON_MCP_MEMORY_LIMIT_MB' },
+    { env: { IPYTHON_MCP_MEMORY_LIMIT_MB: '' }, names: 'IPYTHON_MCP_MEMORY_LIMIT_MB' },
+    { env: { IPYTHON_MCP_MEMORY_LIMIT_MB: '99999999999' }, names: 'IPYTHON_MCP_MEMORY_LIMIT_MB' },
+    { args: ['--memory-limit-mb', 'auto'], names: '--memory-limit-mb' },
+    { env: { IPYTHON_MCP_JOURNAL: ' ' }, names: 'IPYTHON_MCP_JOURNAL' },
+    { env: { IPYTHON_MCP_JOURNAL_MAX_BYTES: '0' }, names: 'IPYTHON_MCP_JOURNAL_MAX_BYTES' },
     { args: ['--max-tool-name-chars', '0'], names: '--max-tool-name-chars' },
     { args: ['--operation-timeout-seconds=inf'], names: '--operation-timeout-seconds' },
     { env: { IPYTHON_MCP_MAX_TEXT_CHARS: '100' }, args: ['--max-text-chars', 'lots'], names: '--max-text-chars' },

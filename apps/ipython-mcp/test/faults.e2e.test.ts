@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { childPids, eventually, isAlive, startServer, taggedProcesses, waitForExit, type TestServer } from './harness.js';
+import { childPids, eventually, expectOk, fullRuntime, isAlive, startServer, taggedProcesses, waitForExit, type TestServer } from './harness.js';
 
 // ---- helpers (kept in this file: every e2e file owns its own) ----
 
@@ -49,12 +49,25 @@ async function withServer(env: Record<string, string>, body: (server: TestServer
   }
 }
 
+/** The seed's metadata of an interrupted operation: all seven fields, whatever the outcome. */
+const INTERRUPTED_RUNTIME_KEYS = ['duration_ms', 'epoch', 'interruption', 'namespace', 'queue_wait_ms', 'request_id', 'sequence'];
+
+function expectInterrupted(body: Record<string, any>, expected: Record<string, unknown>): void {
+  expect(Object.keys(body.runtime).sort()).toEqual(INTERRUPTED_RUNTIME_KEYS);
+  expect(body.runtime).toMatchObject(expected);
+  expect(body.runtime.sequence).toBeGreaterThan(0);
+  expect(body.runtime.request_id).not.toBeNull();
+}
+
 /** A working execute in the expected epoch, as every case ends. */
 async function expectWorking(server: TestServer, epoch: number): Promise<void> {
-  const result = await exec(server, '6 * 7');
-  expect(result.status).toBe('ok');
-  expect(result.result).toEqual({ kind: 'json', value: 42 });
-  expect(result.runtime.epoch).toBe(epoch);
+  const raw = await server.call('execute', { code: '6 * 7' });
+  const result = raw.structuredContent as Record<string, any>;
+  expectOk(result);
+  expect(result.result).toEqual({ value: 42 });
+  // Any epoch change was reported by the failure that caused it: this result has nothing new to say.
+  expect(result).not.toHaveProperty('runtime');
+  expect(fullRuntime(raw)).toMatchObject({ epoch, interruption: null, namespace: null });
   const current = await status(server);
   expect(current.epoch).toBe(epoch);
   expect(current.state).toBe('ready');
@@ -96,7 +109,7 @@ describe('cooperative interruption keeps the namespace', () => {
       expect(call.isError).toBe(true);
       const body = call.structuredContent as Record<string, any>;
       expect(body.error.code).toBe('operation_timeout');
-      expect(body.runtime).toMatchObject({ interruption: 'timeout', namespace: 'preserved', epoch: 1 });
+      expectInterrupted(body, { interruption: 'timeout', namespace: 'preserved', epoch: 1 });
       const after = await exec(server, 'len(progress) > 0, counter["n"] >= len(progress), progress[:3], before');
       expect(after.result.value).toEqual([true, true, [1, 2, 3], [1, 2, 3]]);
       expect((await status(server)).last_interruption).toEqual({ kind: 'timeout', namespace: 'preserved', epoch: 1 });
@@ -115,7 +128,7 @@ describe('cooperative interruption keeps the namespace', () => {
       expect(call.isError).toBe(true);
       const body = call.structuredContent as Record<string, any>;
       expect(body.error.code).toBe('operation_timeout');
-      expect(body.runtime).toMatchObject({ interruption: 'timeout', namespace: 'preserved', epoch: 1 });
+      expectInterrupted(body, { interruption: 'timeout', namespace: 'preserved', epoch: 1 });
       const after = await exec(server, 'marker.startswith("set before"), os.getpid()');
       expect(after.result.value).toEqual([true, pid]);
       await expectWorking(server, 1);
@@ -138,11 +151,17 @@ describe('hard recovery replaces the worker', () => {
       expect(call.isError).toBe(true);
       const body = call.structuredContent as Record<string, any>;
       expect(body.error.code).toBe('operation_timeout');
-      expect(body.runtime).toMatchObject({ interruption: 'timeout', namespace: 'reset', epoch: 2 });
+      expectInterrupted(body, { interruption: 'timeout', namespace: 'reset', epoch: 2 });
+      // The text block, all Codex (and Claude Code, for an error) shows, states the same facts.
+      const text = (call.content[0] as { text: string }).text;
+      expect(text).toMatch(/^error operation_timeout: /);
+      expect(text).toContain('interruption timeout, namespace reset]');
+      expect(text).toMatch(/\[runtime: request_id \d+, sequence \d+, epoch 2, queue_wait_ms \d+, duration_ms \d+, /);
       expect(typeof body.error.details?.replacement_startup_ms).toBe('number');
       // configured preloads and aliases are restored in the new epoch; user names are gone
       expect(firstOk.result.value).toBe('[1]');
-      expect(firstOk.runtime.epoch).toBe(2);
+      // The timeout answer already reported epoch 2: the next success has nothing new to say.
+      expect(firstOk).not.toHaveProperty('runtime');
       const gone = await server.call('execute', { code: 'before' });
       expect(gone.isError).toBe(true);
       expect((gone.structuredContent as any).error.type).toBe('NameError');
@@ -173,7 +192,7 @@ describe('hard recovery replaces the worker', () => {
       const body = call.structuredContent as Record<string, any>;
       expect(body.error.code).toBe('worker_crashed');
       expect(body.error.details).toMatchObject(details);
-      expect(body.runtime).toMatchObject({ interruption: 'crash', namespace: 'reset', epoch: 2 });
+      expectInterrupted(body, { interruption: 'crash', namespace: 'reset', epoch: 2 });
       expect((await status(server)).last_interruption).toEqual({ kind: 'crash', namespace: 'reset', epoch: 2 });
       const gone = await server.call('execute', { code: 'before' });
       expect((gone.structuredContent as any).error.type).toBe('NameError');
@@ -187,6 +206,22 @@ describe('hard recovery replaces the worker', () => {
       const current = await eventually(() => status(server), (value) => value.epoch === 2, 10_000);
       expect(current.epoch).toBe(2);
       expect(current.last_interruption).toEqual({ kind: 'crash', namespace: 'reset', epoch: 2 });
+      await expectWorking(server, 2);
+    });
+  });
+
+  it('an epoch change no result has reported yet shows on the next success', async () => {
+    await withServer({}, async (server) => {
+      await exec(server, 'import os, threading, time\nthreading.Thread(target=lambda: (time.sleep(0.3), os._exit(7)), daemon=True).start()');
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      const raw = await server.call('execute', { code: '1' });
+      const next = raw.structuredContent as Record<string, any>;
+      expect(next.runtime).toMatchObject({ epoch: 2 });
+      expect(next.runtime).not.toHaveProperty('interruption');
+      expect((raw.content[0] as { text: string }).text).toMatch(/^Out\[\d+\]: 1\n\[runtime: epoch 2/);
+      expectOk(next);
+      // Reported once: the one after says nothing.
+      expect(await exec(server, '2')).not.toHaveProperty('runtime');
       await expectWorking(server, 2);
     });
   });
@@ -207,7 +242,8 @@ describe('the worker survives', () => {
     await withServer({}, async (server) => {
       const pid = (await exec(server, 'import os\nkeep = "kept"\nos.getpid()')).result.value;
       const result = await server.call('execute', { code });
-      expect((result.structuredContent as any).runtime).toMatchObject({ epoch: 1, interruption: null });
+      expect(result.structuredContent as any).not.toHaveProperty('runtime');
+      expect(fullRuntime(result)).toMatchObject({ epoch: 1, interruption: null });
       const after = await exec(server, 'keep, os.getpid()');
       expect(after.result.value).toEqual(['kept', pid]);
       await expectWorking(server, 1);
@@ -219,7 +255,8 @@ describe('the worker survives', () => {
       const pid = (await exec(server, 'import os, sys\ndef leave():\n    sys.exit(2)\nos.getpid()')).result.value;
       const result = await server.call('call_function', { name: 'leave', arguments: {} });
       expect(result.isError).toBe(true);
-      expect((result.structuredContent as any).runtime.epoch).toBe(1);
+      expect(result.structuredContent as any).not.toHaveProperty('runtime');
+      expect(fullRuntime(result).epoch).toBe(1);
       expect((await exec(server, 'os.getpid()')).result.value).toBe(pid);
       await expectWorking(server, 1);
     });
@@ -229,7 +266,7 @@ describe('the worker survives', () => {
     await withServer({}, async (server) => {
       const pid = (await exec(server, 'import os\nos.getpid()')).result.value;
       const closing = await exec(server, 'import os\nos.close(1)\nos.close(2)\nprint("python-level after close")');
-      expect(closing.status).toBe('ok');
+      expectOk(closing);
       expect(closing.stdout).toBe('python-level after close\n');
       const later = await exec(
         server,
@@ -243,7 +280,7 @@ describe('the worker survives', () => {
           'None',
         ].join('\n'),
       );
-      expect(later.status).toBe('ok');
+      expectOk(later);
       expect(later.stdout).toContain('fd one\n');
       expect(later.stdout).toContain('python out\n');
       expect(later.stdout).toContain('child out\n');
@@ -273,11 +310,11 @@ describe('the worker survives', () => {
           'time.sleep(0.05)',
         ].join('\n'),
       );
-      expect(started.status).toBe('ok');
+      expectOk(started);
       for (let index = 0; index < 15; index += 1) {
         const result = await exec(server, `import time\ntime.sleep(0.05)\nprint("clean", ${index})`);
         expect(result.stdout).toBe(`clean ${index}\n`);
-        expect(result.stderr).toBe('');
+        expect(result).not.toHaveProperty('stderr');
       }
       expect((await exec(server, 'chatter_thread.is_alive()')).result.value).toBe(true);
       expect(server.transportErrors).toEqual([]);
@@ -316,17 +353,18 @@ describe('a late interrupt never hits the next operation', () => {
         const body = racing.structuredContent as Record<string, any>;
         if (racing.isError) {
           expect(body.error.code).toBe('operation_timeout');
-          expect(body.runtime.namespace).toBe('preserved');
+          expectInterrupted(body, { interruption: 'timeout', namespace: 'preserved', epoch: 1 });
           timedOut += 1;
         } else {
           finished += 1;
         }
         // The follower blocks in a sleep, where a stray SIGINT would land at once.
-        const follower = await exec(server, 'time.sleep(0.03)\nfollowers += 1\nfollowers');
-        expect(follower.status).toBe('ok');
-        expect(follower.error).toBeNull();
+        const followerResult = await server.call('execute', { code: 'time.sleep(0.03)\nfollowers += 1\nfollowers' });
+        const follower = followerResult.structuredContent as Record<string, any>;
+        expectOk(follower);
         expect(follower.result.value).toBe(round + 1);
-        expect(follower.runtime).toMatchObject({ epoch: 1, interruption: null });
+        expect(follower).not.toHaveProperty('runtime');
+        expect(fullRuntime(followerResult)).toMatchObject({ epoch: 1, interruption: null });
       }
       measurements.push(`[measure] late-interrupt race: ${timedOut} interrupted near the deadline, ${finished} finished first`);
       expect(timedOut).toBeGreaterThan(0);
@@ -365,7 +403,7 @@ describe('a replacement that cannot start', () => {
           expect(call.isError).toBe(true);
           const body = call.structuredContent as Record<string, any>;
           expect(body.error.code).toBe('operation_timeout');
-          expect(body.runtime).toMatchObject({ interruption: 'timeout', namespace: 'unknown' });
+          expectInterrupted(body, { interruption: 'timeout', namespace: 'unknown' });
           const current = await status(server);
           expect(current.state).toBe('unavailable');
           expect(typeof current.error).toBe('string');
@@ -395,7 +433,10 @@ describe('a replacement that cannot start', () => {
             }
           }
           const still = await status(server);
-          expect(still).toMatchObject({ state: 'unavailable', error: current.error, active: false, queue_depth: 0 });
+          expect(still).toMatchObject({ state: 'unavailable', error: current.error });
+          // idle and nothing queued: both at their defaults, so absent
+          expect(still).not.toHaveProperty('active');
+          expect(still).not.toHaveProperty('queue_depth');
           // no half-started worker is kept around
           const workers = await eventually(
             () => childPids(server.serverPid).filter(isAlive),

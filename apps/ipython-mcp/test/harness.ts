@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { expect } from 'vitest';
 import { testPython, waitForExit } from '@ipython-mcp/test-support';
 
 export { childPids, eventually, isAlive, processGroupMembers, survivors, taggedProcesses, testPython, waitForExit } from '@ipython-mcp/test-support';
@@ -43,6 +44,8 @@ export async function startServer(env: Record<string, string> = {}, args: string
     notifications.push(notification as TestServer['notifications'][number]);
   };
   await client.connect(transport);
+  // With the tool list cached, the SDK client validates every structured result against its tool's output schema.
+  await client.listTools();
   const serverPid = transport.pid;
   if (serverPid === null) throw new Error('server did not start');
   const call = async (name: string, callArgs: Record<string, unknown> = {}) =>
@@ -69,3 +72,20 @@ export async function workerPid(server: TestServer): Promise<number> {
   return result.result.value as number;
 }
 
+
+/** The full runtime metadata every namespace result carries in `_meta` (the structured `runtime` is compact). */
+export function fullRuntime(result: CallToolResult): Record<string, any> {
+  const runtime = (result._meta as Record<string, unknown> | undefined)?.['ipython-mcp/runtime'];
+  expect(runtime, 'the result carries _meta["ipython-mcp/runtime"]').toBeTypeOf('object');
+  return runtime as Record<string, any>;
+}
+
+/**
+ * Asserts an execute result is a clean success in the compact shape: no status (its default is "ok"), no error,
+ * and no runtime object (nothing new to say).
+ */
+export function expectOk(structured: Record<string, any>): void {
+  expect(structured, JSON.stringify(structured.error)).not.toHaveProperty('status');
+  expect(structured).not.toHaveProperty('error');
+  expect(typeof structured.execution_count).toBe('number');
+}

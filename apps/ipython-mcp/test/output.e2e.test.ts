@@ -32,13 +32,15 @@ describe('default limits', () => {
     const out = await server.structured('execute', { code: `print("x" * ${TEN_MILLION})` });
     expect(out.stdout).toBe('x'.repeat(8192));
     expect(out.stdout_omitted_chars).toBe(TEN_MILLION + 1 - 8192);
-    expect(out.truncated).toMatchObject({ stdout: true, stderr: false });
-    expect(out.stderr_omitted_chars).toBe(0);
+    // Only the flags that are set, and no count for the stream that was not cut.
+    expect(out.truncated).toEqual({ stdout: true });
+    expect(out).not.toHaveProperty('stderr_omitted_chars');
+    expect(out).not.toHaveProperty('stderr');
 
     const err = await server.structured('execute', { code: `import sys\nprint("é" * ${TEN_MILLION}, file=sys.stderr)` });
     expect(err.stderr).toBe('é'.repeat(8192));
     expect(err.stderr_omitted_chars).toBe(TEN_MILLION + 1 - 8192);
-    expect(err.truncated).toMatchObject({ stdout: false, stderr: true });
+    expect(err.truncated).toEqual({ stderr: true });
   });
 
   it('counts file-descriptor-level output exactly too', async () => {
@@ -47,7 +49,7 @@ describe('default limits', () => {
     expect(result.stdout_omitted_chars).toBe(TEN_MILLION - 8192);
     expect(result.stderr).toBe('ü'.repeat(8192));
     expect(result.stderr_omitted_chars).toBe(10000 - 8192);
-    expect(await server.structured('execute', { code: 'print("small")' })).toMatchObject({ stdout: 'small\n', stdout_omitted_chars: 0 });
+    expect(await server.structured('execute', { code: 'print("small")' })).toEqual({ execution_count: expect.any(Number), stdout: 'small\n' });
   });
 
   it('returns a matplotlib figure shown with plt.show() as MCP image content', async () => {
@@ -64,8 +66,10 @@ describe('default limits', () => {
     // The structured and text copies refer to the image instead of repeating its base64.
     expect(structured.displays[0].data['image/png']).toBe(`[image 1: image/png, ${found[0]!.data.length} base64 characters, returned as MCP image content]`);
     expect(structured.displays[0].data['text/plain']).toMatch(/^<Figure size/);
+    // The text block names the display and the image instead of repeating its base64.
     const text = (result.content[0] as { text: string }).text;
-    expect(JSON.parse(text)).toEqual(structured);
+    expect(text).toContain('[display 1]\n<Figure size');
+    expect(text).toContain(`image/png: [image 1: image/png, ${found[0]!.data.length} base64 characters, returned as MCP image content]`);
     expect(text.length).toBeLessThan(4096);
     // The figure was closed after it was shown: nothing is shown again.
     expect(images(await server.call('execute', { code: 'plt.get_fignums()' }))).toEqual([]);
@@ -140,7 +144,9 @@ describe('configured limits', () => {
     expect(result.stdout_omitted_chars).toBe(TEN_MILLION + 1 - 1000);
     expect(result.stderr).toHaveLength(1000);
     expect(result.stderr_omitted_chars).toBe(500);
-    expect(result.truncated).toMatchObject({ stdout: true, stderr: true, result: false, displays: false });
+    expect(result.truncated).toEqual({ stdout: true, stderr: true });
+    const text = (await server.call('execute', { code: 'print("o" * 1500)' })).content[0] as { text: string };
+    expect(text.text).toBe(`${'o'.repeat(1000)}\n[stdout truncated: 501 characters omitted]\nIn [2]: ok`);
   });
 
   it('caps display items as they arrive and normalises each payload', async () => {
@@ -160,14 +166,14 @@ describe('configured limits', () => {
     expect(cut.data['text/plain']).toHaveLength(1000);
     expect(cut.data['application/json']).toEqual({ a: { b: { c: '…' } }, list: [0, 1, 2, 3, 4] });
     expect(cut.truncated).toBe(true);
-    expect(small).toEqual({ data: { 'text/plain': 'short' }, metadata: { k: 'v' }, truncated: false });
+    expect(small).toEqual({ data: { 'text/plain': 'short' }, metadata: { k: 'v' } });
     expect(payloads.truncated.displays).toBe(true);
-    expect(payloads.displays_omitted).toBe(0);
+    expect(payloads).not.toHaveProperty('displays_omitted');
   });
 
   it('applies the JSON depth, item and character limits to results, with flags', async () => {
     const deep = await server.structured('execute', { code: '[[[[["deep"]]]]]' });
-    expect(deep.result).toEqual({ kind: 'json', value: [[['…']]] });
+    expect(deep.result).toEqual({ value: [[['…']]] });
     expect(deep.truncated.result).toBe(true);
     const many = await server.structured('execute', { code: 'list(range(100))' });
     expect(many.result.value).toEqual([0, 1, 2, 3, 4]);
@@ -177,7 +183,7 @@ describe('configured limits', () => {
     expect(long.truncated.result).toBe(true);
     const fits = await server.structured('execute', { code: '{"a": [1, 2], "b": "ok"}' });
     expect(fits.result.value).toEqual({ a: [1, 2], b: 'ok' });
-    expect(fits.truncated.result).toBe(false);
+    expect(fits).not.toHaveProperty('truncated');
     const opaque = await server.structured('execute', { code: 'class Wide:\n    def __repr__(self):\n        return "w" * 5000\nWide()' });
     expect(opaque.result.kind).toBe('repr');
     expect(opaque.result.repr).toHaveLength(1000);
@@ -195,10 +201,15 @@ describe('configured limits', () => {
     expect(error.message_truncated).toBe(true);
     expect(error.traceback.length).toBeLessThanOrEqual(600);
     expect(error.traceback_truncated).toBe(true);
-    const short = (await server.call('execute', { code: '1 / 0' })).structuredContent as any;
-    expect(short.error.traceback_truncated).toBe(false);
-    expect(short.error.message_truncated).toBe(false);
-    expect(short.error.traceback).toContain('ZeroDivisionError');
+    expect((result.content[0] as { text: string }).text).toMatch(/^In \[\d+\] raised ValueError\n\[traceback truncated: its start was cut\]\n/);
+    const shortResult = await server.call('execute', { code: '1 / 0' });
+    const short = shortResult.structuredContent as any;
+    expect(short).toMatchObject({ status: 'error', error: { kind: 'exception', type: 'ZeroDivisionError', message: 'division by zero' } });
+    expect(short.error).not.toHaveProperty('traceback_truncated');
+    expect(short.error).not.toHaveProperty('message_truncated');
+    // No banner, no padded header line: the user's own cell line and the exception.
+    expect(short.error.traceback).toBe(`Cell In[${short.execution_count}], line 1\n----> 1 1 / 0\n\nZeroDivisionError: division by zero`);
+    expect((shortResult.content[0] as { text: string }).text).toBe(`In [${short.execution_count}] raised ZeroDivisionError\n${short.error.traceback}`);
   });
 });
 
@@ -236,9 +247,33 @@ describe('progress notifications', () => {
     expect(unsolicited - before).toBe(received.length);
     const progressValues = received.map((item) => item.progress);
     expect(progressValues).toEqual([...progressValues].sort((a, b) => a - b));
-    const streamed = received.map((item) => item.message ?? '').join('');
-    for (let i = 0; i < 15; i += 1) expect(streamed).toContain(`tick ${i}`);
+    // Whole lines only: every line of every message is one tick, with its stream label on the first.
+    const lines = received.flatMap((item) => (item.message ?? '').split('\n'));
+    for (const line of lines) expect(line).toMatch(/^(\[stdout\] )?tick \d+$/);
+    expect(lines.map((line) => line.replace('[stdout] ', ''))).toEqual(Array.from({ length: 15 }, (_, i) => `tick ${i}`));
     expect(server.transportErrors).toEqual([]);
+  });
+
+  it('holds a line that is still being written until its newline', async () => {
+    const received: Progress[] = [];
+    const code =
+      'import sys, time\nfor i in range(4):\n    print(f"step {i}", end="", flush=True)\n    time.sleep(0.3)\n' +
+      '    print(" done", flush=True)\n    print("err", i, file=sys.stderr, flush=True)\ntime.sleep(0.5)';
+    await server.client.callTool({ name: 'execute', arguments: { code } }, undefined, { onprogress: (progress) => received.push(progress), timeout: 60_000 });
+    const messages = received.map((item) => item.message ?? '');
+    const stdoutLines: string[] = [];
+    for (const message of messages) {
+      let stream = '';
+      for (const line of message.split('\n')) {
+        const labelled = /^\[(stdout|stderr)\] (.*)$/.exec(line);
+        if (labelled) stream = labelled[1]!;
+        const text = labelled ? labelled[2]! : line;
+        expect(stream, message).not.toBe('');
+        if (stream === 'stdout') stdoutLines.push(text);
+        else expect(text).toMatch(/^err \d$/);
+      }
+    }
+    expect(stdoutLines).toEqual(['step 0 done', 'step 1 done', 'step 2 done', 'step 3 done']);
   });
 
   it('never sends a notification right behind the result (clients would see an unknown token)', async () => {

@@ -104,7 +104,7 @@ describe('the packed tarball', () => {
     const path = process.env.PATH;
     process.env.PATH = toolingPath(); // publint runs `pnpm pack` to learn which files each package publishes
     try {
-      for (const name of ['protocol', 'admission-queue', 'worker-supervisor', 'schema-fingerprint', 'mcp-server']) {
+      for (const name of ['protocol', 'admission-queue', 'worker-supervisor', 'schema-fingerprint', 'session-journal', 'mcp-server']) {
         const pkgDir = join(REPO_ROOT, 'packages', name);
         const { messages, pkg } = await publint({ pkgDir, pack: 'pnpm', level: 'suggestion', strict: true });
         for (const message of messages) problems.push(`packages/${name}: ${message.type}: ${formatMessage(message, pkg) ?? message.code}`);
@@ -169,8 +169,10 @@ describe('npm install -g of the tarball into a temporary prefix', () => {
       expect((await call('execute', { code: 'import ipython_mcp_worker\nx = 41\nipython_mcp_worker.__file__' })).result.value).toBe(
         join(installed, 'dist', 'python', 'ipython_mcp_worker', '__init__.py'),
       );
-      expect((await call('execute', { code: 'x + 1' })).result).toEqual({ kind: 'json', value: 42 });
-      expect(await call('runtime_status')).toMatchObject({ state: 'ready', epoch: 1, error: null });
+      expect((await call('execute', { code: 'x + 1' })).result).toEqual({ value: 42 });
+      const status = await call('runtime_status');
+      expect(status).toMatchObject({ state: 'ready', epoch: 1 });
+      expect(status).not.toHaveProperty('error'); // null, the default
     } finally {
       await client.close();
     }

@@ -104,7 +104,18 @@ function childPath(path: string, key: string): string {
 }
 
 /** The contract as an oracle: the JSON form and `encoded` map of a value, or undefined when it has none. */
-function jsonForm(value: Py, path: string, encoded: Record<string, string>): unknown {
+function jsonForm(value: Py, path: string, marks: Record<string, string>): unknown {
+  // An escaped key whose value is encoded too is marked `key+<kind>`.
+  const encoded = new Proxy(marks, {
+    set: (target, key: string, kind: string) => {
+      target[key] = target[key] === undefined ? kind : `${target[key]}+${kind}`;
+      return true;
+    },
+  });
+  return formOf(value, path, encoded);
+}
+
+function formOf(value: Py, path: string, encoded: Record<string, string>): unknown {
   switch (value.t) {
     case 'none':
       return null;
@@ -128,7 +139,7 @@ function jsonForm(value: Py, path: string, encoded: Record<string, string>): unk
     }
     case 'list':
     case 'tuple': {
-      const items = value.items.map((item, index) => jsonForm(item, `${path}[${index}]`, encoded));
+      const items = value.items.map((item, index) => formOf(item, `${path}[${index}]`, encoded));
       return items.includes(undefined) ? undefined : items;
     }
     case 'dict': {
@@ -137,7 +148,7 @@ function jsonForm(value: Py, path: string, encoded: Record<string, string>): unk
         if (key.t !== 'str') return undefined;
         const text = escaped(key.v);
         if (text !== undefined) encoded[childPath(path, text)] = 'key';
-        const form = jsonForm(item, childPath(path, text ?? key.v), encoded);
+        const form = formOf(item, childPath(path, text ?? key.v), encoded);
         if (form === undefined) return undefined;
         out[text ?? key.v] = form;
       }
@@ -191,6 +202,20 @@ for (const codec of ['msgpack', 'json'] as const) {
     beforeAll(async () => {
       server = await startServer(codec === 'json' ? { IPYTHON_MCP_WORKER_CODECS: 'json' } : {});
       await server.structured('execute', { code: OBJECTS });
+      // The text block shows a value as Python writes it: evaluated back, it is the value (tuples read as lists and
+      // integral floats as ints, as in the JSON form).
+      await server.structured('execute', {
+        code: [
+          'import ast as _ast',
+          'def _norm(v):',
+          '    if isinstance(v, (list, tuple)): return [_norm(i) for i in v]',
+          '    if isinstance(v, dict): return {k: _norm(i) for k, i in v.items()}',
+          '    if isinstance(v, float) and v.is_integer(): return int(v)',
+          '    return v',
+          'def text_is_value(text: str) -> bool:',
+          '    return _norm(_ast.literal_eval(text)) == _norm(value)',
+        ].join('\n'),
+      });
       pid = (await server.structured('execute', { code: 'os.getpid()' })).result.value as number;
     });
     afterAll(async () => {
@@ -199,24 +224,31 @@ for (const codec of ['msgpack', 'json'] as const) {
 
     async function survives(): Promise<void> {
       const check = await server.structured('execute', { code: 'sentinel, os.getpid()' });
-      expect(check.result).toEqual({ kind: 'json', value: ['kept', pid] });
+      expect(check.result).toEqual({ value: ['kept', pid] });
     }
 
     it('answers each case of the issue as the contract says (examples beside the properties)', async () => {
-      const cases: [string, unknown][] = [
-        ['2**40', { kind: 'json', value: 2 ** 40 }],
-        ['import time\ntime.time_ns() > 10**18', { kind: 'json', value: true }],
-        ['int(time.time() * 1000) > 0', { kind: 'json', value: true }],
-        ['10**20', { kind: 'json', value: '100000000000000000000', encoded: { $: 'int' } }],
-        ['2**64', { kind: 'json', value: '18446744073709551616', encoded: { $: 'int' } }],
-        ['import math\nmath.factorial(25)', { kind: 'json', value: '15511210043330985984000000', encoded: { $: 'int' } }],
-        ['2**53 + 1', { kind: 'json', value: '9007199254740993', encoded: { $: 'int' } }],
-        ['chr(0xd800)', { kind: 'json', value: '\\ud800', encoded: { $: 'text' } }],
-        ["[float('nan'), -0.0]", { kind: 'json', value: ['NaN', '-0.0'], encoded: { '$[0]': 'float', '$[1]': 'float' } }],
+      // [cell, structured result (kind "json" is the default, so absent), the value as the text block shows it]
+      const cases: [string, unknown, string][] = [
+        ['2**40', { value: 2 ** 40 }, '1099511627776'],
+        ['import time\ntime.time_ns() > 10**18', { value: true }, 'True'],
+        ['int(time.time() * 1000) > 0', { value: true }, 'True'],
+        ['10**20', { value: '100000000000000000000', encoded: { $: 'int' } }, '100000000000000000000'],
+        ['2**64', { value: '18446744073709551616', encoded: { $: 'int' } }, '18446744073709551616'],
+        ['import math\nmath.factorial(25)', { value: '15511210043330985984000000', encoded: { $: 'int' } }, '15511210043330985984000000'],
+        ['2**53 + 1', { value: '9007199254740993', encoded: { $: 'int' } }, '9007199254740993'],
+        ['chr(0xd800)', { value: '\\ud800', encoded: { $: 'text' } }, "'\\ud800'"],
+        ["[float('nan'), -0.0]", { value: ['NaN', '-0.0'], encoded: { '$[0]': 'float', '$[1]': 'float' } }, '[nan, -0.0]'],
+        ["{'a': None, 'b': [1.5, 'it\\'s']}", { value: { a: null, b: [1.5, "it's"] } }, `{'a': None, 'b': [1.5, "it's"]}`],
       ];
-      for (const [code, expected] of cases) {
-        const structured = await server.structured('execute', { code });
+      for (const [code, expected, shown] of cases) {
+        const result = await server.call('execute', { code });
+        const structured = result.structuredContent as Record<string, any>;
         expect(structured.result, code).toEqual(expected);
+        const text = (result.content[0] as { text: string }).text.split('\n');
+        expect(text[0], code).toBe(`Out[${structured.execution_count}]: ${shown}`);
+        // Places written as strings in the structured copy are named in the text too.
+        if (structured.result.encoded) expect(text[1], code).toMatch(/^\[value written exactly above; in structured content as strings: \$/);
       }
       const idResult = await server.structured('execute', { code: 'id(object())' });
       expect(typeof idResult.result.value).toBe('number');
@@ -230,14 +262,25 @@ for (const codec of ['msgpack', 'json'] as const) {
       const listed = await server.structured('execute', {
         code: "import os, tempfile\nd = tempfile.mkdtemp()\nopen(os.path.join(d.encode(), b'caf\\xe9'), 'w').close()\nos.listdir(d)",
       });
-      expect(listed.result).toEqual({ kind: 'json', value: ['caf\\udce9'], encoded: { '$[0]': 'text' } });
+      expect(listed.result).toEqual({ value: ['caf\\udce9'], encoded: { '$[0]': 'text' } });
       await server.call('execute', { code: 'def huge() -> int:\n    return 10**20' });
       const called = await server.structured('call_function', { name: 'huge' });
-      expect(called).toMatchObject({ value: '100000000000000000000', encoded: { $: 'int' }, truncated: false });
+      expect(called).toEqual({ value: '100000000000000000000', encoded: { $: 'int' } });
       await server.call('register_tool', { name: 'huge' });
       const dynamic = await server.call('huge', {});
       expect(dynamic.structuredContent).toMatchObject({ value: '100000000000000000000', encoded: { $: 'int' } });
       await server.call('unregister_tool', { names: ['huge'] });
+      await survives();
+    });
+
+    it('refuses a request whose text holds a lone surrogate, on both codecs alike, and loses nothing', async () => {
+      const code = await server.call('execute', { code: "s = '\ud800'" });
+      expect(code.isError).toBe(true);
+      expect(code.structuredContent).toMatchObject({ error: { code: 'invalid_arguments', details: { path: 'params.code' } } });
+      const argument = await server.call('call_function', { name: 'give', arguments: { k: ['ok', 'v\udc80'] } });
+      expect(argument.structuredContent).toMatchObject({ error: { code: 'invalid_arguments', details: { path: 'params.arguments.k[1]' } } });
+      const escapedCode = await server.structured('execute', { code: "len('\\ud800')" });
+      expect(escapedCode.result).toEqual({ kind: 'json', value: 1 });
       await survives();
     });
 
@@ -249,14 +292,24 @@ for (const codec of ['msgpack', 'json'] as const) {
           const structured = result.structuredContent as Record<string, any>;
           expect(result.isError ?? false, code).toBe(false);
           expect(JSON.parse(JSON.stringify(structured))).toEqual(structured);
-          expect(JSON.parse((result.content[0] as { text: string }).text)).toEqual(structured);
+          const text = (result.content[0] as { text: string }).text;
           const encoded: Record<string, string> = {};
           const form = jsonForm(py, '$', encoded);
-          if (py.t === 'none') expect(structured.result).toBeNull();
-          else if (form !== undefined && structured.truncated.result !== true) {
-            const expected: Record<string, unknown> = { kind: 'json', value: form };
+          if (py.t === 'none') {
+            expect(structured).not.toHaveProperty('result');
+            expect(text).toBe(`In [${structured.execution_count}]: ok`);
+          } else if (form !== undefined && structured.truncated?.result !== true) {
+            const expected: Record<string, unknown> = { value: form };
             if (Object.keys(encoded).length > 0) expected.encoded = encoded;
             expect(structured.result, code).toEqual(expected);
+            const prompt = `Out[${structured.execution_count}]: `;
+            expect(text.startsWith(prompt), text).toBe(true);
+            // NaN and infinities read back only as names; every other exact value evaluates back to itself.
+            if (!Object.values(encoded).includes('float')) {
+              const shown = text.slice(prompt.length).split('\n[value written exactly above')[0]!;
+              const back = await server.call('call_function', { name: 'text_is_value', arguments: { text: shown } });
+              expect((back.structuredContent as Record<string, any>).value, `${code}\n${shown}`).toBe(true);
+            }
           } else if (form === undefined) {
             expect(structured.result.kind, code).toBe('repr');
             expect(typeof structured.result.repr).toBe('string');

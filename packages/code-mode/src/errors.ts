@@ -2,6 +2,7 @@
 export type CodeModeErrorCode =
   | 'CODE_MODE_EXECUTION_ERROR'
   | 'CODE_MODE_TIMEOUT'
+  | 'CODE_MODE_MEMORY_LIMIT'
   | 'CODE_MODE_KERNEL_DIED'
   | 'CODE_MODE_KERNEL_STARTUP'
   | 'CODE_MODE_KERNEL_CLOSED'
@@ -56,6 +57,18 @@ export class CodeModeTimeoutError extends CodeModeError {
   }
 }
 
+/** What became of the kernel after a memory stop: its state kept, or the kernel restarted. */
+export type MemoryLimitOutcome = 'interrupted' | 'restarted';
+
+/** The code used more memory than the kernel's limit and was stopped; the kernel kept its state or was restarted. */
+export class CodeModeMemoryLimitError extends CodeModeError {
+  override readonly code = 'CODE_MODE_MEMORY_LIMIT' as const;
+  override readonly retry = true;
+  constructor(message: string, details: { limitMb: number | null; outcome: MemoryLimitOutcome }) {
+    super(message, details);
+  }
+}
+
 /** The kernel process exited while code ran (a crash, `os._exit`): its state is gone. */
 export class KernelDiedError extends CodeModeError {
   override readonly code = 'CODE_MODE_KERNEL_DIED' as const;
@@ -99,10 +112,10 @@ export class CodeModeCancelledError extends CodeModeError {
   }
 }
 
-/** run_code failed more often than `maxRetries` allows in one run. */
+/** run_code failed more often in a row than `maxCodeRetries` allows; the run should end. */
 export class MaxRetriesExceededError extends CodeModeError {
   override readonly code = 'CODE_MODE_MAX_RETRIES' as const;
-  constructor(message: string, details: { maxRetries: number; failures: number }, cause: CodeModeError) {
+  constructor(message: string, details: { maxCodeRetries: number; failures: number }, cause: CodeModeError) {
     super(message, details, { cause });
   }
 }

@@ -5,6 +5,7 @@ export {
   CodeExecutionError,
   CodeModeCancelledError,
   CodeModeError,
+  CodeModeMemoryLimitError,
   CodeModeTimeoutError,
   InvalidCodeModeOptionsError,
   InvalidRunCodeInputError,
@@ -19,14 +20,17 @@ export {
   ToolResultError,
   isModelRetry,
 } from './errors.js';
-export type { CodeModeErrorCode, TimeoutOutcome } from './errors.js';
+export type { CodeModeErrorCode, MemoryLimitOutcome, TimeoutOutcome } from './errors.js';
 export { validateJsonSchema } from './json-schema.js';
 export type { JsonSchema, JsonValue } from './json-schema.js';
 export { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_IPC_LIMIT_BYTES, SHUTDOWN_WAIT_MS, kernelSettings } from './kernel.js';
 export type { IPythonKernelOptions, KernelSession } from './kernel.js';
 export { toKernelValue } from './nested-call.js';
 export type { NestedToolCall, NestedToolReturn } from './nested-call.js';
+export type { KernelJournalOption } from './run-code-journal.js';
 export { assignPythonNames, pythonLiteral, toPythonIdentifier } from './python-names.js';
+export { MAX_RESULT_BYTES, MAX_RESULT_DEPTH, describeResultCut, parseResultCut } from './result-cut.js';
+export type { ResultCut } from './result-cut.js';
 export { MAX_OUTPUT_CHARS, parseRunCodeReply, printedOutput, shapeReturn } from './return-value.js';
 export type { CellResult, CodeModeReturn, ContentPart, ImagePart, RunCodeReply, TextPart } from './return-value.js';
 export { CodeMode } from './run-code.js';

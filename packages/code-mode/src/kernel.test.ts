@@ -1,3 +1,6 @@
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isAlive, survivors, testPython } from '../test/python.js';
 import { KernelClosedError, KernelStartupError } from './errors.js';
@@ -125,5 +128,24 @@ describe('IPythonKernel', () => {
     await expect(failure).rejects.toBeInstanceOf(KernelStartupError);
     await expect(failure).rejects.toThrow(/Python interpreter not found: \/nonexistent\/python3/);
     expect(() => new IPythonKernel({ startupTimeoutMs: 0 })).toThrow(RangeError);
+  });
+
+  it('says a start-up timeout is retried, and the next call does start a fresh kernel', async () => {
+    // An interpreter that is slow only the first time: the first start times out, the second one works.
+    const directory = mkdtempSync(join(tmpdir(), 'code-mode-slow-'));
+    const python = join(directory, 'python');
+    writeFileSync(python, `#!/bin/sh\nif [ ! -e "${directory}/started" ]; then touch "${directory}/started"; sleep 30; fi\nexec "${testPython()}" "$@"\n`);
+    chmodSync(python, 0o755);
+    const slow = new IPythonKernel({ python, startupTimeoutMs: 1500 });
+    kernels.push(slow);
+    const codeMode = new CodeMode({ kernel: slow });
+    const failure = codeMode.runCode({ code: '1 + 1' });
+    await expect(failure).rejects.toBeInstanceOf(KernelStartupError);
+    await expect(failure).rejects.toThrow(
+      'the IPython kernel could not start: the worker did not become ready within 1500 ms. Nothing was left running; the next run_code call (or start()) tries a fresh kernel.',
+    );
+    await expect(failure).rejects.not.toThrow(/server restarts/);
+    await expect(codeMode.runCode({ code: '1 + 1' })).resolves.toMatchObject({ return: { kind: 'value', value: 2 } });
+    remember(slow);
   });
 });

@@ -1,8 +1,11 @@
-import { defaultSettings, type Settings } from '@ipython-mcp/protocol';
+import { MAX_MEMORY_LIMIT_MB, defaultMemoryLimitMb, defaultSettings, type Settings } from '@ipython-mcp/protocol';
 import { Runtime, chooseInterpreter, type Logger, type OperationOutcome, type RunOptions } from '@ipython-mcp/worker-supervisor';
 import PQueue from 'p-queue';
 import { CodeModeCancelledError, KernelClosedError, KernelStartupError } from './errors.js';
+import { MAX_RESULT_BYTES, MAX_RESULT_DEPTH } from './result-cut.js';
 import { MAX_OUTPUT_CHARS } from './return-value.js';
+import { RunCodeJournal, type KernelJournalOption } from './run-code-journal.js';
+import type { JournalStatus } from '@ipython-mcp/session-journal';
 
 /** Options of an {@link IPythonKernel}. */
 export interface IPythonKernelOptions {
@@ -24,6 +27,27 @@ export interface IPythonKernelOptions {
   warmStandby?: boolean | undefined;
   /** Where supervision events go (stderr logger of `@ipython-mcp/worker-supervisor`); silent by default. */
   logger?: Logger | undefined;
+  /**
+   * The memory guard, as `IPYTHON_MCP_MEMORY_LIMIT_MB` for the server: MiB the kernel process and the processes it
+   * started may hold while code runs. Code that grows past it is stopped; the kernel keeps its state when memory
+   * falls back below the limit, else it is restarted. `0` or `null` turns the guard off. Default: half of physical
+   * memory.
+   */
+  memoryLimitMb?: number | null | undefined;
+  /**
+   * A Jupyter notebook to record every run_code cell in (with its outputs, nested tool calls as comments, and
+   * notes for timeouts, crashes and restarts), for the human to open. It holds code and values: it is created
+   * with mode 0600. Writing never slows the kernel; a journal that cannot be written stops, see
+   * {@link IPythonKernel.journalStatus}.
+   */
+  journal?: KernelJournalOption | undefined;
+}
+
+const journals = new WeakMap<IPythonKernel, RunCodeJournal>();
+
+/** The journal of a kernel, if it has one (package-internal: Code Mode records its cells through it). */
+export function kernelJournal(kernel: IPythonKernel): RunCodeJournal | undefined {
+  return journals.get(kernel);
 }
 
 /** Exclusive use of a started kernel, handed to {@link IPythonKernel.exclusive} tasks. */
@@ -41,17 +65,24 @@ export const SHUTDOWN_WAIT_MS = 5_000;
 /** The time an interrupted cell gets before its process is killed. */
 export const INTERRUPT_GRACE_MS = 5_000;
 /**
- * The largest message between Node and a Code Mode kernel: up to 10 Mi characters of printed output (4 bytes each
- * at worst), a result repr as large, and images.
+ * The largest message between Node and a Code Mode kernel. The default IPC limit (4 MiB) could not carry even the
+ * 10 MiB of printed output, so the kernel gets room for the worst run_code reply at once: output of 10 Mi
+ * characters (up to 6 bytes each as escaped JSON, 60 MiB), a result of 10 MiB of JSON (msgpack can take 2.25
+ * times that for short floats; a repr instead: 10 Mi characters, 40 MiB) or an error message as large, 50 images
+ * of at most 2 MiB each (100 MiB), and the traceback: about 200 MiB. So a reply is never refused as too large;
+ * the 10 MiB caps are what bound it.
  */
 export const KERNEL_IPC_LIMIT_BYTES = 256 * 1024 * 1024;
 const DEFAULT_STARTUP_TIMEOUT_MS = 60_000;
+/** What follows a kernel that failed to start or to come back: the next call really does try again. */
+export const KERNEL_RETRY_NOTE = 'Nothing was left running; the next run_code call (or start()) tries a fresh kernel.';
 const HEALTH_TIMEOUT_MS = 10_000;
 
 /**
  * A persistent IPython kernel (one Python worker process) that Code Mode runs code in. You own it: share one
  * across runs to keep variables, imports and loaded data, and stop it with {@link IPythonKernel.shutdown} or
- * `await using`. Work on it runs one cell at a time, in call order.
+ * `await using`. Work on it runs one cell at a time, in call order. While idle it does not keep Node's event loop
+ * alive, so a program that forgets to shut it down still exits, and the kernel process with it.
  *
  * Not a sandbox: code runs with your user's permissions.
  */
@@ -68,7 +99,24 @@ export class IPythonKernel implements AsyncDisposable {
     if (startup !== undefined && !(Number.isFinite(startup) && startup > 0)) {
       throw new RangeError('startupTimeoutMs must be a positive number of milliseconds');
     }
+    const memory = options.memoryLimitMb;
+    if (memory !== undefined && memory !== null && !(Number.isSafeInteger(memory) && memory >= 0 && memory <= MAX_MEMORY_LIMIT_MB)) {
+      throw new RangeError(`memoryLimitMb must be a whole number of MiB from 0 (off) to ${MAX_MEMORY_LIMIT_MB}, or null (off)`);
+    }
     this.options = { ...options };
+    if (options.journal !== undefined) journals.set(this, new RunCodeJournal(options.journal));
+  }
+
+  /** The journal's state (path, cells on disk, and why it stopped if it did), or null without a journal. */
+  journalStatus(): JournalStatus | null {
+    return journals.get(this)?.status() ?? null;
+  }
+
+  /** The memory guard's limit in MiB; null when it is off. */
+  get memoryLimitMb(): number | null {
+    const memory = this.options.memoryLimitMb;
+    if (memory === undefined) return defaultMemoryLimitMb();
+    return memory === null || memory === 0 ? null : memory;
   }
 
   /** Whether a kernel process is running now. */
@@ -109,6 +157,7 @@ export class IPythonKernel implements AsyncDisposable {
     await runtime?.close();
     const late = await starting?.catch(() => undefined);
     if (late !== undefined && late !== runtime) await late.close();
+    await journals.get(this)?.flushed();
   }
 
   /** Same as {@link IPythonKernel.shutdown}. */
@@ -181,19 +230,25 @@ export class IPythonKernel implements AsyncDisposable {
     const startupTimeoutMs = this.options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
     const runtime = new Runtime({
       python: this.options.python ?? chooseInterpreter(undefined).python,
-      settings: kernelSettings(startupTimeoutMs),
+      settings: { ...kernelSettings(startupTimeoutMs), memoryLimitMb: this.memoryLimitMb },
       cwd: this.options.cwd,
       env: this.options.env,
       logger: this.options.logger,
       warmStandby: this.options.warmStandby ?? false,
+      // An idle kernel must not keep the program alive: a script that forgets shutdown() still exits, and the
+      // worker with it (it sees EOF on its pipe).
+      unrefWhenIdle: true,
     });
     runtime.start();
     const health = await runtime.run('health', {}, { timeoutMs: HEALTH_TIMEOUT_MS });
     if (!health.ok) {
+      // The supervisor words this for a server ("unavailable until the server restarts"); a kernel is different:
+      // the next call starts a new runtime. Take the bare reason and say what is true here.
+      const reason = runtime.status().error ?? health.error.message;
       // Not awaited: when the interpreter could not even be spawned, the supervisor's close() waits for an exit
       // event that never comes. Nothing is left running in that case; otherwise the worker is already gone.
       void runtime.close().catch(() => undefined);
-      throw new KernelStartupError(`the IPython kernel could not start: ${health.error.message}`);
+      throw new KernelStartupError(`the IPython kernel could not start: ${reason}. ${KERNEL_RETRY_NOTE}`);
     }
     this.generation += 1;
     this.runtime = runtime;
@@ -202,16 +257,19 @@ export class IPythonKernel implements AsyncDisposable {
 }
 
 /**
- * Worker settings for a Code Mode kernel: 10 MiB of printed output with exact omitted counts, results and
- * tracebacks generous enough for a model to read, and an IPC limit that carries all of it at once.
+ * Worker settings for a Code Mode kernel: 10 MiB of printed output and 10 MiB of result, both with exact counts of
+ * what was dropped, tracebacks generous enough for a model to read, and an IPC limit that carries all of it at
+ * once ({@link KERNEL_IPC_LIMIT_BYTES}).
  */
 export function kernelSettings(startupTimeoutMs: number): Settings {
   return {
     ...defaultSettings(),
     maxTextChars: MAX_OUTPUT_CHARS,
     maxTracebackChars: 64 * 1024,
-    maxResults: 10_000,
-    maxJsonDepth: 32,
+    // Results are bounded by bytes (run_code's max_result_bytes), not counted in items: every item takes at least
+    // one byte of JSON, so an item limit equal to the byte budget can never cut first.
+    maxResults: MAX_RESULT_BYTES,
+    maxJsonDepth: MAX_RESULT_DEPTH,
     maxDisplayItems: 50,
     interruptionGraceSeconds: INTERRUPT_GRACE_MS / 1000,
     workerStartupTimeoutSeconds: startupTimeoutMs / 1000,

@@ -1,5 +1,6 @@
 import { KernelOperationError } from './errors.js';
 import type { JsonValue } from './json-schema.js';
+import { describeResultCut, parseResultCut, type ResultCut } from './result-cut.js';
 
 /** Printed output kept per run_code call: 10 MiB of characters (the worker's `max_text_chars`). */
 export const MAX_OUTPUT_CHARS = 10 * 1024 * 1024;
@@ -43,6 +44,8 @@ export interface RunCodeReply {
   outputOmittedChars: number;
   result: CellResult | null;
   resultTruncated: boolean;
+  /** What bounding the result dropped, with exact counts; null when nothing was (or no report came). */
+  resultCut: ResultCut | null;
   images: ImagePart[];
   imagesOmitted: number;
   error: { kind: string; type: string; message: string; traceback: string } | null;
@@ -70,6 +73,7 @@ export function parseRunCodeReply(raw: Record<string, unknown>): RunCodeReply {
     outputOmittedChars: count(raw.output_omitted_chars),
     result: parseResult(raw.result),
     resultTruncated: truncated.result === true,
+    resultCut: parseResultCut(raw.result_cut),
     images,
     imagesOmitted: count(raw.displays_omitted) + (displays.length - images.length),
     error: parseError(raw.error),
@@ -132,7 +136,7 @@ export function printedOutput(reply: RunCodeReply): string {
 export function shapeReturn(reply: RunCodeReply): CodeModeReturn {
   let output = printedOutput(reply);
   const notes: string[] = [];
-  if (reply.resultTruncated) notes.push('[the result was cut to the kernel limits on size and depth]');
+  if (reply.resultTruncated) notes.push(describeResultCut(reply.resultCut) ?? '[the result was cut to the kernel limits on size and depth]');
   if (reply.imagesOmitted > 0) notes.push(`[${reply.imagesOmitted} displayed item(s) were too large or too many to return]`);
   if (notes.length > 0) output += `${output === '' || output.endsWith('\n') ? '' : '\n'}${notes.join('\n')}\n`;
   const result = reply.result;

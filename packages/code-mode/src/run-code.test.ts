@@ -49,7 +49,7 @@ describe('CodeMode', () => {
         result: [null, '2020-01-02T00:00:00.000Z', { echo: { a: [1, 2], b: { c: null } }, list: [1, { deep: true }] }],
       },
     });
-    expect(result.metadata.tool_returns.map((entry) => ('error' in entry ? `error:${entry.toolName}` : entry.toolName))).toEqual([
+    expect(result.metadata.toolReturns.map((entry) => ('error' in entry ? `error:${entry.toolName}` : entry.toolName))).toEqual([
       'error:big',
       'nothing',
       'when',
@@ -84,21 +84,38 @@ describe('CodeMode', () => {
   });
 
   it('counts bad run_code input as a retry and validates its options', async () => {
-    const mode = codeMode({ maxRetries: 0 });
+    const mode = codeMode({ maxCodeRetries: 0 });
     await expect(mode.runCode({ source: 'x' })).rejects.toThrow(/giving up.*run_code needs `code`/);
     expect(mode.retriesExhausted).toBe(true);
-    expect(() => new CodeMode({ maxRetries: -1 })).toThrow(InvalidCodeModeOptionsError);
+    expect(() => new CodeMode({ maxCodeRetries: -1 })).toThrow(InvalidCodeModeOptionsError);
+    expect(() => new CodeMode({ maxCodeRetries: 1, maxRetries: 2 })).toThrow(InvalidCodeModeOptionsError);
+    expect(new CodeMode({ maxRetries: 5 }).maxCodeRetries).toBe(5);
     expect(() => new CodeMode({ maxToolCalls: 1.5 })).toThrow(InvalidCodeModeOptionsError);
     expect(() => new CodeMode({ timeout: 0 })).toThrow(InvalidCodeModeOptionsError);
     expect(new InvalidRunCodeInputError('x').retry).toBe(true);
   });
 
-  it('reports a result too large for one message as a retry', async () => {
+  it('counts failures in a row: a success starts the count again', async () => {
+    const mode = codeMode({ maxCodeRetries: 1 });
+    const fail = (): Promise<unknown> => mode.runCode({ code: '1 / 0' });
+    for (let round = 0; round < 3; round += 1) {
+      await expect(fail()).rejects.toThrow(/ZeroDivisionError/);
+      expect(mode.failures).toBe(1);
+      await mode.runCode({ code: '1' });
+      expect(mode.failures).toBe(0);
+    }
+    await expect(fail()).rejects.toThrow(/ZeroDivisionError/);
+    await expect(fail()).rejects.toThrow(/run_code failed 2 times in a row, more than maxCodeRetries \(1\) allows; giving up/);
+    expect(mode.retriesExhausted).toBe(true);
+  });
+
+  it('returns a result that would not fit one message cut to 10 MiB, not as a failure', async () => {
     const mode = codeMode();
-    const failure = mode.runCode({ code: "['x' * (10 * 1024 * 1024)] * 30" });
-    await expect(failure).rejects.toBeInstanceOf(KernelOperationError);
-    await expect(failure).rejects.toThrow(/too large to return/);
-    expect(mode.failures).toBe(1);
-    expect((await mode.runCode({ code: '"still here"' })).return).toEqual({ kind: 'value', value: 'still here' });
+    const result = await mode.runCode({ code: "['x' * (10 * 1024 * 1024)] * 30" });
+    const value = (result.return as { kind: 'value'; value: { output: string; result: string[] } }).value;
+    expect(value.result).toEqual(['x'.repeat(10 * 1024 * 1024 - 4)]);
+    expect(value.output).toContain('dropped: 29 more list items or dict entries and 4 characters at the ends of strings');
+    expect(mode.failures).toBe(0);
+    expect(new KernelOperationError('x', { wireCode: 'message_too_large' }, true).retry).toBe(true);
   });
 });

@@ -4,6 +4,7 @@ import { renderRunCodeDescription } from './description.js';
 import {
   CodeExecutionError,
   CodeModeCancelledError,
+  CodeModeMemoryLimitError,
   CodeModeTimeoutError,
   InvalidCodeModeOptionsError,
   InvalidRunCodeInputError,
@@ -17,7 +18,8 @@ import {
   type CodeModeError,
 } from './errors.js';
 import { runNestedCall, type NestedCallAnswer, type NestedToolCall, type NestedToolReturn } from './nested-call.js';
-import { INTERRUPT_GRACE_MS, IPythonKernel, type IPythonKernelOptions, type KernelSession } from './kernel.js';
+import { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_RETRY_NOTE, kernelJournal, type IPythonKernelOptions, type KernelSession } from './kernel.js';
+import { MAX_RESULT_BYTES } from './result-cut.js';
 import { parseRunCodeReply, printedOutput, shapeReturn, type CodeModeReturn, type RunCodeReply } from './return-value.js';
 import { buildToolFunctions, toolFunctionSpec, type ToolDefinition, type ToolFunction } from './tool-functions.js';
 
@@ -32,7 +34,16 @@ export interface CodeModeOptions {
   kernel?: IPythonKernel | undefined;
   /** Options of the kernel this Code Mode starts itself (ignored with `kernel`). */
   kernelOptions?: IPythonKernelOptions | undefined;
-  /** Failures (code that raised, timed out or crashed its kernel) reported back before the run fails; default 3. */
+  /**
+   * Failures of run_code in a row (code that raised, timed out or crashed its kernel) that are reported back to the
+   * model to retry; the next one ends the run with {@link MaxRetriesExceededError}. A success starts the count
+   * again, as Pydantic AI counts a tool's retries. Default 3.
+   */
+  maxCodeRetries?: number | undefined;
+  /**
+   * @deprecated Use {@link CodeModeOptions.maxCodeRetries}; the AI SDK's own `maxRetries` (provider retries) has
+   * the same name and another meaning.
+   */
   maxRetries?: number | undefined;
   /** Tool calls one run_code call may make; calls past it raise ToolCallError. Default 100. */
   maxToolCalls?: number | undefined;
@@ -63,7 +74,7 @@ export interface RunCodeResult {
   /** The value or content list the model gets. */
   return: CodeModeReturn;
   /** Every nested call and its outcome, in call order. */
-  metadata: { tool_calls: NestedToolCall[]; tool_returns: NestedToolReturn[] };
+  metadata: { toolCalls: NestedToolCall[]; toolReturns: NestedToolReturn[] };
   /** IPython's execution count of the cell. */
   executionCount: number;
 }
@@ -86,8 +97,8 @@ export class CodeMode implements AsyncDisposable {
   readonly functions: readonly ToolFunction[];
   /** run_code's description for the model. */
   readonly description: string;
-  /** See {@link CodeModeOptions.maxRetries}. */
-  readonly maxRetries: number;
+  /** See {@link CodeModeOptions.maxCodeRetries}. */
+  readonly maxCodeRetries: number;
   /** See {@link CodeModeOptions.maxToolCalls}. */
   readonly maxToolCalls: number;
   /** See {@link CodeModeOptions.timeout}. */
@@ -103,7 +114,10 @@ export class CodeMode implements AsyncDisposable {
   private runCount = 0;
 
   constructor(options: CodeModeOptions = {}) {
-    this.maxRetries = count(options.maxRetries ?? DEFAULT_MAX_RETRIES, 'maxRetries');
+    if (options.maxCodeRetries !== undefined && options.maxRetries !== undefined && options.maxCodeRetries !== options.maxRetries) {
+      throw new InvalidCodeModeOptionsError('maxRetries is the old name of maxCodeRetries: give one of them', { option: 'maxRetries' });
+    }
+    this.maxCodeRetries = count(options.maxCodeRetries ?? options.maxRetries ?? DEFAULT_MAX_RETRIES, 'maxCodeRetries');
     this.maxToolCalls = count(options.maxToolCalls ?? DEFAULT_MAX_TOOL_CALLS, 'maxToolCalls');
     const timeout = options.timeout === undefined ? DEFAULT_TIMEOUT_MS : options.timeout;
     if (timeout !== null && !(Number.isFinite(timeout) && timeout > 0)) {
@@ -119,14 +133,14 @@ export class CodeMode implements AsyncDisposable {
     this.kernelOptions = options.kernelOptions ?? {};
   }
 
-  /** run_code failures so far that counted against `maxRetries`. */
+  /** run_code failures in a row so far (a success resets it), counted against `maxCodeRetries`. */
   get failures(): number {
     return this.failureCount;
   }
 
-  /** Whether run_code has failed more often than `maxRetries` allows (that failure threw MaxRetriesExceededError). */
+  /** Whether the last run_code failure was one more than `maxCodeRetries` allows (it threw MaxRetriesExceededError). */
   get retriesExhausted(): boolean {
-    return this.failureCount > this.maxRetries;
+    return this.failureCount > this.maxCodeRetries;
   }
 
   /** The kernel run_code uses: the shared one, or this Code Mode's own once started. */
@@ -137,21 +151,23 @@ export class CodeMode implements AsyncDisposable {
   /**
    * Runs one run_code call. Resolves with the shaped return and the nested-call metadata; throws a
    * {@link CodeModeError}: with `retry: true` for what the model should be told (the code raised, timed out or
-   * lost its kernel), {@link MaxRetriesExceededError} once such failures pass `maxRetries`, and others for
-   * failures of the kernel itself.
+   * lost its kernel), {@link MaxRetriesExceededError} once such failures in a row pass `maxCodeRetries`, and
+   * others for failures of the kernel itself (which neither count nor reset the count).
    */
   async runCode(input: unknown, options: RunCodeOptions = {}): Promise<RunCodeResult> {
     try {
       const { code, restart } = parseInput(input);
-      return await this.run(code, restart, options);
+      const result = await this.run(code, restart, options);
+      this.failureCount = 0;
+      return result;
     } catch (error) {
       if (!isModelRetry(error)) throw error;
       this.failureCount += 1;
-      if (this.failureCount > this.maxRetries) {
+      if (this.failureCount > this.maxCodeRetries) {
         throw new MaxRetriesExceededError(
-          `run_code failed ${this.failureCount} times in this run, more than maxRetries (${this.maxRetries}) allows; ` +
+          `run_code failed ${this.failureCount} times in a row, more than maxCodeRetries (${this.maxCodeRetries}) allows; ` +
             `giving up. The last failure: ${error.message.slice(0, 4000)}`,
-          { maxRetries: this.maxRetries, failures: this.failureCount },
+          { maxCodeRetries: this.maxCodeRetries, failures: this.failureCount },
           error,
         );
       }
@@ -177,12 +193,16 @@ export class CodeMode implements AsyncDisposable {
     const runId = options.toolCallId ?? `run_code_${this.runCount}`;
     const calls: NestedToolCall[] = [];
     const returns: NestedToolReturn[] = [];
+    const journal = kernelJournal(kernel);
     return kernel.exclusive(async (session) => {
-      if (restart) await session.restart();
+      if (restart) {
+        await session.restart();
+        journal?.restarted();
+      }
       await this.defineTools(kernel, session);
       const outcome = await session.run(
         'run_code',
-        { code, max_tool_calls: this.maxToolCalls },
+        { code, max_tool_calls: this.maxToolCalls, max_result_bytes: MAX_RESULT_BYTES },
         {
           timeoutMs: this.timeoutMs,
           graceMs: INTERRUPT_GRACE_MS,
@@ -190,9 +210,10 @@ export class CodeMode implements AsyncDisposable {
           onToolCall: (call: ToolCall) => this.nestedCall(call, runId, calls, returns, options),
         },
       );
+      journal?.runCode(code, outcome, calls, returns);
       const reply = this.replyOf(outcome);
       if (reply.status === 'error') throw executionError(reply);
-      return { return: shapeReturn(reply), metadata: { tool_calls: calls, tool_returns: returns }, executionCount: reply.executionCount };
+      return { return: shapeReturn(reply), metadata: { toolCalls: calls, toolReturns: returns }, executionCount: reply.executionCount };
     }, options.signal);
   }
 
@@ -231,6 +252,8 @@ export class CodeMode implements AsyncDisposable {
     switch (error.code) {
       case 'operation_timeout':
         return timeoutError(this.timeoutMs ?? 0, namespace === 'preserved');
+      case 'memory_limit':
+        return memoryLimitError(typeof error.details?.limit_mb === 'number' ? error.details.limit_mb : null, namespace === 'preserved');
       case 'worker_crashed': {
         const exitCode = typeof error.details?.exitCode === 'number' ? error.details.exitCode : null;
         const signal = typeof error.details?.signal === 'string' ? error.details.signal : null;
@@ -246,7 +269,7 @@ export class CodeMode implements AsyncDisposable {
       case 'runtime_closed':
         return new KernelClosedError('the kernel was shut down while the code ran');
       case 'runtime_unavailable':
-        return new KernelStartupError(`the IPython kernel is not available: ${error.message}`);
+        return new KernelStartupError(`the IPython kernel is not available (${unavailableReason(error.message)}). ${KERNEL_RETRY_NOTE}`);
       case 'message_too_large':
         return new KernelOperationError(
           `The code's result is too large to return (${error.message}). Return or print less, for example a summary or a slice.`,
@@ -257,6 +280,11 @@ export class CodeMode implements AsyncDisposable {
         return new KernelOperationError(`the kernel failed: ${error.message}`, { wireCode: error.code });
     }
   }
+}
+
+/** The supervisor's reason without its server wording ("until the server restarts"), which is not true here. */
+function unavailableReason(message: string): string {
+  return message.replace(/^the runtime is unavailable until the server restarts: /, '');
 }
 
 function timeoutError(timeoutMs: number, preserved: boolean): CodeModeTimeoutError {
@@ -274,6 +302,23 @@ function timeoutError(timeoutMs: number, preserved: boolean): CodeModeTimeoutErr
       'kernel was shut down. All its state - variables, imports, loaded data - is lost; the next run_code call starts ' +
       'a fresh kernel.',
     { timeoutMs, outcome: 'restarted' },
+  );
+}
+
+function memoryLimitError(limitMb: number | null, preserved: boolean): CodeModeMemoryLimitError {
+  const limit = limitMb === null ? "the kernel's memory limit" : `the kernel's ${limitMb} MB memory limit`;
+  const advice = 'Work on less data at a time: read it in chunks, use a sample, stream it, or keep only what you need.';
+  if (preserved) {
+    return new CodeModeMemoryLimitError(
+      `The code used more memory than ${limit} and was stopped. The kernel kept its state: what ran before is still ` +
+        `defined, and the memory the stopped code held was freed. ${advice}`,
+      { limitMb, outcome: 'interrupted' },
+    );
+  }
+  return new CodeModeMemoryLimitError(
+    `The code used more memory than ${limit} and was stopped; the memory stayed in use, so the kernel was restarted. ` +
+      `All its state - variables, imports, loaded data - is lost; the next run_code call starts a fresh kernel. ${advice}`,
+    { limitMb, outcome: 'restarted' },
   );
 }
 

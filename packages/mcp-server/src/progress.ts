@@ -9,7 +9,11 @@ const HEARTBEAT_MS = 2000;
 const QUIET_MS = 150;
 const MAX_MESSAGE_CHARS = 4096;
 
-/** Streams output chunks and a heartbeat as notifications/progress while an operation runs. */
+/**
+ * Streams output and a heartbeat as notifications/progress while an operation runs. Each message holds whole lines,
+ * `[stdout] ` or `[stderr] ` before each run of lines from one stream; a line still being written waits for its
+ * newline (one longer than a message is sent in pieces).
+ */
 export interface ProgressReporter {
   onEvent: (event: WorkerEvent) => void;
   /**
@@ -52,10 +56,38 @@ export function progressReporter(
     }
   }, FLUSH_MS);
   ticker.unref();
+  // Output reaches the worker's sinks in arbitrary chunks; a notification carries whole lines only, so the tail of
+  // a chunk waits here for its newline (or until it alone fills a message).
+  const partial = new Map<string, string>();
+  let pendingKind = '';
+  const append = (kind: string, lines: string): void => {
+    if (pending.length >= MAX_MESSAGE_CHARS) return;
+    const label = pending.length > 0 && kind === pendingKind ? '' : `[${kind}] `;
+    pendingKind = kind;
+    const joined = `${pending}${pending.length > 0 ? '\n' : ''}${label}${lines}`;
+    if (joined.length <= MAX_MESSAGE_CHARS) {
+      pending = joined;
+      return;
+    }
+    const cut = joined.lastIndexOf('\n', MAX_MESSAGE_CHARS);
+    pending = cut > pending.length ? joined.slice(0, cut) : joined.slice(0, MAX_MESSAGE_CHARS);
+  };
   return {
     onEvent(event) {
-      if (stopped || pending.length >= MAX_MESSAGE_CHARS) return;
-      pending = `${pending}[${event.kind}] ${event.text}`.slice(0, MAX_MESSAGE_CHARS);
+      if (stopped) return;
+      const text = (partial.get(event.kind) ?? '') + event.text;
+      const end = text.lastIndexOf('\n');
+      if (end < 0) {
+        if (text.length < MAX_MESSAGE_CHARS) {
+          partial.set(event.kind, text);
+          return;
+        }
+        partial.set(event.kind, '');
+        append(event.kind, text);
+        return;
+      }
+      partial.set(event.kind, text.slice(end + 1, end + 1 + MAX_MESSAGE_CHARS));
+      append(event.kind, text.slice(0, end));
     },
     async settle() {
       stopped = true;

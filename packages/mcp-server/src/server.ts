@@ -12,12 +12,14 @@ import type { Settings } from '@ipython-mcp/protocol';
 import { Runtime, silentLogger, type Logger, type OperationMeta, type OperationOutcome, type RunOptions } from '@ipython-mcp/worker-supervisor';
 import { DynamicCatalog } from './dynamic-catalog.js';
 import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type StableToolDefinition } from './stable-tools.js';
-import { executeResult, failure, runtimeMeta, success } from './tool-result.js';
+import { ResultWriter } from './tool-result.js';
 import { progressReporter } from './progress.js';
 import { RelistGate } from './relist-gate.js';
 
 type CallToolRequest = z.infer<typeof CallToolRequestSchema>;
 type ToolCallExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
+import { openJournal, type JournalRecorder } from './journal-recorder.js';
+import { serveJournalResource } from './journal-resource.js';
 
 /** Options of {@link createIpythonMcpServer}. */
 export interface IpythonMcpServerOptions {
@@ -56,6 +58,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     },
   );
   const relist = new RelistGate();
+  const results = new ResultWriter();
   const catalog = new DynamicCatalog(() => {
     relist.noteNotified();
     server.sendToolListChanged().catch(() => undefined);
@@ -78,15 +81,16 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     },
   });
   runtime.onEpochChange(() => catalog.clear());
+  const journal = openJournal(options.settings, runtime, logger, options.version ?? '0.0.0');
+  if (journal) serveJournalResource(server, journal);
   reportStartupFailures(server, runtime);
   runtime.start();
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const mark = relist.mark();
-    const stable: Tool[] = STABLE_TOOLS.map(toMcpTool);
     if (catalog.needsDiscovery) await catalog.refresh(runtime, extra.signal);
     relist.noteListed(mark);
-    return { tools: [...stable, ...catalog.tools()] };
+    return { tools: [...PUBLISHED_STABLE_TOOLS, ...catalog.tools()] };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -104,18 +108,20 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     const stable = findStableTool(name);
     if (stable !== undefined) {
       const parsed = stable.input.safeParse(args);
-      if (!parsed.success) return invalidArguments(stable.name, parsed.error);
-      if (stable.op === null) return success(statusOf(runtime, catalog));
+      if (!parsed.success) return invalidArguments(results, stable.name, parsed.error);
+      if (stable.op === null) return results.success('runtime_status', statusOf(runtime, catalog, journal));
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
         const outcome = await runtime.run(stable.op, parsed.data as Record<string, unknown>, runOptions);
-        return await afterStableTool(stable, outcome, catalog, runtime);
+        const result = await afterStableTool(stable, outcome, catalog, runtime, results);
+        journal?.stableTool(stable.name, parsed.data as Record<string, unknown>, outcome);
+        return result;
       } finally {
         await progress?.settle();
       }
     }
-    return callDynamicTool(name, args, runOptions, catalog, runtime);
+    return callDynamicTool(name, args, runOptions, catalog, runtime, results, journal);
   };
 
   return {
@@ -124,6 +130,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     catalog,
     async close() {
       await runtime.close();
+      await journal?.close();
       await server.close().catch(() => undefined);
     },
   };
@@ -155,23 +162,46 @@ function reportStartupFailures(server: Server, runtime: Runtime): void {
   });
 }
 
+/**
+ * The input schema a tool publishes: zod's JSON Schema without what says nothing (it is sent with every model
+ * request): `$schema` (2020-12 is MCP's default dialect), `propertyNames: {type: string}` (JSON keys are strings)
+ * and `additionalProperties: {}` (the default).
+ */
+function publishedInputSchema(input: z.ZodObject): Tool['inputSchema'] {
+  const prune = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(prune);
+    if (node === null || typeof node !== 'object') return node;
+    const copy: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
+      if (key === '$schema') continue;
+      if (key === 'propertyNames' && JSON.stringify(value) === '{"type":"string"}') continue;
+      if (key === 'additionalProperties' && JSON.stringify(value) === '{}') continue;
+      copy[key] = prune(value);
+    }
+    return copy;
+  };
+  return prune(z.toJSONSchema(input, { io: 'input' })) as Tool['inputSchema'];
+}
+
+const PUBLISHED_STABLE_TOOLS: readonly Tool[] = STABLE_TOOLS.map(toMcpTool);
+
 function toMcpTool(tool: StableToolDefinition): Tool {
   return {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: z.toJSONSchema(tool.input, { io: 'input' }) as Tool['inputSchema'],
+    inputSchema: publishedInputSchema(tool.input),
     outputSchema: tool.outputSchema as Tool['outputSchema'],
     annotations: { title: tool.title, readOnlyHint: tool.readOnly, destructiveHint: !tool.readOnly, openWorldHint: tool.name === 'execute' },
   };
 }
 
-function invalidArguments(tool: string, error: z.ZodError): CallToolResult {
+function invalidArguments(results: ResultWriter, tool: string, error: z.ZodError): CallToolResult {
   const issues = error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`);
-  return failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool}: ${issues.join('; ')}`.slice(0, 1000) });
+  return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool}: ${issues.join('; ')}`.slice(0, 1000) });
 }
 
-function statusOf(runtime: Runtime, catalog: DynamicCatalog): Record<string, unknown> {
+function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRecorder | undefined): Record<string, unknown> {
   const status = runtime.status();
   return {
     state: status.state,
@@ -186,8 +216,12 @@ function statusOf(runtime: Runtime, catalog: DynamicCatalog): Record<string, unk
     python_version: status.python,
     ipython_version: status.ipython,
     codec: status.codec,
+    memory_mb: status.memoryMb,
+    memory_limit_mb: status.memoryLimitMb,
     dynamic_tools: catalog.size,
     registry_revision: catalog.revision,
+    // Only when a journal is configured: what the model reads stays as short as before for everyone else.
+    ...(journal ? { journal: journal.status() } : {}),
   };
 }
 
@@ -196,9 +230,10 @@ async function afterStableTool(
   outcome: OperationOutcome,
   catalog: DynamicCatalog,
   runtime: Runtime,
+  results: ResultWriter,
 ): Promise<CallToolResult> {
-  if (!outcome.ok) return failure(outcome.error, outcome.meta);
-  const structured: Record<string, unknown> = { ...outcome.result, runtime: runtimeMeta(outcome.meta) };
+  if (!outcome.ok) return results.failure(outcome.error, outcome.meta);
+  const structured: Record<string, unknown> = { ...outcome.result };
   if (tool.name === 'register_tool' || tool.name === 'unregister_tool' || tool.name === 'remove' || tool.name === 'reset') {
     // Catalog changes: reconcile the snapshot now so list_changed goes out with the new revision.
     await catalog.reconcileAfter(runtime);
@@ -210,8 +245,7 @@ async function afterStableTool(
     // Namespace mutations may make registrations stale: reconcile so list_changed goes out before the result.
     await catalog.reconcileAfter(runtime);
   }
-  if (tool.name === 'execute') return executeResult(structured, outcome.result.status === 'error');
-  return success(structured);
+  return results.success(tool.name, structured, outcome.meta);
 }
 
 async function callDynamicTool(
@@ -220,6 +254,8 @@ async function callDynamicTool(
   runOptions: RunOptions,
   catalog: DynamicCatalog,
   runtime: Runtime,
+  results: ResultWriter,
+  journal: JournalRecorder | undefined,
 ): Promise<CallToolResult> {
   if (catalog.get(name) === undefined && catalog.needsDiscovery) await catalog.refresh(runtime, runOptions.signal);
   // One immutable snapshot entry serves the whole call: its validator, and its fingerprint, which the worker
@@ -228,14 +264,14 @@ async function callDynamicTool(
   if (entry === undefined) {
     const reason = catalog.staleReason(name);
     if (reason === undefined) throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
-    return staleFailure(name, reason);
+    return staleFailure(results, name, reason);
   }
   if (!entry.validate(args)) {
     const problems = (entry.validate.errors ?? [])
       .slice(0, 5)
       .map((error) => `${error.instancePath || '(arguments)'} ${error.message ?? 'is invalid'}`)
       .join('; ');
-    return failure({
+    return results.failure({
       code: 'invalid_arguments',
       message: `invalid arguments for ${name}: ${problems}`.slice(0, 1000),
       details: { issues: (entry.validate.errors ?? []).slice(0, 5).map((error) => ({ path: error.instancePath.slice(0, 200), keyword: error.keyword })) },
@@ -246,24 +282,25 @@ async function callDynamicTool(
     { tool_name: name, arguments: args, fingerprint: entry.registration.fingerprint },
     runOptions,
   );
+  journal?.call(entry.registration.name, args, outcome, name);
   if (!outcome.ok) {
-    if (outcome.error.code !== 'tool_not_found' && outcome.error.code !== 'stale_registration') return failure(outcome.error, outcome.meta);
+    if (outcome.error.code !== 'tool_not_found' && outcome.error.code !== 'stale_registration') return results.failure(outcome.error, outcome.meta);
     // The snapshot was behind the worker: reconcile (and notify) before answering.
     await catalog.reconcileAfter(runtime);
-    if (outcome.error.code === 'stale_registration') return failure(outcome.error, outcome.meta);
+    if (outcome.error.code === 'stale_registration') return results.failure(outcome.error, outcome.meta);
     const reason = catalog.staleReason(name);
     if (reason === undefined) throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
-    return staleFailure(name, reason, outcome.meta);
+    return staleFailure(results, name, reason, outcome.meta);
   }
   // The tool may have changed the namespace, and so other registrations: reconcile in the background (joined, so
   // a burst of calls adds at most one discover to the queue) without holding this result back.
   if (catalog.size > 0) void catalog.reconcileAfter(runtime);
-  return success({ ...outcome.result, runtime: runtimeMeta(outcome.meta) });
+  return results.success('call_tool', outcome.result, outcome.meta);
 }
 
-function staleFailure(name: string, reason: string, meta?: OperationMeta): CallToolResult {
+function staleFailure(results: ResultWriter, name: string, reason: string, meta?: OperationMeta): CallToolResult {
   const shown = name.slice(0, 80);
-  return failure(
+  return results.failure(
     { code: 'stale_registration', message: `tool ${JSON.stringify(shown)} is stale (${reason}); register it again`, details: { tool_name: shown, reason } },
     meta,
   );

@@ -1,4 +1,19 @@
 import { z } from 'zod';
+import {
+  cellErrorSchema,
+  displaySchema,
+  emptyList,
+  encodedOmittedSchema,
+  encodedSchema,
+  flag,
+  flagMap,
+  functionSchema,
+  matchSchema,
+  nullableText,
+  output,
+  totalSchema,
+  valueSchema,
+} from './output-schemas.js';
 
 /** A stable tool: its MCP description, input model and output schema. Handlers live in server.ts. */
 export interface StableToolDefinition {
@@ -30,53 +45,6 @@ export const STABLE_TOOL_NAMES = [
 export type StableToolName = (typeof STABLE_TOOL_NAMES)[number];
 
 const identifier = z.string().min(1).max(512);
-const runtimeMetaSchema = {
-  type: 'object',
-  properties: {
-    request_id: { type: ['string', 'number', 'null'] },
-    sequence: { type: ['integer', 'null'] },
-    epoch: { type: 'integer' },
-    queue_wait_ms: { type: 'number' },
-    duration_ms: { type: 'number' },
-    interruption: { type: ['string', 'null'] },
-    namespace: { type: ['string', 'null'] },
-  },
-};
-
-const errorSchema = {
-  type: 'object',
-  properties: {
-    code: { type: 'string' },
-    message: { type: 'string' },
-    retryable: { type: 'boolean' },
-    retry_after_ms: { type: 'number' },
-    details: { type: 'object' },
-  },
-  required: ['code', 'message'],
-};
-
-const escapedSchema = {
-  type: 'array',
-  items: { type: 'string' },
-  description: 'Fields whose text held lone surrogates (or other parts JSON cannot carry), written escaped (docs/protocol.md, "Value contract").',
-};
-const encodedSchema = {
-  type: 'object',
-  additionalProperties: { type: 'string' },
-  description: 'Places in `value` written as strings to stay exact: big ints, NaN/Infinity/-0.0, text with lone surrogates.',
-};
-
-/** A result schema: the success fields, or (for a failed call, `isError`) a structured `error` object. */
-function output(properties: Record<string, unknown>, required: string[]): Record<string, unknown> {
-  return {
-    type: 'object',
-    properties: { ...properties, runtime: runtimeMetaSchema, escaped: escapedSchema },
-    anyOf: [{ required }, { required: ['error'], properties: { error: errorSchema } }],
-    additionalProperties: true,
-  };
-}
-
-const stringArray = { type: 'array', items: { type: 'string' } };
 
 /** Every stable tool, in the order tools/list publishes them. */
 export const STABLE_TOOLS: readonly StableToolDefinition[] = [
@@ -86,27 +54,26 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     op: 'execute',
     readOnly: false,
     description:
-      'Run Python (expressions, statements, definitions, multi-line blocks, IPython magics and `!` shell escapes) in the ' +
-      'persistent IPython namespace. Names, imports and objects survive between calls. Returns bounded stdout/stderr with ' +
-      'exact omitted-character counts, the final value (as JSON when it has a JSON form, else its IPython representation), ' +
-      'display payloads, the execution count, and a structured error for exceptions and syntax errors. PNG/JPEG displays ' +
-      '(matplotlib figures, IPython.display.Image) also come back as MCP image content.',
-    input: z.object({ code: z.string().describe('Python source to run as one IPython cell.') }).strict(),
+      'Run Python in the persistent IPython namespace: statements, expressions, definitions, magics, `!` shell escapes. ' +
+      'Names, imports and objects persist between calls. Returns stdout/stderr (bounded, exact omitted counts), the ' +
+      'final value (JSON, else its IPython repr), displays (PNG/JPEG as image content), the execution count, and a ' +
+      'structured error for exceptions.',
+    input: z.object({ code: z.string().describe('Python source, run as one cell.') }).strict(),
     outputSchema: output(
       {
-        status: { type: 'string', enum: ['ok', 'error'] },
+        status: { type: 'string', enum: ['ok', 'error'], default: 'ok' },
         execution_count: { type: 'integer' },
-        stdout: { type: 'string' },
-        stderr: { type: 'string' },
-        stdout_omitted_chars: { type: 'integer' },
-        stderr_omitted_chars: { type: 'integer' },
-        truncated: { type: 'object', additionalProperties: { type: 'boolean' } },
-        result: { type: ['object', 'null'] },
-        displays: { type: 'array', items: { type: 'object' } },
-        displays_omitted: { type: 'integer' },
-        error: { type: ['object', 'null'] },
+        stdout: { type: 'string', default: '' },
+        stderr: { type: 'string', default: '' },
+        stdout_omitted_chars: { type: 'integer', default: 0 },
+        stderr_omitted_chars: { type: 'integer', default: 0 },
+        truncated: flagMap('The parts that were cut (stdout, stderr, result, displays); absent ones were not.'),
+        result: valueSchema,
+        displays: { type: 'array', items: displaySchema, default: [] },
+        displays_omitted: { type: 'integer', default: 0 },
+        error: cellErrorSchema,
       },
-      ['status', 'execution_count', 'stdout', 'stderr', 'truncated'],
+      ['execution_count'],
     ),
   },
   {
@@ -115,16 +82,19 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     op: 'call_function',
     readOnly: false,
     description:
-      'Resolve a live callable by name (dotted attribute paths such as `lib.tool` allowed, never evaluated), bind a JSON ' +
-      'object as keyword arguments, call it once and return its JSON-compatible result. Distinct error codes for ' +
-      'name_not_found, not_callable, invalid_arguments, binding_failed, call_raised and result_not_json.',
+      'Call a live callable by name (dotted paths like `lib.tool` allowed, never evaluated) once, with a JSON object ' +
+      'as keyword arguments; returns its JSON value. Error codes: name_not_found, not_callable, invalid_arguments, ' +
+      'binding_failed, call_raised, result_not_json.',
     input: z
       .object({
-        name: identifier.describe('Top-level name or dotted attribute path of the callable.'),
-        arguments: z.record(z.string(), z.unknown()).default({}).describe('Keyword arguments as a JSON object.'),
+        name: identifier.describe('Name or dotted path of the callable.'),
+        arguments: z.record(z.string(), z.unknown()).default({}).describe('Keyword arguments.'),
       })
       .strict(),
-    outputSchema: output({ value: {}, truncated: { type: 'boolean' }, encoded: encodedSchema, encoded_omitted: { type: 'integer' } }, ['truncated']),
+    outputSchema: output(
+      { value: {}, truncated: flag(), encoded: encodedSchema, encoded_omitted: encodedOmittedSchema },
+      ['value'],
+    ),
   },
   {
     name: 'list',
@@ -132,13 +102,12 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     op: 'list',
     readOnly: true,
     description:
-      'List the functions visible in the namespace with their current signatures, modules and docstrings (bounded): ' +
-      'top-level functions, plus the public functions that configured (preloaded or aliased) library modules define, ' +
-      'under their dotted path (e.g. `mylib.tool`), ready for call_function.',
+      'List functions with signatures, modules and docstrings (bounded): top-level ones, and the public functions of ' +
+      'configured library modules under their dotted path (e.g. `mylib.tool`), ready for call_function.',
     input: z.object({}).strict(),
     outputSchema: output(
-      { functions: { type: 'array', items: { type: 'object' } }, total: { type: 'integer' }, truncated: { type: 'boolean' } },
-      ['functions', 'total', 'truncated'],
+      { functions: { type: 'array', items: functionSchema }, total: totalSchema('functions'), truncated: flag() },
+      ['functions'],
     ),
   },
   {
@@ -147,22 +116,22 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     op: 'search',
     readOnly: true,
     description:
-      'Find names by exact or partial (case-insensitive) match across functions, classes, modules, variables and other ' +
-      'objects (top-level names, configured module bindings, and the functions and classes configured modules define, ' +
-      'dotted), with bounded type and representation metadata. Classification never runs properties or __getattr__.',
+      'Find names by exact or case-insensitive partial match across functions, classes, modules, variables and other ' +
+      'objects (top-level names, configured modules and what they define, dotted), with type and bounded repr. Never ' +
+      'runs properties or __getattr__.',
     input: z
       .object({
-        query: z.string().max(512).describe('Text to look for in names.'),
-        exact: z.boolean().default(false).describe('Match the whole name exactly.'),
+        query: z.string().max(512).describe('Text to find in names.'),
+        exact: z.boolean().default(false).describe('Match whole names only.'),
         kinds: z
           .array(z.enum(['function', 'class', 'module', 'variable', 'other']))
           .optional()
-          .describe('Only these kinds of object.'),
+          .describe('Only these kinds.'),
       })
       .strict(),
     outputSchema: output(
-      { matches: { type: 'array', items: { type: 'object' } }, total: { type: 'integer' }, truncated: { type: 'boolean' } },
-      ['matches', 'total', 'truncated'],
+      { matches: { type: 'array', items: matchSchema }, total: totalSchema('matches'), truncated: flag() },
+      ['matches'],
     ),
   },
   {
@@ -171,22 +140,21 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     op: 'inspect',
     readOnly: true,
     description:
-      'Resolve one live name (dotted paths allowed) and return its kind, qualified type, whether it is callable, signature, ' +
-      'module, documentation and a safe representation, each bounded and flagged separately. Failures while reading any ' +
-      'of them come back in the structured `error` field.',
-    input: z.object({ name: identifier.describe('Top-level name or dotted attribute path.') }).strict(),
+      'Describe one live name (dotted allowed): kind, qualified type, callable, signature, module, documentation and a ' +
+      'safe repr, each bounded. A failure reading any of them is reported in `error`.',
+    input: z.object({ name: identifier.describe('Name or dotted path.') }).strict(),
     outputSchema: output(
       {
         name: { type: 'string' },
-        kind: { type: 'string' },
-        qualified_type: { type: ['string', 'null'] },
+        kind: { type: ['string', 'null'], description: 'null when the name did not resolve (see error).' },
+        qualified_type: nullableText,
         callable: { type: 'boolean' },
-        signature: { type: ['string', 'null'] },
-        module: { type: ['string', 'null'] },
-        documentation: { type: ['string', 'null'] },
-        representation: { type: ['string', 'null'] },
-        truncated: { type: 'object' },
-        error: { type: ['object', 'null'] },
+        signature: nullableText,
+        module: nullableText,
+        documentation: nullableText,
+        representation: nullableText,
+        truncated: flagMap('The fields that were cut; absent ones were not.'),
+        error: { type: ['object', 'null'], default: null },
       },
       ['name', 'kind'],
     ),
@@ -197,10 +165,18 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     op: 'reload',
     readOnly: false,
     description:
-      'Reload the named, already imported modules (and only those: dependencies are never guessed) and rebind every ' +
-      'namespace name, aliases included, that pointed at the old module. One result per module.',
-    input: z.object({ modules: z.array(z.string().min(1).max(512)).min(1).max(100).describe('Module names to reload.') }).strict(),
-    outputSchema: output({ results: { type: 'array', items: { type: 'object' } } }, ['results']),
+      'Reload the named imported modules (only those: dependencies are never guessed) and rebind every name, aliases ' +
+      'included, that pointed at the old module. One result per module.',
+    input: z.object({ modules: z.array(z.string().min(1).max(512)).min(1).max(100).describe('Module names.') }).strict(),
+    outputSchema: output(
+      {
+        results: {
+          type: 'array',
+          items: { type: 'object', properties: { module: { type: 'string' }, status: { type: 'string' }, bindings: emptyList }, required: ['module', 'status'] },
+        },
+      },
+      ['results'],
+    ),
   },
   {
     name: 'remove',
@@ -208,10 +184,10 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     op: 'remove',
     readOnly: false,
     description:
-      'Delete top-level names. Unique requested names are partitioned into removed, refused (names starting with _, ' +
-      'IPython runtime bindings, configured module bindings) and unknown. Repeating a removal removes nothing more.',
-    input: z.object({ names: z.array(z.string().min(1).max(512)).max(10_000).describe('Top-level names to delete.') }).strict(),
-    outputSchema: output({ removed: stringArray, refused: stringArray, unknown: stringArray }, ['removed', 'refused', 'unknown']),
+      'Delete top-level names; reports them as removed, refused (names starting with _, IPython runtime and configured ' +
+      'module bindings) or unknown. Repeating a removal removes nothing more.',
+    input: z.object({ names: z.array(z.string().min(1).max(512)).max(10_000).describe('Top-level names.') }).strict(),
+    outputSchema: output({ removed: emptyList, refused: emptyList, unknown: emptyList }, []),
   },
   {
     name: 'reset',
@@ -219,18 +195,17 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     op: 'reset',
     readOnly: false,
     description:
-      'Remove every unprotected user-created name, restore configured module bindings, drop all dynamic tool ' +
-      'registrations, and report the removed names (sorted; removed_count counts them all, removed_truncated says a ' +
-      'very long list was cut) with the unchanged execution count.',
+      'Remove every unprotected user-created name, restore configured module bindings and drop all dynamic tools; ' +
+      'reports the removed names (sorted) and the unchanged execution count.',
     input: z.object({}).strict(),
     outputSchema: output(
       {
-        removed: stringArray,
-        removed_count: { type: 'integer' },
-        removed_truncated: { type: 'boolean' },
+        removed: emptyList,
+        removed_count: { type: 'integer', description: 'How many were removed; absent when it equals the length of removed.' },
+        removed_truncated: flag('A very long removed list was cut.'),
         execution_count: { type: 'integer' },
       },
-      ['removed', 'execution_count'],
+      ['execution_count'],
     ),
   },
   {
@@ -239,15 +214,14 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     op: 'register_tool',
     readOnly: false,
     description:
-      'Publish one top-level live callable as an MCP tool with a JSON Schema derived from its annotations. tool_name ' +
-      'defaults to the Python name; description defaults to its docstring. Returns the description snapshot, input ' +
-      'schema, SHA-256 schema fingerprint and registry revision. An incompatible redefinition makes the tool stale ' +
-      'until it is registered again.',
+      'Publish a top-level live callable as an MCP tool whose input schema comes from its annotations. Returns the ' +
+      'description snapshot, input schema, SHA-256 schema fingerprint and registry revision. An incompatible ' +
+      'redefinition makes the tool stale until it is registered again.',
     input: z
       .object({
         name: z.string().min(1).max(512).describe('Top-level name of the callable.'),
-        tool_name: z.string().min(1).max(512).nullable().default(null).describe('MCP tool name; defaults to `name`.'),
-        description: z.string().max(100_000).nullable().default(null).describe('Tool description; defaults to the docstring.'),
+        tool_name: z.string().min(1).max(512).nullable().default(null).describe('Defaults to name.'),
+        description: z.string().max(100_000).nullable().default(null).describe('Defaults to the docstring.'),
       })
       .strict(),
     outputSchema: output(
@@ -255,6 +229,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
         tool_name: { type: 'string' },
         name: { type: 'string' },
         description: { type: 'string' },
+        description_truncated: flag(),
         input_schema: { type: 'object' },
         fingerprint: { type: 'string' },
         revision: { type: 'integer' },
@@ -267,9 +242,9 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Withdraw dynamic tools',
     op: 'unregister_tool',
     readOnly: false,
-    description: 'Withdraw dynamic tools by MCP name; reports unregistered and unknown names. Idempotent; stable tools cannot be removed.',
+    description: 'Withdraw dynamic tools by name; reports unregistered and unknown names. Idempotent; stable tools cannot be removed.',
     input: z.object({ names: z.array(z.string().min(1).max(512)).max(1000).describe('Dynamic tool names.') }).strict(),
-    outputSchema: output({ unregistered: stringArray, unknown: stringArray, revision: { type: 'integer' } }, ['unregistered', 'unknown']),
+    outputSchema: output({ unregistered: emptyList, unknown: emptyList, revision: { type: 'integer' } }, ['revision']),
   },
   {
     name: 'runtime_status',
@@ -277,26 +252,28 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     op: null,
     readOnly: true,
     description:
-      'Control-plane state, answered at once even while code runs: state (starting, ready, busy, recovering, unavailable, ' +
-      'closed), epoch, queue depth, whether an operation is active, the latest interruption and its namespace outcome, and ' +
-      'measured worker start-up and replacement times. Never code, arguments, results or namespace values.',
+      'Control-plane state, answered at once even while code runs: state, epoch, queue depth, active operation, the ' +
+      'last interruption and its namespace outcome, worker start-up times, worker memory (MiB) and its limit. Never ' +
+      'code, arguments or values.',
     input: z.object({}).strict(),
     outputSchema: {
       type: 'object',
       properties: {
         state: { type: 'string', enum: ['starting', 'ready', 'busy', 'recovering', 'unavailable', 'closed'] },
         epoch: { type: 'integer' },
-        queue_depth: { type: 'integer' },
-        active: { type: 'boolean' },
-        last_interruption: { type: ['object', 'null'] },
-        replacement_startup_ms: { type: ['number', 'null'] },
-        worker_startup_ms: { type: ['number', 'null'] },
+        queue_depth: { type: 'integer', default: 0 },
+        active: flag('An operation is running.'),
+        last_interruption: { type: ['object', 'null'], default: null },
+        replacement_startup_ms: { type: ['number', 'null'], default: null },
+        worker_startup_ms: { type: ['number', 'null'], default: null },
         standby: { type: 'string' },
-        error: { type: ['string', 'null'] },
-        dynamic_tools: { type: 'integer' },
-        registry_revision: { type: 'integer' },
+        error: { type: ['string', 'null'], default: null },
+        memory_mb: { type: ['integer', 'null'] },
+        memory_limit_mb: { type: ['integer', 'null'] },
+        dynamic_tools: { type: 'integer', default: 0 },
+        registry_revision: { type: 'integer', default: 0 },
       },
-      required: ['state', 'epoch', 'queue_depth', 'active'],
+      required: ['state', 'epoch'],
       additionalProperties: true,
     },
   },

@@ -1,54 +1,28 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { OperationFailure, OperationMeta } from '@ipython-mcp/worker-supervisor';
+import { compactResult, runtimeMeta, shownRuntime } from './compact-result.js';
+import { executeText, failureText, valueText } from './result-text.js';
 
-/** Runtime metadata attached to every namespace result: control-plane facts only. */
-export function runtimeMeta(meta: OperationMeta): Record<string, unknown> {
-  return {
-    request_id: meta.requestId,
-    sequence: meta.sequence,
-    epoch: meta.epoch,
-    queue_wait_ms: meta.queueWaitMs,
-    duration_ms: meta.durationMs,
-    interruption: meta.interruption,
-    namespace: meta.namespace,
-  };
-}
+export { runtimeMeta } from './compact-result.js';
+
+/** The `_meta` key under which every namespace result carries its full runtime metadata (clients do not show it to a model). */
+export const RUNTIME_META_KEY = 'ipython-mcp/runtime';
+
+type Json = Record<string, unknown>;
 
 /**
- * `structured` as JSON text, and the structure the client will parse from it. The worker never sends a value
- * JSON cannot hold (docs/protocol.md, "Value contract"); should a BigInt still arrive, it is written as its digits
- * rather than failing the whole response (`JSON.stringify` throws on BigInt).
+ * `structured` as plain JSON. The worker never sends a value JSON cannot hold (docs/protocol.md, "Value
+ * contract"); should a BigInt still arrive, it is written as its digits rather than failing the whole response
+ * (`JSON.stringify` throws on BigInt).
  */
-function jsonText(structured: Record<string, unknown>): { text: string; structured: Record<string, unknown> } {
+function plainJson(structured: Json): Json {
   try {
-    return { text: JSON.stringify(structured), structured };
+    JSON.stringify(structured);
+    return structured;
   } catch {
     const text = JSON.stringify(structured, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
-    return { text, structured: JSON.parse(text) as Record<string, unknown> };
+    return JSON.parse(text) as Json;
   }
-}
-
-/** A successful tool result: structured content plus the same JSON as text. */
-export function success(structured: Record<string, unknown>, extra: CallToolResult['content'] = []): CallToolResult {
-  const json = jsonText(structured);
-  return { content: [{ type: 'text', text: json.text }, ...extra], structuredContent: json.structured };
-}
-
-/** A structured failure: `isError`, the error object and the runtime metadata, never user values. */
-export function failure(error: OperationFailure, meta?: OperationMeta, extra: Record<string, unknown> = {}): CallToolResult {
-  const structured: Record<string, unknown> = {
-    ...extra,
-    error: {
-      code: error.code,
-      message: error.message,
-      ...(error.retryable !== undefined ? { retryable: error.retryable } : {}),
-      ...(error.retryAfterMs !== undefined ? { retry_after_ms: error.retryAfterMs } : {}),
-      ...(error.details !== undefined ? { details: error.details } : {}),
-    },
-  };
-  if (meta) structured.runtime = runtimeMeta(meta);
-  const json = jsonText(structured);
-  return { isError: true, content: [{ type: 'text', text: json.text }], structuredContent: json.structured };
 }
 
 /** Largest image (base64 characters) returned as MCP image content; the worker bounds images the same way. */
@@ -58,15 +32,15 @@ const IMAGE_MIME_TYPES = ['image/png', 'image/jpeg'] as const;
 type ImageItem = { type: 'image'; data: string; mimeType: string };
 
 /**
- * An execute result. Each display bundle and the value's `images` bundle contributes its first PNG or JPEG as MCP
- * `image` content; in the structured copy (and so in the text copy) that base64 is replaced by a short reference,
- * so a model never reads an image as text and the payload is not doubled.
+ * Each display bundle and the value's `images` bundle contributes its first PNG or JPEG as MCP `image` content; in
+ * the structured copy (and so in the text) that base64 is replaced by a short reference, so a model never reads an
+ * image as text and the payload is not doubled.
  */
-export function executeResult(structured: Record<string, unknown>, isError: boolean): CallToolResult {
+function takeImages(structured: Json): { shown: Json; images: ImageItem[] } {
   const images: ImageItem[] = [];
   const take = (bundle: unknown): unknown => {
     if (bundle === null || typeof bundle !== 'object' || Array.isArray(bundle)) return bundle;
-    const copy: Record<string, unknown> = { ...(bundle as Record<string, unknown>) };
+    const copy: Json = { ...(bundle as Json) };
     for (const mimeType of IMAGE_MIME_TYPES) {
       const data = copy[mimeType];
       if (typeof data !== 'string' || data.length > MAX_IMAGE_BASE64_CHARS) continue;
@@ -76,18 +50,73 @@ export function executeResult(structured: Record<string, unknown>, isError: bool
     }
     return copy;
   };
-  const shown: Record<string, unknown> = { ...structured };
+  const shown: Json = { ...structured };
   if (Array.isArray(structured.displays)) {
     shown.displays = structured.displays.map((display: unknown) =>
-      display !== null && typeof display === 'object' && 'data' in display
-        ? { ...(display as Record<string, unknown>), data: take((display as { data: unknown }).data) }
-        : display,
+      display !== null && typeof display === 'object' && 'data' in display ? { ...(display as Json), data: take((display as { data: unknown }).data) } : display,
     );
   }
   const value = structured.result;
   if (value !== null && typeof value === 'object' && 'images' in value) {
-    shown.result = { ...(value as Record<string, unknown>), images: take((value as { images: unknown }).images) };
+    shown.result = { ...(value as Json), images: take((value as { images: unknown }).images) };
   }
-  const result = success(shown, images);
-  return isError ? { ...result, isError: true } : result;
+  return { shown, images };
+}
+
+/**
+ * Writes tool results for one server: compact structured content (compact-result.ts), a text block for a model
+ * (result-text.ts) and the full runtime metadata in `_meta`. It remembers the last epoch it reported, so that a
+ * result shows `runtime.epoch` exactly when the epoch changed since the previous one.
+ */
+export class ResultWriter {
+  private reportedEpoch = 1;
+
+  /** Notes an epoch the client has seen (runtime_status shows it); true when it differs from the last one. */
+  private noteEpoch(epoch: number): boolean {
+    const changed = epoch !== this.reportedEpoch;
+    this.reportedEpoch = epoch;
+    return changed;
+  }
+
+  /**
+   * A successful result of `tool` (a stable tool name, or `call_tool` for a dynamic tool) from the worker's full
+   * result `full`. For execute, a failed cell is still this kind of result, with `isError`.
+   */
+  success(tool: string, full: Json, meta?: OperationMeta): CallToolResult {
+    let structured = compactResult(tool, plainJson(full));
+    let images: ImageItem[] = [];
+    if (tool === 'execute') ({ shown: structured, images } = takeImages(structured));
+    if (tool === 'runtime_status' && typeof full.epoch === 'number') this.noteEpoch(full.epoch);
+    if (meta) {
+      const runtime = shownRuntime(meta, this.noteEpoch(meta.epoch));
+      if (runtime) structured.runtime = runtime;
+    }
+    const text = tool === 'execute' ? executeText(structured) : tool === 'call_function' || tool === 'call_tool' ? valueText(structured) : JSON.stringify(structured);
+    const result: CallToolResult = { content: [{ type: 'text', text }, ...images], structuredContent: structured };
+    if (meta) result._meta = { [RUNTIME_META_KEY]: runtimeMeta(meta) };
+    if (tool === 'execute' && full.status === 'error') result.isError = true;
+    return result;
+  }
+
+  /** A structured failure: `isError`, the error object and the runtime metadata that says something, never user values. */
+  failure(error: OperationFailure, meta?: OperationMeta, extra: Json = {}): CallToolResult {
+    const structured: Json = {
+      ...extra,
+      error: {
+        code: error.code,
+        message: error.message,
+        ...(error.retryable !== undefined ? { retryable: error.retryable } : {}),
+        ...(error.retryAfterMs !== undefined ? { retry_after_ms: error.retryAfterMs } : {}),
+        ...(error.details !== undefined ? { details: error.details } : {}),
+      },
+    };
+    if (meta) {
+      const runtime = shownRuntime(meta, this.noteEpoch(meta.epoch), error.code);
+      if (runtime) structured.runtime = runtime;
+    }
+    const shown = plainJson(structured);
+    const result: CallToolResult = { isError: true, content: [{ type: 'text', text: failureText(shown) }], structuredContent: shown };
+    if (meta) result._meta = { [RUNTIME_META_KEY]: runtimeMeta(meta) };
+    return result;
+  }
 }

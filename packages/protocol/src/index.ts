@@ -45,6 +45,15 @@ export type {
   WorkerMessage,
 } from './messages.js';
 export { parseWorkerMessage } from './parse-worker-message.js';
-export { SETTING_DEFINITIONS, SettingsError, defaultSettings, resolveSettings, workerLimits } from './settings.js';
+export {
+  DEFAULT_MEMORY_SHARE,
+  MAX_MEMORY_LIMIT_MB,
+  SETTING_DEFINITIONS,
+  SettingsError,
+  defaultMemoryLimitMb,
+  defaultSettings,
+  resolveSettings,
+  workerLimits,
+} from './settings.js';
 export type { SettingDefinition, SettingKind, Settings } from './settings.js';
-export { ValueJsonError, toPythonJson } from './value-json.js';
+export { ValueJsonError, loneSurrogatePath, toPythonJson } from './value-json.js';

@@ -46,6 +46,8 @@ export const ConfigureSchema = z
     preload_modules: z.array(z.string()),
     module_aliases: z.record(z.string(), z.string()),
     reserved_tool_names: z.array(z.string()),
+    /** The memory guard's allocation backstop: the worker sets its soft RLIMIT_DATA to this. Absent: none. */
+    data_limit_bytes: z.number().int().positive().optional(),
   })
   .strict();
 /** Start-up configuration for a worker. */
@@ -93,8 +95,11 @@ export const EventSchema = z
 /** A streamed output chunk. */
 export type WorkerEvent = z.infer<typeof EventSchema>;
 
-/** Parent → worker: interrupt request `id` if (and only if) it is the active one. */
-export const InterruptSchema = z.object({ type: z.literal('interrupt'), id: RequestId }).strict();
+/**
+ * Parent → worker: interrupt request `id` if (and only if) it is the active one. `reason: "memory_limit"` also asks
+ * the worker to release what the stopped code left unreachable before it answers.
+ */
+export const InterruptSchema = z.object({ type: z.literal('interrupt'), id: RequestId, reason: z.enum(['memory_limit']).optional() }).strict();
 /** Parent → worker: exit after the active request. */
 export const ShutdownSchema = z.object({ type: z.literal('shutdown') }).strict();
 

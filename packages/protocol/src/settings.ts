@@ -1,7 +1,8 @@
+import { totalmem } from 'node:os';
 import { delimiter } from 'node:path';
 
 /** Kinds of value a setting takes. */
-export type SettingKind = 'paths' | 'list' | 'aliases' | 'count' | 'seconds';
+export type SettingKind = 'path' | 'paths' | 'list' | 'aliases' | 'count' | 'seconds' | 'megabytes';
 
 /** One `IPYTHON_MCP_*` setting: its env var, CLI flag, kind, default and meaning. */
 export interface SettingDefinition {
@@ -13,7 +14,10 @@ export interface SettingDefinition {
   readonly description: string;
 }
 
-/** Resolved server settings. Counts are positive integers; seconds are positive and finite. */
+/**
+ * Resolved server settings. Counts are positive integers; seconds are positive and finite; megabytes are positive
+ * integers of MiB, or `null` for off.
+ */
 export interface Settings {
   libraryPaths: string[];
   preloadModules: string[];
@@ -33,6 +37,11 @@ export interface Settings {
   maxPendingOperations: number;
   queueWaitTimeoutSeconds: number;
   maxIpcMessageBytes: number;
+  /** The memory guard's limit in MiB (2^20 bytes) for the worker and the processes it started; `null` is off. */
+  memoryLimitMb: number | null;
+  /** The session journal notebook, or null for none. */
+  journal: string | null;
+  journalMaxBytes: number;
 }
 
 function define(
@@ -44,6 +53,22 @@ function define(
 ): SettingDefinition {
   const flag = `--${suffix.toLowerCase().replaceAll('_', '-')}`;
   return { key, env: `IPYTHON_MCP_${suffix}`, flag, kind, defaultValue, description };
+}
+
+/** The share of physical memory the memory guard allows by default. */
+export const DEFAULT_MEMORY_SHARE = 0.5;
+/** The largest memory limit accepted, in MiB (1 PiB): far past any machine, and exact as bytes. */
+export const MAX_MEMORY_LIMIT_MB = 1024 ** 3;
+
+/**
+ * The default memory limit: half of the memory this process may use, in MiB. That is physical memory, or a smaller
+ * cgroup limit (a container's `--memory`) where Node reports one.
+ */
+export function defaultMemoryLimitMb(): number {
+  let bytes = totalmem();
+  const constrained = (process as { constrainedMemory?: () => number | undefined }).constrainedMemory?.();
+  if (typeof constrained === 'number' && constrained > 0 && constrained < bytes) bytes = constrained;
+  return Math.max(1, Math.floor((bytes * DEFAULT_MEMORY_SHARE) / 2 ** 20));
 }
 
 /** Every setting, in documentation order. */
@@ -66,6 +91,15 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   define('maxPendingOperations', 'MAX_PENDING_OPERATIONS', 'count', 32, 'Pending FIFO capacity, not counting the active operation.'),
   define('queueWaitTimeoutSeconds', 'QUEUE_WAIT_TIMEOUT_SECONDS', 'seconds', 30, 'Longest time a request may wait for dispatch.'),
   define('maxIpcMessageBytes', 'MAX_IPC_MESSAGE_BYTES', 'count', 4_194_304, 'Largest message allowed across the worker boundary.'),
+  define(
+    'memoryLimitMb',
+    'MEMORY_LIMIT_MB',
+    'megabytes',
+    defaultMemoryLimitMb(),
+    'Memory (MiB, resident) the worker and its processes may use while an operation runs; past it the operation is stopped as memory_limit. 0 or off turns the guard off. The default is half of physical memory.',
+  ),
+  define('journal', 'JOURNAL', 'path', null, 'Jupyter notebook to record every cell the agent runs in (holds code and values; mode 0600).'),
+  define('journalMaxBytes', 'JOURNAL_MAX_BYTES', 'count', 16_777_216, 'Size at which a journal file is closed and the next numbered file begins.'),
 ];
 
 /** A setting with a value that is not allowed; the message names the setting. */
@@ -84,7 +118,7 @@ export function defaultSettings(): Settings {
   const settings: Record<string, unknown> = {};
   for (const definition of SETTING_DEFINITIONS) {
     const value = definition.defaultValue;
-    settings[definition.key] = Array.isArray(value) ? [...value] : typeof value === 'object' ? { ...value } : value;
+    settings[definition.key] = Array.isArray(value) ? [...value] : value !== null && typeof value === 'object' ? { ...value } : value;
   }
   return settings as unknown as Settings;
 }
@@ -112,6 +146,9 @@ function parseValue(definition: SettingDefinition, raw: string, source: string):
     throw new SettingsError(definition.env, `${where}${message.startsWith(':') ? '' : ' '}${message}`);
   };
   switch (definition.kind) {
+    case 'path':
+      if (raw.trim() === '') bad('must be a file path, got an empty value');
+      return raw;
     case 'paths':
       return raw.split(delimiter).filter((part) => part.length > 0);
     case 'list': {
@@ -159,6 +196,16 @@ function parseValue(definition: SettingDefinition, raw: string, source: string):
       }
       if (value > MAX_TIMEOUT_SECONDS) bad(`must be at most ${MAX_TIMEOUT_SECONDS} seconds, got ${quoted(raw)}`);
       return value;
+    }
+    case 'megabytes': {
+      const text = raw.trim();
+      if (text.toLowerCase() === 'off') return null;
+      const value = Number(text);
+      if (!DECIMAL_INTEGER.test(text) || !Number.isSafeInteger(value)) {
+        bad(`must be a whole number of MiB, or 0 or off to turn it off, got ${quoted(raw)}`);
+      }
+      if (value > MAX_MEMORY_LIMIT_MB) bad(`must be at most ${MAX_MEMORY_LIMIT_MB} MiB, got ${quoted(raw)}`);
+      return value === 0 ? null : value;
     }
   }
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeBody, encodeFrame } from './frame-codec.js';
-import { toPythonJson } from './value-json.js';
+import { loneSurrogatePath, toPythonJson } from './value-json.js';
 
 const SEED = { seed: 20261201, numRuns: 300 };
 
@@ -129,6 +129,22 @@ describe('frame codec', () => {
         const decoded = decodeBody(Buffer.concat([Buffer.from([2]), payload]));
         expect(typeof decoded).toBe('number');
         expect(decoded).toBe(Number(big));
+      }),
+      SEED,
+    );
+  });
+});
+
+describe('loneSurrogatePath', () => {
+  it('finds the first lone surrogate in any string or key, and nothing in well-formed text', () => {
+    expect(loneSurrogatePath({ code: 'x = "\ud83d\ude00"' })).toBeUndefined();
+    expect(loneSurrogatePath({ code: 'a\ud800' })).toBe('params.code');
+    expect(loneSurrogatePath({ arguments: { k: [1, 'ok', '\udc80x'] } })).toBe('params.arguments.k[2]');
+    expect(loneSurrogatePath({ arguments: { ['k\udc80']: 1 } })).toBe('params.arguments.k\ufffd (key)');
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const text = JSON.stringify(value);
+        expect(loneSurrogatePath(value) === undefined).toBe((text as unknown as { isWellFormed(): boolean }).isWellFormed());
       }),
       SEED,
     );

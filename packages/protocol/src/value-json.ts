@@ -52,3 +52,29 @@ export function toPythonJson(value: unknown): string {
   if (text === undefined) return 'null';
   return marked ? text.replace(MARKED, (_, token: string) => token) : text;
 }
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * The place (`params.arguments.name`) of the first string in `value` that holds a lone surrogate, or undefined.
+ * JSON text can carry one (`"\ud800"`), but msgpack cannot (msgpackr writes U+FFFD in its place), so a request
+ * holding one is refused before it is sent rather than changed silently on one codec and not the other.
+ */
+export function loneSurrogatePath(value: unknown, path = 'params'): string | undefined {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index += 1) {
+      const found = loneSurrogatePath(value[index], `${path}[${index}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (LONE_SURROGATE.test(key)) return `${path}.${key.replace(/[\ud800-\udfff]/g, '\ufffd')} (key)`;
+      const found = loneSurrogatePath(item, `${path}.${key}`);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}

@@ -1,7 +1,10 @@
 // Any new export here becomes public API of @ipython-mcp/worker-supervisor.
 export { createStderrLogger, silentLogger } from './logger.js';
 export type { LogLevel, Logger } from './logger.js';
+export { MEMORY_BASELINE_DELAY_MS, MEMORY_WATCH_INTERVAL_MS, OperationMemoryWatch, WorkerMemory, describeMemoryStop, memoryBounds, toMb } from './memory-watch.js';
+export type { MemoryBounds, MemoryStop, MemoryTrigger, WatchedProcess } from './memory-watch.js';
 export { PausableTimer } from './pausable-timer.js';
+export { ProcessTreeMemory, procAvailable } from './process-tree-memory.js';
 export { chooseInterpreter, environmentPython, managedEnvironmentDirectory, probePython, workerIpythonDirectory } from './python-interpreter.js';
 export type { InterpreterChoice } from './python-interpreter.js';
 export { Runtime } from './runtime.js';

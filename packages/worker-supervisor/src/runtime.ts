@@ -1,6 +1,7 @@
 import { AdmissionError, AdmissionQueue, type AdmissionTicket } from '@ipython-mcp/admission-queue';
-import { FrameError, workerLimits, type ErrorCode, type Settings, type ToolCall, type WorkerEvent } from '@ipython-mcp/protocol';
+import { FrameError, loneSurrogatePath, workerLimits, type ErrorCode, type Settings, type ToolCall, type WorkerEvent } from '@ipython-mcp/protocol';
 import { silentLogger, type Logger } from './logger.js';
+import { WorkerMemory, describeMemoryStop, toMb, type MemoryTrigger, type OperationMemoryWatch } from './memory-watch.js';
 import { PausableTimer } from './pausable-timer.js';
 import { startupConfigurationProblem } from './startup-checks.js';
 import { WorkerExitedError, WorkerProcess, type ToolAnswer, type WorkerInfo, type WorkerReply } from './worker-process.js';
@@ -8,7 +9,7 @@ import { WorkerExitedError, WorkerProcess, type ToolAnswer, type WorkerInfo, typ
 /** Control-plane state, as runtime_status reports it. */
 export type RuntimeState = 'starting' | 'ready' | 'busy' | 'recovering' | 'unavailable' | 'closed';
 /** Why an operation stopped early. */
-export type InterruptionKind = 'timeout' | 'cancelled' | 'crash' | 'shutdown';
+export type InterruptionKind = 'timeout' | 'cancelled' | 'crash' | 'shutdown' | 'memory_limit';
 /** What became of the namespace after an interruption. */
 export type NamespaceOutcome = 'preserved' | 'reset' | 'unknown';
 
@@ -27,6 +28,12 @@ export interface RuntimeOptions {
   warmStandby?: boolean | undefined;
   /** Send JSON frames even when msgpack is available. */
   forceJsonCodec?: boolean | undefined;
+  /**
+   * Let the workers keep Node's event loop alive only while an operation is admitted or the runtime closes
+   * (default false: always). A library user that forgets {@link Runtime.close} then does not hang its program;
+   * the workers still exit with it (pipe EOF).
+   */
+  unrefWhenIdle?: boolean | undefined;
   /**
    * Runs after a cooperative interruption, before the namespace is reported preserved (registry
    * reconciliation). A throw makes the outcome `unknown` → the worker is replaced.
@@ -89,6 +96,10 @@ export interface RuntimeStatus {
   python: string | null;
   ipython: string | null;
   codec: string | null;
+  /** Resident MiB of the worker and the processes it started, now; null when not running or not measurable. */
+  memoryMb: number | null;
+  /** The memory guard's limit in MiB; null when it is off. */
+  memoryLimitMb: number | null;
 }
 
 /** Why the namespace was replaced. */
@@ -124,6 +135,9 @@ export class Runtime {
   private readonly epochListeners = new Set<(change: EpochChange) => void>();
   private readonly unavailableListeners = new Set<(error: string) => void>();
   private started = false;
+  private readonly memory: WorkerMemory;
+  /** Operations admitted and not yet finished: while there are any, the workers hold the event loop. */
+  private admitted = 0;
 
   constructor(options: RuntimeOptions) {
     this.options = options;
@@ -133,6 +147,7 @@ export class Runtime {
       maxPending: this.settings.maxPendingOperations,
       queueWaitTimeoutMs: this.settings.queueWaitTimeoutSeconds * 1000,
     });
+    this.memory = new WorkerMemory(this.settings.memoryLimitMb ?? null);
   }
 
   /** Starts the first worker in the background; operations wait for it. Idempotent. */
@@ -202,6 +217,8 @@ export class Runtime {
       python: this.info?.python ?? null,
       ipython: this.info?.ipython ?? null,
       codec: this.info?.codec ?? null,
+      memoryMb: this.info === undefined ? null : toMb(this.memory.current(this.current)),
+      memoryLimitMb: toMb(this.memory.bounds?.limitBytes),
     };
   }
 
@@ -214,13 +231,43 @@ export class Runtime {
    * Admits one operation, runs it on the worker under the deadline, and reports its outcome. Never throws.
    */
   async run(op: string, params: Record<string, unknown>, options: RunOptions = {}): Promise<OperationOutcome> {
-    const outcome = await this.admit(op, params, options);
+    const illFormed = loneSurrogatePath(params);
+    const outcome =
+      illFormed === undefined
+        ? await this.admit(op, params, options)
+        : {
+            ok: false as const,
+            error: {
+              code: 'invalid_arguments',
+              message: `the text at ${illFormed} holds a lone surrogate (U+D800–U+DFFF), which cannot be sent to Python exactly; write it as an escape (\\udcff) in the code, or pass it escaped`,
+              details: { path: illFormed },
+            },
+            meta: this.meta(options, null, 0, 0),
+          };
     this.logOutcome(op, outcome);
     return outcome;
   }
 
   private async admit(op: string, params: Record<string, unknown>, options: RunOptions): Promise<OperationOutcome> {
-    this.start();
+    this.admitted += 1;
+    try {
+      this.start();
+      this.holdWorkers();
+      return await this.admitHeld(op, params, options);
+    } finally {
+      this.admitted -= 1;
+      this.holdWorkers();
+    }
+  }
+
+  /** With `unrefWhenIdle`, lets the workers hold the event loop only while there is work (or a close). */
+  private holdWorkers(worker?: WorkerProcess): void {
+    if (this.options.unrefWhenIdle !== true) return;
+    const held = this.admitted > 0 || this.closing !== undefined;
+    for (const each of worker === undefined ? [this.current, this.standby] : [worker]) each?.setHeld(held);
+  }
+
+  private async admitHeld(op: string, params: Record<string, unknown>, options: RunOptions): Promise<OperationOutcome> {
     const admittedAt = performance.now();
     try {
       return await this.admission.run((ticket, signal) => this.dispatch(op, params, ticket, signal, options), {
@@ -271,6 +318,7 @@ export class Runtime {
   /** Stops admission, completes queued work as runtime_closed, interrupts the active one, ends every worker. */
   close(): Promise<void> {
     this.closing ??= this.doClose();
+    this.holdWorkers();
     return this.closing;
   }
 
@@ -294,6 +342,12 @@ export class Runtime {
   }
 
   private spawnWorker(): WorkerProcess {
+    const worker = this.spawnProcess();
+    this.holdWorkers(worker);
+    return worker;
+  }
+
+  private spawnProcess(): WorkerProcess {
     const settings = this.settings;
     return WorkerProcess.spawn({
       python: this.options.python,
@@ -309,6 +363,7 @@ export class Runtime {
         preload_modules: settings.preloadModules,
         module_aliases: settings.moduleAliases,
         reserved_tool_names: this.options.reservedToolNames ?? [],
+        ...(this.memory.backstopBytes ? { data_limit_bytes: this.memory.backstopBytes } : {}),
       },
     });
   }
@@ -475,6 +530,11 @@ export class Runtime {
     };
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
+    // The memory guard: past the limit the operation is interrupted; past the hard margin the worker is killed.
+    const watch = this.memory.watch(worker, (trigger) => {
+      if (trigger === 'hard') worker.kill();
+      stop?.('memory_limit');
+    });
 
     const onToolCall = options.onToolCall;
     const { id, reply } = worker.request(op, params, {
@@ -499,13 +559,18 @@ export class Runtime {
     try {
       const first = await Promise.race([settled, stopped.then((kind) => ({ kind: 'stop' as const, stop: kind }))]);
       if (first.kind === 'reply') {
+        if (!first.value.ok && first.value.error.code === 'memory_limit' && this.memory.bounds) {
+          // The worker's backstop turned an allocation into MemoryError: the operation already stopped.
+          return await this.interrupt(worker, id, settled, 'memory_limit', epoch, options, finish, watch, 'allocation');
+        }
         return first.value.ok
           ? { ok: true, result: first.value.result, meta: finish() }
           : { ok: false, error: first.value.error, meta: finish() };
       }
-      if (first.kind === 'failed') return await this.onRequestFailure(worker, first.error, finish);
-      return await this.interrupt(worker, id, settled, first.stop, epoch, options, finish);
+      if (first.kind === 'failed' && watch?.tripped !== 'hard') return await this.onRequestFailure(worker, first.error, finish);
+      return await this.interrupt(worker, id, settled, first.kind === 'stop' ? first.stop : 'memory_limit', epoch, options, finish, watch);
     } finally {
+      watch?.stop();
       deadline.clear();
       signal.removeEventListener('abort', onAbort);
     }
@@ -547,9 +612,12 @@ export class Runtime {
     epoch: number,
     options: RunOptions,
     finish: () => OperationMeta,
+    watch?: OperationMemoryWatch | undefined,
+    trigger?: MemoryTrigger | undefined,
   ): Promise<OperationOutcome> {
     const graceMs = options.graceMs ?? this.settings.interruptionGraceSeconds * 1000;
-    worker.interrupt(id);
+    // A stop the worker reported itself (trigger 'allocation') needs no interrupt.
+    if (trigger === undefined) worker.interrupt(id, kind === 'memory_limit' ? 'memory_limit' : undefined);
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace'>((resolve) => {
       timer = setTimeout(() => resolve('grace'), graceMs);
@@ -557,9 +625,14 @@ export class Runtime {
     const late = await Promise.race([settled, graceOver]);
     clearTimeout(timer);
     let namespace: NamespaceOutcome;
+    let afterBytes: number | undefined;
     if (late !== 'grace' && late.kind === 'reply' && worker.alive) {
+      // A memory stop keeps the namespace only if memory fell back below the limit (the worker freed the stopped
+      // code's frames before answering); otherwise the worker is replaced.
+      afterBytes = kind === 'memory_limit' ? this.memory.current(worker) : undefined;
+      const fellBack = kind !== 'memory_limit' || this.memory.belowLimit(worker);
       // The operation stopped; its late result is discarded. Probe health and reconcile before saying so.
-      namespace = (await this.verify(worker, graceMs)) && this.epochNumber === epoch ? 'preserved' : 'unknown';
+      namespace = fellBack && (await this.verify(worker, graceMs)) && this.epochNumber === epoch ? 'preserved' : 'unknown';
     } else {
       namespace = 'unknown';
     }
@@ -576,10 +649,15 @@ export class Runtime {
     const meta = finish();
     meta.interruption = kind;
     meta.namespace = namespace;
-    const code: ErrorCode = kind === 'timeout' ? 'operation_timeout' : kind === 'shutdown' ? 'runtime_closed' : 'operation_cancelled';
-    const what = kind === 'timeout' ? 'passed its deadline' : kind === 'shutdown' ? 'was stopped by shutdown' : 'was cancelled';
     const outcome = namespace === 'preserved' ? 'state was preserved' : namespace === 'reset' ? 'the worker was replaced and the namespace reset' : 'the namespace state is unknown';
     const details = this.replacementDetails(namespace);
+    if (kind === 'memory_limit' && this.memory.bounds) {
+      const stop = { trigger: trigger ?? (watch?.tripped === 'hard' ? 'hard' : 'watch'), bounds: this.memory.bounds, watch, afterBytes } as const;
+      const described = describeMemoryStop(stop, outcome);
+      return { ok: false, error: { code: 'memory_limit', message: described.message, details: { ...described.details, ...details } }, meta };
+    }
+    const code: ErrorCode = kind === 'timeout' ? 'operation_timeout' : kind === 'shutdown' ? 'runtime_closed' : 'operation_cancelled';
+    const what = kind === 'timeout' ? 'passed its deadline' : kind === 'shutdown' ? 'was stopped by shutdown' : 'was cancelled';
     return { ok: false, error: { code, message: `the operation ${what}; ${outcome}`, ...(details ? { details } : {}) }, meta };
   }
 

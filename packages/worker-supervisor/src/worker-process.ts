@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
   ConfigureSchema,
@@ -224,9 +225,31 @@ export class WorkerProcess {
     return { id, reply };
   }
 
-  /** Asks the worker to interrupt request `id` if it is still the active one. */
-  interrupt(id: number): void {
-    this.send({ type: 'interrupt', id });
+  /**
+   * Whether this worker keeps Node's event loop alive (default true). Unheld, the process, its pipes and its
+   * start-up timer are unref'd, so a program with nothing else to do can exit; the worker then sees EOF on its
+   * pipe and exits too. Events still arrive while the loop runs for other reasons.
+   */
+  setHeld(held: boolean): void {
+    if (!this.alive) return;
+    if (held) this.child.ref();
+    else this.child.unref();
+    for (const stream of this.child.stdio as Array<Socket | null>) {
+      // A closed pipe has no handle: ref() on it would only queue a 'connect' listener that never fires.
+      if (stream === null || stream.destroyed) continue;
+      if (held) stream.ref();
+      else stream.unref();
+    }
+    if (held) this.startupTimer?.ref();
+    else this.startupTimer?.unref();
+  }
+
+  /**
+   * Asks the worker to interrupt request `id` if it is still the active one; `memory_limit` also has it free what
+   * the stopped code left unreachable before it answers.
+   */
+  interrupt(id: number, reason?: 'memory_limit'): void {
+    this.send(reason === undefined ? { type: 'interrupt', id } : { type: 'interrupt', id, reason });
   }
 
   /** Answers a nested tool call. */

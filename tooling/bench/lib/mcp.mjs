@@ -145,7 +145,7 @@ export async function execute(server, code, options) {
 /** Runs code and returns its JSON value (throws if the cell failed). */
 export async function evaluate(server, code) {
   const structured = await execute(server, code);
-  if (structured.status !== 'ok') throw new Error(`cell failed: ${JSON.stringify(structured.error ?? structured).slice(0, 400)}`);
+  if ((structured.status ?? 'ok') !== 'ok') throw new Error(`cell failed: ${JSON.stringify(structured.error ?? structured).slice(0, 400)}`);
   return structured.result?.value;
 }
 

@@ -169,6 +169,26 @@ export function buildRows(results, errors) {
     }
   }
   failed('codeMode', 'Code Mode nested tool call (ours)');
+
+  // code-mode --servers: an upstream call from run_code vs the same call made directly by an MCP client
+  const servers = results.codeModeServers;
+  if (servers) {
+    for (const [label, inCode, directly] of [
+      ['bare SDK no-op tool', servers.floorRunCode, servers.floorDirect],
+      ['ipython-mcp execute("1+1")', servers.executeRunCode, servers.executeDirect],
+    ]) {
+      if (!inCode || !directly) continue;
+      rows.push(
+        row(`code-mode upstream call from run_code: ${label}`, {
+          median: inCode.summary.median,
+          p90: inCode.summary.p90,
+          goal: '(report)',
+          comparison: `direct client call ${formatMs(directly.summary.median)} (${formatRatio(ratio(inCode.summary.median, directly.summary.median))}); ${servers.calls} calls: one run_code ${formatMs(inCode.runCodeWallMs)} vs ${formatMs(directly.totalMs)} direct`,
+        }),
+      );
+    }
+  }
+  failed('codeModeServers', 'code-mode upstream calls (code-mode --servers)');
   if (codeMode?.stdinError) rows.push(failedRow('  Jupyter stdin-channel tool call', codeMode.stdinError));
   if (stdinPerCallMs) {
     rows.push(
@@ -245,6 +265,40 @@ export function buildRows(results, errors) {
   }
   failed('coldStart', 'cold start');
 
+  // Session journal
+  const journal = results.journal;
+  if (journal) {
+    const off = journal.off.summary.median;
+    const cpu = journal.serverCpuPerCallUs ?? {};
+    const paired = (key) => journal.pairedRatio?.[key]?.median ?? ratio(journal[key].summary.median, off);
+    const notes = (key) => {
+      const parts = [`paired per-block ratio ${formatRatio(paired(key))} (medians ${formatMs(journal[key].summary.median)} vs ${formatMs(off)})`];
+      if (cpu[key] && cpu.off) parts.push(`server CPU ${cpu[key].totalUs} vs ${cpu.off.totalUs} µs/call`);
+      if (journal.journals[key]) parts.push(`${journal.journals[key].writes} writes for ${journal.journals[key].cells} cells`);
+      return parts.join('; ');
+    };
+    rows.push(
+      row('session journal: execute("1+1") with the journal on', {
+        median: journal.on.summary.median,
+        p90: journal.on.summary.p90,
+        goal: '≤ 1.05× without',
+        verdict: paired('on') <= 1.05 ? MET : MISSED,
+        comparison: notes('on'),
+        raw: { over: paired('on') },
+      }),
+    );
+    rows.push(
+      row(`  same, continuing a ${formatMiB(journal.largeJournalBytes)} journal`, {
+        median: journal.onLarge.summary.median,
+        p90: journal.onLarge.summary.p90,
+        goal: '(whole-file rewrites, coalesced)',
+        comparison: notes('onLarge'),
+        raw: { over: paired('onLarge') },
+      }),
+    );
+  }
+  failed('journal', 'session journal');
+
   // Output flood
   const flood = results.flood;
   if (flood) {
@@ -287,6 +341,28 @@ export function buildRows(results, errors) {
     );
   }
   failed('flood', 'output flood');
+
+  // Memory guard
+  const memory = results.memory;
+  if (memory) {
+    for (const [index, entry] of memory.cases.entries()) {
+      const crossed = entry.answerAfterCrossing.n > 0;
+      const summary = crossed ? entry.answerAfterCrossing : entry.answerAfterSend;
+      const label = `${index === 0 ? `memory guard (${memory.limitMb} MB): ` : '  '}${entry.name}`;
+      rows.push(
+        row(label, {
+          median: summary.median,
+          p90: summary.p90,
+          goal: crossed ? '≤ 1 s after crossing' : '(refused before crossing)',
+          comparison: crossed
+            ? `crossing → memory_limit answer; overshoot ${entry.overshootMb.median.toFixed(0)} MB median, ${entry.overshootMb.max.toFixed(0)} MB max (peak ${entry.peakMb.max.toFixed(0)} MB)`
+            : `send → memory_limit answer; peak ${entry.peakMb.max.toFixed(0)} MB, never above the limit`,
+          verdict: crossed ? (entry.answerAfterCrossing.max <= 1000 ? MET : MISSED) : entry.peakMb.max < memory.limitMb ? MET : MISSED,
+        }),
+      );
+    }
+  }
+  failed('memory', 'memory guard');
 
   // Admission burst
   const burst = results.burst;

@@ -69,7 +69,7 @@ async function measureEngine(ctx, engineDist) {
       mechanism: 'CodeMode.runCode (packages/code-mode public API): echo(*, x: int) defined from a JSON Schema tool; each call validated and recorded by the engine',
       calls: count,
       served,
-      recorded: result.metadata.tool_calls.length,
+      recorded: result.metadata.toolCalls.length,
       loopS: elapsedS,
       perCallMs: (elapsedS * 1000) / count,
       callsPerSecond: count / elapsedS,
@@ -150,7 +150,7 @@ async function measureBridge(ctx, engine) {
   const onToolCall = async (call) => {
     served += 1;
     if (call.name !== 'echo') return { ok: false, message: `unknown tool ${call.name}` };
-    return { ok: true, value: call.arguments };
+    return { ok: true, valueJson: JSON.stringify(call.arguments) };
   };
   try {
     runtime.start();

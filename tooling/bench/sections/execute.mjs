@@ -23,7 +23,7 @@ export async function timeLoop(fn, count, warmup, onStart) {
 
 function checkExecuteResult(result) {
   const structured = result.structuredContent;
-  if (result.isError || !structured || structured.status !== 'ok' || structured.result?.value !== 2) {
+  if (result.isError || !structured || (structured.status ?? 'ok') !== 'ok' || structured.result?.value !== 2) {
     throw new Error(`execute("1+1") did not return 2: ${JSON.stringify(result).slice(0, 300)}`);
   }
 }

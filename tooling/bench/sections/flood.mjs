@@ -25,7 +25,7 @@ export async function measureFlood(ctx) {
     const peaks = sampler.stop();
     const after = { server: memoryOf(server.pid), worker: memoryOf(workerPid) };
     const structured = result.structuredContent ?? {};
-    if (structured.status !== 'ok') throw new Error(`flood cell failed: ${JSON.stringify(structured.error ?? result).slice(0, 300)}`);
+    if ((structured.status ?? 'ok') !== 'ok') throw new Error(`flood cell failed: ${JSON.stringify(structured.error ?? result).slice(0, 300)}`);
     // Diagnostic: text IPython itself keeps per cell (IPython 9's InteractiveShell._tee copies every stdout/stderr
     // write into history_manager.outputs, whatever HistoryManager.enabled says).
     const retained = await evaluate(

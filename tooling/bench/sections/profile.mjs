@@ -227,7 +227,7 @@ async function profileCodeModeBridge(ctx) {
       tools: [{ python_name: 'echo', tool_name: 'echo', doc: 'Echo.', parameters: [{ name: 'x', key: 'x', annotation: 'int', required: true }] }],
     });
     if (!defined.ok) throw new Error(`define_tools failed (no Code Mode bridge in this worker?): ${JSON.stringify(defined.error)}`);
-    const onToolCall = async (call) => ({ ok: true, value: call.arguments });
+    const onToolCall = async (call) => ({ ok: true, valueJson: JSON.stringify(call.arguments) });
     const code = `for _i in range(${calls}):\n    echo(x=_i)`;
     await runtime.run('run_code', { code: 'for _i in range(50):\n    echo(x=_i)', max_tool_calls: 100 }, { onToolCall });
     const profiler = await workerProfiler(ctx, 'code-mode', workerPid, async (cell) => {

@@ -1,0 +1,241 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  CODE_INPUT_DESCRIPTION,
+  CodeMode,
+  CodeModeError,
+  IPythonKernel,
+  RESTART_INPUT_DESCRIPTION,
+  type CodeModeReturn,
+  type JsonSchema,
+  type ToolDefinition,
+} from '@ipython-mcp/code-mode';
+import type { Logger } from '@ipython-mcp/worker-supervisor';
+import type { CodeModeServersConfig } from './code-mode-config.js';
+import { functionNames } from './code-mode-names.js';
+import { UpstreamServer } from './upstream-server.js';
+
+/** The one tool this server offers. */
+export const RUN_CODE_TOOL = 'run_code';
+
+/** Options of {@link CodeModeMcpServer}. */
+export interface CodeModeMcpServerOptions {
+  config: CodeModeServersConfig;
+  /** The kernel's Python interpreter. */
+  python: string;
+  version: string;
+  logger?: Logger | undefined;
+}
+
+const STDIO_MAX_BUFFER_BYTES = 256 * 1024 * 1024;
+// An MCP client retries as it sees fit; Code Mode's own retry budget is for agent loops, not for a server.
+const UNLIMITED_RETRIES = Number.MAX_SAFE_INTEGER;
+/**
+ * How long the first tools/list and run_code wait for upstream servers to start. Clients give a server about 30 s
+ * to answer (Claude Code's MCP_TIMEOUT), so one slow upstream must not hold the answer that long: a server still
+ * starting then is listed as starting, and its functions arrive with a tools/list_changed once it is up.
+ */
+const READY_WAIT_MS = 10_000;
+
+/**
+ * Code Mode over MCP servers: starts every upstream server as an MCP client, and serves one `run_code` tool whose
+ * persistent kernel has every upstream tool as a synchronous Python function. An upstream list change rebuilds the
+ * functions and the description and is passed on as `tools/list_changed`.
+ */
+export class CodeModeMcpServer {
+  readonly server: Server;
+  readonly upstreams: UpstreamServer[];
+  private readonly kernel: IPythonKernel;
+  private readonly config: CodeModeServersConfig;
+  private codeMode: CodeMode;
+  private description = '';
+  private ready: Promise<void> = Promise.resolve();
+  private closing: Promise<void> | undefined;
+
+  constructor(options: CodeModeMcpServerOptions) {
+    this.config = options.config;
+    this.kernel = new IPythonKernel({ python: options.python, warmStandby: true, logger: options.logger });
+    this.upstreams = options.config.servers.map((config) => new UpstreamServer(config, options.version));
+    this.codeMode = this.build();
+    this.server = new Server(
+      { name: 'ipython-mcp-code-mode', version: options.version },
+      { capabilities: { tools: { listChanged: true } } },
+    );
+    this.server.setRequestHandler(ListToolsRequestSchema, async () => {
+      await this.ready;
+      return { tools: [this.runCodeTool()] };
+    });
+    this.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      await this.ready;
+      if (request.params.name !== RUN_CODE_TOOL) return errorResult(`unknown tool "${request.params.name}": this server has only run_code`);
+      return this.runCode(request.params.arguments ?? {}, extra.signal);
+    });
+  }
+
+  /**
+   * Starts the upstream servers (all at once) and the kernel. Requests wait until every upstream has settled, or
+   * {@link READY_WAIT_MS} at most.
+   */
+  start(): void {
+    for (const upstream of this.upstreams) upstream.onChange = () => this.changed();
+    const started = Promise.all(this.upstreams.map((upstream) => upstream.start()));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, READY_WAIT_MS);
+      timer.unref();
+    });
+    this.ready = Promise.race([started.then(() => clearTimeout(timer)), waited]).then(() => {
+      this.codeMode = this.build();
+    });
+    // The first run_code call should not pay for the kernel's start; a failure shows on that call instead.
+    void this.kernel.start().catch(() => undefined);
+  }
+
+  /** run_code's description as the client sees it now. */
+  get runCodeDescription(): string {
+    return this.description;
+  }
+
+  /** Ends every upstream server and the kernel. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.allSettled([...this.upstreams.map((upstream) => upstream.close()), this.kernel.shutdown()]);
+      await this.server.close().catch(() => undefined);
+    })();
+    return this.closing;
+  }
+
+  /** SIGKILL for any upstream child still alive: for the process `exit` hook. */
+  killUpstreamsNow(): void {
+    for (const upstream of this.upstreams) upstream.killNow();
+  }
+
+  private async runCode(input: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+    try {
+      const result = await this.codeMode.runCode(input, { signal });
+      return toMcpResult(result.return);
+    } catch (error) {
+      if (error instanceof CodeModeError) return errorResult(error.message);
+      throw error;
+    }
+  }
+
+  private runCodeTool(): Tool {
+    return {
+      name: RUN_CODE_TOOL,
+      description: this.description,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          code: { type: 'string', description: CODE_INPUT_DESCRIPTION },
+          restart: { type: 'boolean', description: RESTART_INPUT_DESCRIPTION, default: false },
+        },
+        required: ['code'],
+        additionalProperties: false,
+      },
+    };
+  }
+
+  private changed(): void {
+    if (this.closing !== undefined) return;
+    const before = this.description;
+    this.codeMode = this.build();
+    if (this.description !== before) void this.server.sendToolListChanged().catch(() => undefined);
+  }
+
+  private build(): CodeMode {
+    const entries = this.upstreams.flatMap((upstream) => upstream.tools.map((tool) => ({ upstream, tool })));
+    const names = functionNames(entries.map(({ upstream, tool }) => ({ server: upstream.config.name, prefix: upstream.config.prefix, tool: tool.name })));
+    const definitions = entries.map(({ upstream, tool }, index): ToolDefinition => {
+      const name = names[index] ?? tool.name;
+      const origin = name === tool.name ? '' : `(The tool "${tool.name}" of the MCP server "${upstream.config.name}".) `;
+      return {
+        name,
+        description: `${origin}${tool.description ?? ''}`.trim(),
+        inputSchema: tool.inputSchema as JsonSchema,
+        outputSchema: tool.outputSchema as JsonSchema | undefined,
+        // The upstream server validates its own input; a second check here could only disagree with it.
+        validate: (value) => ({ success: true, value }),
+        execute: (value: Record<string, unknown>, context) => upstream.call(tool.name, value, context.signal),
+      };
+    });
+    const codeMode = new CodeMode({
+      tools: definitions,
+      kernel: this.kernel,
+      maxToolCalls: this.config.maxToolCalls,
+      timeout: this.config.timeoutMs,
+      maxCodeRetries: UNLIMITED_RETRIES,
+    });
+    this.description = `${codeMode.description}\n\n${this.serversSection()}`;
+    return codeMode;
+  }
+
+  private serversSection(): string {
+    const lines = this.upstreams.map((upstream) => {
+      const count = upstream.tools.length;
+      if (upstream.state === 'ready' || upstream.state === 'starting') return `- ${upstream.config.name}: ${upstream.state}, ${count} tool${count === 1 ? '' : 's'}`;
+      const effect = count > 0 ? 'its functions raise ToolCallError' : 'none of its tools are defined';
+      return `- ${upstream.config.name}: NOT AVAILABLE (${upstream.reason}); ${effect}`;
+    });
+    return [
+      'The functions are the tools of these MCP servers. A tool whose name several servers offer is prefixed with its ' +
+        'server\'s name (`<server>_<tool>`). A tool returns its structured content when it has one, else its text ' +
+        '(parsed when the text is JSON); an error result raises ToolCallError.',
+      ...lines,
+    ].join('\n');
+  }
+}
+
+/** A run_code return as MCP content: JSON text for a value; text and image content for a content list. */
+export function toMcpResult(value: CodeModeReturn): CallToolResult {
+  if (value.kind === 'value') return { content: [{ type: 'text', text: JSON.stringify(value.value) }] };
+  return {
+    content: value.parts.map((part) =>
+      part.type === 'text' ? { type: 'text' as const, text: part.text } : { type: 'image' as const, data: part.data, mimeType: part.mediaType },
+    ),
+  };
+}
+
+function errorResult(message: string): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: message }] };
+}
+
+/**
+ * Serves Code Mode over this process's stdin/stdout. Stdin EOF, a transport close, SIGTERM and SIGINT all end the
+ * upstream servers and the kernel, then resolve `closed`.
+ */
+export async function serveCodeModeStdio(options: CodeModeMcpServerOptions): Promise<{ instance: CodeModeMcpServer; closed: Promise<void> }> {
+  const instance = new CodeModeMcpServer(options);
+  const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: STDIO_MAX_BUFFER_BYTES });
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => {
+    resolveClosed = resolve;
+  });
+  let closing: Promise<void> | undefined;
+  // Every signal joins the one close, so a second SIGINT cannot skip ending the upstream servers.
+  const onSignal = (): void => void close();
+  const close = (): Promise<void> => {
+    closing ??= instance.close().finally(() => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolveClosed();
+    });
+    return closing;
+  };
+  process.once('exit', () => instance.killUpstreamsNow());
+  instance.server.onclose = () => void close();
+  process.stdin.once('end', () => void close());
+  process.stdin.once('close', () => void close());
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.stdout.on('error', () => void close());
+  instance.start();
+  await instance.server.connect(transport);
+  return { instance, closed };
+}

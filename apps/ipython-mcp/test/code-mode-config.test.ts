@@ -1,0 +1,79 @@
+// The pure parts of `code-mode --servers`: the servers file, tool selection, function names, upstream results.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ServersFileError, readServersFile, selectsTool } from '../src/code-mode-config.js';
+import { functionNames } from '../src/code-mode-names.js';
+import { UpstreamToolError, upstreamValue } from '../src/upstream-result.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'code-mode-config-'));
+function file(content: string): string {
+  const path = join(directory, `${Math.random().toString(36).slice(2)}.json`);
+  writeFileSync(path, content);
+  return path;
+}
+
+describe('readServersFile', () => {
+  it('reads the common shape with defaults, tolerates other clients\' keys, and resolves cwd against the file', () => {
+    const config = readServersFile(file(JSON.stringify({ mcpServers: { a: { command: 'x', type: 'stdio', cwd: 'sub' } }, other: 1 })));
+    expect(config.maxToolCalls).toBe(100);
+    expect(config.timeoutMs).toBe(60_000);
+    expect(config.servers).toEqual([
+      { name: 'a', command: 'x', args: [], env: {}, cwd: join(directory, 'sub'), tools: undefined, prefix: undefined, startupTimeoutMs: 30_000, callTimeoutMs: 300_000 },
+    ]);
+    expect(readServersFile(file(JSON.stringify({ mcpServers: {}, codeMode: { timeoutSeconds: null } }))).timeoutMs).toBeNull();
+  });
+
+  it('refuses bad files with the path and the place of the problem', () => {
+    expect(() => readServersFile(join(directory, 'missing.json'))).toThrow(/cannot read the servers file .*ENOENT/);
+    expect(() => readServersFile(file('{not json'))).toThrow(/is not JSON/);
+    expect(() => readServersFile(file('{}'))).toThrow(/invalid at mcpServers/);
+    expect(() => readServersFile(file(JSON.stringify({ mcpServers: { a: { command: 'x', args: 'y' } } })))).toThrow(/mcpServers\.a\.args/);
+    expect(() => readServersFile(file(JSON.stringify({ mcpServers: { a: { command: 'x', prefix: 'no-dash' } } })))).toThrow(ServersFileError);
+    expect(() => readServersFile(file(JSON.stringify({ mcpServers: {}, codeMode: { maxToolCalls: -1 } })))).toThrow(/codeMode\.maxToolCalls/);
+  });
+});
+
+describe('selectsTool', () => {
+  it('matches names and globs against the tool name and its Python form', () => {
+    expect(selectsTool(undefined, 'anything')).toBe(true);
+    expect(selectsTool(['get_*', 'search'], 'get-weather')).toBe(true);
+    expect(selectsTool(['get_*', 'search'], 'search')).toBe(true);
+    expect(selectsTool(['get_*', 'search'], 'searches')).toBe(false);
+    expect(selectsTool(['a?c'], 'abc')).toBe(true);
+    expect(selectsTool(['a.c'], 'abc')).toBe(false);
+    expect(selectsTool([], 'abc')).toBe(false);
+  });
+});
+
+describe('functionNames', () => {
+  it('keeps unique names, prefixes shared ones on every server, honours a prefix, and never repeats a name', () => {
+    const names = functionNames([
+      { server: 'weather-api', prefix: undefined, tool: 'search' },
+      { server: 'docs', prefix: undefined, tool: 'search' },
+      { server: 'docs', prefix: undefined, tool: 'fetch' },
+      { server: 'x', prefix: 'w', tool: 'fetch_page' },
+      { server: 'y', prefix: undefined, tool: 'docs_search' },
+    ]);
+    expect(names).toEqual(['weather_api_search', 'docs_search', 'fetch', 'w_fetch_page', 'docs_search_2']);
+  });
+});
+
+describe('upstreamValue', () => {
+  it('prefers structuredContent, then text parsed as JSON when it is JSON, then the content items', () => {
+    expect(upstreamValue({ content: [{ type: 'text', text: '{"a":1}' }], structuredContent: { b: 2 } })).toEqual({ b: 2 });
+    expect(upstreamValue({ content: [{ type: 'text', text: ' [1, 2] ' }] })).toEqual([1, 2]);
+    expect(upstreamValue({ content: [{ type: 'text', text: 'plain words' }] })).toBe('plain words');
+    expect(upstreamValue({ content: [{ type: 'text', text: '{broken' }] })).toBe('{broken');
+    expect(upstreamValue({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] })).toBe('a\nb');
+    const image = { type: 'image', data: 'AAAA', mimeType: 'image/png' };
+    expect(upstreamValue({ content: [image] })).toEqual([image]);
+    expect(upstreamValue({ content: [] })).toBeNull();
+  });
+
+  it('throws an isError result with its text', () => {
+    expect(() => upstreamValue({ isError: true, content: [{ type: 'text', text: 'nope' }] })).toThrow(UpstreamToolError);
+    expect(() => upstreamValue({ isError: true, content: [] })).toThrow(/without a message/);
+  });
+});

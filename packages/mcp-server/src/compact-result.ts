@@ -1,0 +1,197 @@
+import type { OperationMeta } from '@ipython-mcp/worker-supervisor';
+
+/**
+ * The compact result shapes: what a tool's `structuredContent` keeps of the worker's full result. A field that holds
+ * its default is left out (an empty stdout, a false truncation flag, a zero omitted count, an empty list, a null
+ * error), so a model reads only information; each tool's `outputSchema` documents the defaults, so "absent" reads
+ * as "default" for a program too. Values (`result.value`, `value`) are never touched.
+ */
+
+type Json = Record<string, unknown>;
+
+/** A queue wait at least this long is reported on a success (shorter ones say nothing new). */
+export const LONG_QUEUE_WAIT_MS = 1000;
+
+/** The full runtime metadata of an operation, as `_meta["ipython-mcp/runtime"]` carries it on every result. */
+export function runtimeMeta(meta: OperationMeta): Json {
+  return {
+    request_id: meta.requestId,
+    sequence: meta.sequence,
+    epoch: meta.epoch,
+    queue_wait_ms: meta.queueWaitMs,
+    duration_ms: meta.durationMs,
+    interruption: meta.interruption,
+    namespace: meta.namespace,
+  };
+}
+
+/**
+ * The `runtime` object a result shows, or undefined when it would say nothing new. An interrupted operation
+ * (timeout, cancellation, crash, shutdown) shows it whole: request, sequence, epoch, queue wait, duration,
+ * interruption kind and namespace outcome. Otherwise it shows the epoch only when it changed since the last result
+ * (`epochChanged`), the queue wait only when it was long, and the queue wait of a `queue_timeout` always.
+ */
+export function shownRuntime(meta: OperationMeta, epochChanged: boolean, errorCode?: string): Json | undefined {
+  if (meta.interruption !== null) return runtimeMeta(meta);
+  const shown: Json = {};
+  if (epochChanged) shown.epoch = meta.epoch;
+  if (meta.queueWaitMs >= LONG_QUEUE_WAIT_MS || errorCode === 'queue_timeout') {
+    shown.sequence = meta.sequence;
+    shown.queue_wait_ms = meta.queueWaitMs;
+  }
+  return Object.keys(shown).length > 0 ? shown : undefined;
+}
+
+function isDefault(value: unknown, fallback: unknown): boolean {
+  if (Array.isArray(fallback)) return Array.isArray(value) && value.length === 0;
+  if (fallback !== null && typeof fallback === 'object') {
+    return value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0;
+  }
+  return value === fallback;
+}
+
+/** A copy of `object` without the fields that equal their default (`[]` and `{}` mean "empty"). */
+export function withoutDefaults(object: Json, defaults: Json): Json {
+  const copy: Json = {};
+  for (const [key, value] of Object.entries(object)) {
+    if (key in defaults && isDefault(value, defaults[key])) continue;
+    copy[key] = value;
+  }
+  return copy;
+}
+
+/** A truncation map with only its true flags, or undefined when none is set. */
+function trueFlags(flags: unknown): Json | undefined {
+  if (flags === null || typeof flags !== 'object' || Array.isArray(flags)) return flags === true ? { value: true } : undefined;
+  const kept = Object.fromEntries(Object.entries(flags as Json).filter(([, flag]) => flag !== false));
+  return Object.keys(kept).length > 0 ? kept : undefined;
+}
+
+function mapItems(list: unknown, compactItem: (item: Json) => Json): unknown {
+  return Array.isArray(list) ? list.map((item: unknown) => (isObject(item) ? compactItem(item) : item)) : list;
+}
+
+function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Defaults shared by every result: the value-contract fields are present only when non-empty. */
+const COMMON = { escaped: [], encoded: {}, encoded_omitted: 0 };
+
+/** Defaults of the execute result (the worker's shape in docs/protocol.md). */
+export const EXECUTE_DEFAULTS: Json = {
+  ...COMMON,
+  status: 'ok',
+  stdout: '',
+  stderr: '',
+  stdout_omitted_chars: 0,
+  stderr_omitted_chars: 0,
+  truncated: {},
+  result: null,
+  displays: [],
+  displays_omitted: 0,
+  error: null,
+};
+const EXECUTE_ERROR_DEFAULTS: Json = { message_truncated: false, traceback_truncated: false, filename_truncated: false };
+const DISPLAY_DEFAULTS: Json = { metadata: {}, truncated: false };
+
+/** Drops the 75-dash banner, the padded "Traceback (most recent call last)" header line and ANSI colour codes. */
+export function cleanTraceback(traceback: string): string {
+  // eslint-disable-next-line no-control-regex -- ANSI escape sequences are exactly what is removed here
+  const plain = traceback.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '');
+  const lines = plain.split('\n');
+  const kept = lines.filter((line, index) => {
+    if (/^-{20,}$/.test(line)) return false;
+    if (index <= 2 && /^\S+\s{2,}Traceback \(most recent call last\)$/.test(line)) return false;
+    return true;
+  });
+  return kept.join('\n').replace(/^\n+/, '');
+}
+
+function compactExecute(full: Json): Json {
+  const shown = withoutDefaults({ ...full, truncated: trueFlags(full.truncated) ?? {} }, EXECUTE_DEFAULTS);
+  if (isObject(full.result)) {
+    shown.result = full.result.kind === 'json' && 'value' in full.result ? withoutDefaults(full.result, { ...COMMON, kind: 'json' }) : full.result;
+  }
+  if (isObject(full.error)) {
+    const error = withoutDefaults(full.error, EXECUTE_ERROR_DEFAULTS);
+    if (typeof error.traceback === 'string') error.traceback = cleanTraceback(error.traceback);
+    shown.error = error;
+  }
+  if ('displays' in shown) shown.displays = mapItems(shown.displays, (display) => withoutDefaults(display, DISPLAY_DEFAULTS));
+  return shown;
+}
+
+const FUNCTION_DEFAULTS: Json = { signature_truncated: false, doc_truncated: false, module: null, doc: null };
+const MATCH_DEFAULTS: Json = { repr_truncated: false };
+
+/** A listing (`list`, `search`): `total` is left out when it equals the number of items returned. */
+function compactListing(full: Json, key: string, itemDefaults: Json): Json {
+  const items = full[key];
+  const shown = withoutDefaults(full, { ...COMMON, truncated: false });
+  if (Array.isArray(items) && shown.total === items.length) delete shown.total;
+  shown[key] = mapItems(items, (item) => withoutDefaults(item, itemDefaults));
+  return shown;
+}
+
+const INSPECT_DEFAULTS: Json = {
+  ...COMMON,
+  qualified_type: null,
+  signature: null,
+  module: null,
+  documentation: null,
+  representation: null,
+  truncated: {},
+  error: null,
+};
+
+const RESET_DEFAULTS: Json = { ...COMMON, removed: [], removed_truncated: false };
+
+/** Defaults of runtime_status: idle, nothing interrupted, no error, no dynamic tools. */
+export const STATUS_DEFAULTS: Json = {
+  queue_depth: 0,
+  active: false,
+  last_interruption: null,
+  replacement_startup_ms: null,
+  worker_startup_ms: null,
+  error: null,
+  dynamic_tools: 0,
+  registry_revision: 0,
+};
+
+/**
+ * The compact structured content of one tool's successful (or, for execute, failed-cell) result. `tool` is the
+ * stable tool name, or `call_tool` for a dynamic tool.
+ */
+export function compactResult(tool: string, full: Json): Json {
+  switch (tool) {
+    case 'execute':
+      return compactExecute(full);
+    case 'call_function':
+    case 'call_tool':
+      return withoutDefaults(full, { ...COMMON, truncated: false });
+    case 'list':
+      return compactListing(full, 'functions', FUNCTION_DEFAULTS);
+    case 'search':
+      return compactListing(full, 'matches', MATCH_DEFAULTS);
+    case 'inspect':
+      return withoutDefaults({ ...full, truncated: trueFlags(full.truncated) ?? {} }, INSPECT_DEFAULTS);
+    case 'reload':
+      return { ...withoutDefaults(full, COMMON), results: mapItems(full.results, (item) => withoutDefaults(item, { bindings: [] })) };
+    case 'remove':
+      return withoutDefaults(full, { ...COMMON, removed: [], refused: [], unknown: [] });
+    case 'reset': {
+      const shown = withoutDefaults(full, RESET_DEFAULTS);
+      if (Array.isArray(full.removed) && full.removed_count === full.removed.length) delete shown.removed_count;
+      return shown;
+    }
+    case 'register_tool':
+      return withoutDefaults(full, { ...COMMON, description_truncated: false });
+    case 'unregister_tool':
+      return withoutDefaults(full, { ...COMMON, unregistered: [], unknown: [] });
+    case 'runtime_status':
+      return withoutDefaults(full, STATUS_DEFAULTS);
+    default:
+      return withoutDefaults(full, COMMON);
+  }
+}

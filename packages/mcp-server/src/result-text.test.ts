@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { executeText, failureText, valueText } from './result-text.js';
+
+describe('executeText', () => {
+  it('reads like a Python session', () => {
+    expect(executeText({ execution_count: 1 })).toBe('In [1]: ok');
+    expect(executeText({ execution_count: 4, stdout: 'step 0\nstep 1\n', result: { value: 3 } })).toBe('step 0\nstep 1\nOut[4]: 3');
+    expect(executeText({ execution_count: 2, stderr: 'warn\n' })).toBe('[stderr]\nwarn\nIn [2]: ok');
+    expect(executeText({ execution_count: 5, result: { kind: 'repr', repr: '{1, 2}' } })).toBe('Out[5]: {1, 2}');
+  });
+
+  it('states every flag: truncation, omitted counts, displays, escaped text, runtime', () => {
+    const text = executeText({
+      execution_count: 3,
+      stdout: 'xxx',
+      stdout_omitted_chars: 1234,
+      truncated: { stdout: true, result: true },
+      result: { value: '10', encoded: { $: 'int' } },
+      displays: [{ data: { 'text/plain': '<Figure>', 'image/png': '[image 1: image/png, 8 base64 characters, returned as MCP image content]' }, truncated: true }],
+      displays_omitted: 2,
+      escaped: ['stdout'],
+      runtime: { epoch: 2 },
+    });
+    expect(text.split('\n')).toEqual([
+      'xxx',
+      '[stdout truncated: 1,234 characters omitted]',
+      '[display 1, truncated]',
+      '<Figure>',
+      'image/png: [image 1: image/png, 8 base64 characters, returned as MCP image content]',
+      '[2 more displays omitted]',
+      'Out[3]: 10',
+      '[value written exactly above; in structured content as strings: $ int]',
+      '[value truncated]',
+      '[escaped text (lone surrogates as \\udcXX) in: stdout]',
+      '[runtime: epoch 2]',
+    ]);
+  });
+
+  it('shows a failed cell as its traceback, and the message when the traceback lacks it', () => {
+    const traceback = 'Cell In[6], line 1\n----> 1 1/0\n\nZeroDivisionError: division by zero';
+    expect(executeText({ status: 'error', execution_count: 6, error: { kind: 'exception', type: 'ZeroDivisionError', message: 'division by zero', traceback } })).toBe(
+      `In [6] raised ZeroDivisionError\n${traceback}`,
+    );
+    expect(
+      executeText({ status: 'error', execution_count: 7, error: { kind: 'syntax', type: 'SyntaxError', message: 'invalid syntax', traceback: '', filename: '<cell>', lineno: 1 } }),
+    ).toBe('In [7] did not compile (SyntaxError)\nSyntaxError: invalid syntax\n[in <cell>, line 1]');
+  });
+});
+
+describe('valueText and failureText', () => {
+  it('writes a call result as Python and a failure as code, message, advice and metadata', () => {
+    expect(valueText({ value: { a: [1, null] } })).toBe("{'a': [1, None]}");
+    expect(valueText({ value: 'x', truncated: true })).toBe("'x'\n[value truncated]");
+    expect(failureText({ error: { code: 'runtime_busy', message: 'the queue is full', retryable: true, retry_after_ms: 50 } })).toBe(
+      'error runtime_busy: the queue is full\n[retryable, after 50 ms]',
+    );
+    expect(
+      failureText({
+        error: { code: 'operation_timeout', message: 'deadline passed', retryable: false, details: { timeout_ms: 1000 } },
+        runtime: { request_id: 3, sequence: 2, epoch: 1, queue_wait_ms: 0, duration_ms: 1001, interruption: 'timeout', namespace: 'preserved' },
+      }),
+    ).toBe(
+      'error operation_timeout: deadline passed\n[not retryable]\n[details: {"timeout_ms":1000}]\n' +
+        '[runtime: request_id 3, sequence 2, epoch 1, queue_wait_ms 0, duration_ms 1001, interruption timeout, namespace preserved]',
+    );
+  });
+});

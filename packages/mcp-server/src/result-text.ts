@@ -1,0 +1,145 @@
+import { pythonRepr } from './python-repr.js';
+
+/**
+ * The text block of a tool result, written for a model: Codex forwards only this block, and Claude Code forwards
+ * it for every error. It states every fact of the compact structured content, in the form a Python user reads:
+ * stdout as printed, the value as `Out[n]: repr`, a traceback without IPython's banner; a bracketed note for each
+ * flag (truncation, omitted counts, escaped text, exact-value places) and for runtime metadata.
+ */
+
+type Json = Record<string, unknown>;
+
+function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function trimEnd(text: string): string {
+  return text.endsWith('\n') ? text.slice(0, -1) : text;
+}
+
+function count(value: unknown): string {
+  return typeof value === 'number' ? value.toLocaleString('en-US') : String(value);
+}
+
+/** `[runtime: request_id 7, epoch 2, ...]`, or nothing. */
+function runtimeNote(runtime: unknown): string[] {
+  if (!isObject(runtime)) return [];
+  const parts = Object.entries(runtime).map(([key, value]) => `${key} ${value === null ? 'none' : String(value)}`);
+  return [`[runtime: ${parts.join(', ')}]`];
+}
+
+/** Notes for the value-contract fields of a result (or of its `result` object). */
+function contractNotes(object: Json, what: string): string[] {
+  const notes: string[] = [];
+  if (isObject(object.encoded)) {
+    const places = Object.entries(object.encoded).map(([path, kind]) => `${path} ${String(kind)}`);
+    notes.push(`[${what} written exactly above; in structured content as strings: ${places.join(', ')}]`);
+  }
+  if (typeof object.encoded_omitted === 'number') notes.push(`[${count(object.encoded_omitted)} more such places not listed]`);
+  if (Array.isArray(object.escaped)) notes.push(`[escaped text (lone surrogates as \\udcXX) in: ${object.escaped.join(', ')}]`);
+  return notes;
+}
+
+function streamLines(structured: Json, stream: 'stdout' | 'stderr', truncated: Json): string[] {
+  const lines: string[] = [];
+  const text = structured[stream];
+  if (typeof text === 'string' && text.length > 0) lines.push(stream === 'stdout' ? trimEnd(text) : `[stderr]\n${trimEnd(text)}`);
+  const omitted = structured[`${stream}_omitted_chars`];
+  if (truncated[stream] === true || typeof omitted === 'number') {
+    lines.push(`[${stream} truncated: ${count(omitted ?? 0)} characters omitted]`);
+  }
+  return lines;
+}
+
+function displayLines(structured: Json, truncated: Json): string[] {
+  const lines: string[] = [];
+  const displays = Array.isArray(structured.displays) ? structured.displays : [];
+  displays.forEach((display: unknown, index) => {
+    if (!isObject(display) || !isObject(display.data)) return;
+    const label = `[display ${index + 1}${display.truncated === true ? ', truncated' : ''}]`;
+    const entries = Object.entries(display.data);
+    const plain = display.data['text/plain'];
+    const rest = entries.filter(([mime]) => mime !== 'text/plain').map(([mime, data]) => `${mime}: ${typeof data === 'string' ? data : JSON.stringify(data)}`);
+    lines.push([label, ...(typeof plain === 'string' ? [trimEnd(plain)] : []), ...rest].join('\n'));
+    if (isObject(display.metadata)) lines.push(`[display ${index + 1} metadata: ${JSON.stringify(display.metadata)}]`);
+  });
+  if (typeof structured.displays_omitted === 'number') lines.push(`[${count(structured.displays_omitted)} more displays omitted]`);
+  else if (truncated.displays === true && displays.every((display) => !isObject(display) || display.truncated !== true)) lines.push('[displays truncated]');
+  return lines;
+}
+
+function valueLines(structured: Json, truncated: Json): string[] {
+  const result = structured.result;
+  if (!isObject(result)) return [];
+  const prompt = `Out[${String(structured.execution_count)}]: `;
+  const lines: string[] = [];
+  if (result.kind === 'repr' && typeof result.repr === 'string') {
+    lines.push(prompt + result.repr);
+    if (isObject(result.images)) for (const [mime, data] of Object.entries(result.images)) lines.push(`[value as ${mime}: ${String(data)}]`);
+  } else {
+    lines.push(prompt + pythonRepr(result.value, isObject(result.encoded) ? (result.encoded as Record<string, string>) : {}));
+    lines.push(...contractNotes(result, 'value'));
+  }
+  if (truncated.result === true) lines.push('[value truncated]');
+  return lines;
+}
+
+const ERROR_VERBS: Readonly<Record<string, string>> = { syntax: 'did not compile', interrupted: 'was interrupted', exception: 'raised' };
+
+function errorLines(structured: Json): string[] {
+  const error = structured.error;
+  if (!isObject(error)) return [];
+  const kind = typeof error.kind === 'string' ? error.kind : 'exception';
+  const verb = ERROR_VERBS[kind] ?? kind;
+  const type = String(error.type);
+  const lines = [`In [${String(structured.execution_count)}] ${kind === 'exception' ? `${verb} ${type}` : `${verb} (${type})`}`];
+  const traceback = typeof error.traceback === 'string' ? trimEnd(error.traceback) : '';
+  if (error.traceback_truncated === true) lines.push('[traceback truncated: its start was cut]');
+  if (traceback.length > 0) lines.push(traceback);
+  const last = `${String(error.type)}: ${String(error.message)}`;
+  if (!traceback.endsWith(String(error.message)) && !traceback.endsWith(last)) lines.push(last);
+  if (error.message_truncated === true) lines.push('[error message truncated]');
+  if (typeof error.filename === 'string' && error.filename.length > 0) {
+    lines.push(`[in ${error.filename}${error.filename_truncated === true ? ' (name truncated)' : ''}, line ${String(error.lineno)}]`);
+  }
+  return lines;
+}
+
+/** The text of an execute result (a failed cell included). */
+export function executeText(structured: Json): string {
+  const truncated = isObject(structured.truncated) ? structured.truncated : {};
+  const lines = [
+    ...streamLines(structured, 'stdout', truncated),
+    ...streamLines(structured, 'stderr', truncated),
+    ...displayLines(structured, truncated),
+    ...valueLines(structured, truncated),
+    ...errorLines(structured),
+  ];
+  if (!isObject(structured.result) && !isObject(structured.error)) lines.push(`In [${String(structured.execution_count)}]: ok`);
+  lines.push(...contractNotes({ escaped: structured.escaped }, 'text'), ...runtimeNote(structured.runtime));
+  return lines.join('\n');
+}
+
+/** The text of a call_function or dynamic tool result: the value as Python writes it. */
+export function valueText(structured: Json): string {
+  const encoded = isObject(structured.encoded) ? (structured.encoded as Record<string, string>) : {};
+  const lines = [pythonRepr(structured.value, encoded), ...contractNotes(structured, 'value')];
+  if (structured.truncated === true) lines.push('[value truncated]');
+  lines.push(...runtimeNote(structured.runtime));
+  return lines.join('\n');
+}
+
+/** The text of a failure: code, message, retry advice, details and runtime metadata, one fact per line. */
+export function failureText(structured: Json): string {
+  const { error, runtime, ...rest } = structured;
+  if (!isObject(error)) return JSON.stringify(structured);
+  const lines = [`error ${String(error.code)}: ${String(error.message)}`];
+  if (error.retryable !== undefined) {
+    const after = error.retry_after_ms !== undefined ? `, after ${String(error.retry_after_ms)} ms` : '';
+    lines.push(error.retryable === true ? `[retryable${after}]` : '[not retryable]');
+  }
+  if (error.details !== undefined) lines.push(`[details: ${JSON.stringify(error.details)}]`);
+  if (Object.keys(rest).length > 0) lines.push(JSON.stringify(rest));
+  lines.push(...runtimeNote(runtime));
+  return lines.join('\n');
+}

@@ -1,0 +1,228 @@
+import { ProcessTreeMemory, procAvailable } from './process-tree-memory.js';
+
+const MIB = 2 ** 20;
+const GIB = 2 ** 30;
+/** How often a running operation's memory is read: at ~1.5 GB/s of page faults, ~30 MB between two reads. */
+export const MEMORY_WATCH_INTERVAL_MS = 20;
+/**
+ * When the first read (the baseline) is taken after dispatch. Not at once: an operation shorter than this (most are
+ * well under a millisecond) then costs one timer and no read; growth in 2 ms is a few MB at most.
+ */
+export const MEMORY_BASELINE_DELAY_MS = 2;
+
+/** The memory guard's three lines, in bytes. */
+export interface MemoryBounds {
+  /** The limit: an operation that grows past it is interrupted. */
+  limitBytes: number;
+  /** The hard margin: past it the worker is killed at once and replaced (limit + max(limit / 4, 64 MiB)). */
+  hardBytes: number;
+  /**
+   * The worker's soft RLIMIT_DATA, the allocation backstop: max(2 × limit, limit + 1 GiB). RLIMIT_DATA counts
+   * virtual writable memory (8 MiB per thread stack, untouched pages of zeroed arrays), so it sits well above the
+   * limit and only turns allocations far past the limit into MemoryError.
+   */
+  backstopBytes: number;
+}
+
+/** The bounds for a limit in MiB; undefined when the guard is off (`null`). */
+export function memoryBounds(limitMb: number | null): MemoryBounds | undefined {
+  if (limitMb === null) return undefined;
+  const limitBytes = limitMb * MIB;
+  return {
+    limitBytes,
+    hardBytes: limitBytes + Math.max(Math.floor(limitBytes / 4), 64 * MIB),
+    backstopBytes: Math.max(2 * limitBytes, limitBytes + GIB),
+  };
+}
+
+/** Why the guard stopped an operation. */
+export type MemoryTrigger = 'watch' | 'hard' | 'allocation';
+
+/** Where the process being watched can be found (a WorkerProcess). */
+export interface WatchedProcess {
+  readonly pid: number | undefined;
+  readonly alive: boolean;
+  /** Settles when the process has exited: its open /proc files are closed then. */
+  readonly exited?: Promise<unknown> | undefined;
+}
+
+/** Bytes to MiB, rounded, for the control-plane numbers. */
+export function toMb(bytes: number | undefined | null): number | null {
+  return bytes === undefined || bytes === null ? null : Math.round(bytes / MIB);
+}
+
+/**
+ * The memory of one running operation, read from dispatch to its answer: the first read
+ * {@link MEMORY_BASELINE_DELAY_MS} after dispatch (the baseline), then every {@link MEMORY_WATCH_INTERVAL_MS}. It calls `onTrip('watch')` once when the tree grows past
+ * the limit and `onTrip('hard')` once past the hard margin. An operation that starts above the limit (memory that
+ * grew between operations) is not stopped for what it started with: only growth past max(hard, baseline + margin)
+ * stops it, so `del big` and other light work still run.
+ */
+export class OperationMemoryWatch {
+  /** Highest tree size seen. */
+  peakBytes = 0;
+  /** The first read, just after dispatch. */
+  baselineBytes: number | undefined;
+  /** The first line crossed, if any. */
+  tripped: 'watch' | 'hard' | undefined;
+  /** When the limit was first seen crossed (performance.now()). */
+  crossedAt: number | undefined;
+  /** The size at that read. */
+  crossedBytes: number | undefined;
+
+  private readonly tree: ProcessTreeMemory;
+  private readonly bounds: MemoryBounds;
+  private readonly onTrip: (trigger: 'watch' | 'hard') => void;
+  private hardLine: number;
+  private startedAbove = false;
+  private timer: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(tree: ProcessTreeMemory, bounds: MemoryBounds, onTrip: (trigger: 'watch' | 'hard') => void, intervalMs = MEMORY_WATCH_INTERVAL_MS) {
+    this.tree = tree;
+    this.bounds = bounds;
+    this.onTrip = onTrip;
+    this.hardLine = bounds.hardBytes;
+    // The baseline is read without a /proc scan, so an operation shorter than one interval costs one pread at most.
+    this.timer = setTimeout(() => {
+      this.tick(false);
+      if (this.stopped) return;
+      this.timer = setInterval(() => this.tick(true), intervalMs);
+      this.timer.unref();
+    }, MEMORY_BASELINE_DELAY_MS);
+    this.timer.unref();
+  }
+
+  /** Whether the operation started with the tree already above the limit. */
+  get startedAboveLimit(): boolean {
+    return this.startedAbove;
+  }
+
+  /** Ends the watch (idempotent). */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  private tick(discover: boolean): void {
+    if (this.stopped) return;
+    const bytes = this.tree.sample(discover);
+    if (bytes === undefined) {
+      this.stop();
+      return;
+    }
+    if (bytes > this.peakBytes) this.peakBytes = bytes;
+    const { limitBytes, hardBytes } = this.bounds;
+    if (this.baselineBytes === undefined) {
+      this.baselineBytes = bytes;
+      this.startedAbove = bytes >= limitBytes;
+      if (this.startedAbove) this.hardLine = Math.max(hardBytes, bytes + (hardBytes - limitBytes));
+    }
+    if (bytes >= this.hardLine && this.tripped !== 'hard') {
+      this.mark(bytes);
+      this.tripped = 'hard';
+      this.onTrip('hard');
+    } else if (!this.startedAbove && bytes >= limitBytes && this.tripped === undefined) {
+      this.mark(bytes);
+      this.tripped = 'watch';
+      this.onTrip('watch');
+    }
+  }
+
+  private mark(bytes: number): void {
+    if (this.crossedAt !== undefined) return;
+    this.crossedAt = performance.now();
+    this.crossedBytes = bytes;
+  }
+}
+
+/**
+ * The memory guard of one runtime: its bounds (undefined when off), one {@link ProcessTreeMemory} per live worker,
+ * a watch per operation, and the current figure for runtime_status (reported even with the guard off).
+ */
+export class WorkerMemory {
+  /** The guard's bounds; undefined when it is off. */
+  readonly bounds: MemoryBounds | undefined;
+  /**
+   * The RLIMIT_DATA backstop to configure workers with: only where the watch works too (Linux /proc), so the
+   * guard is either whole or absent.
+   */
+  readonly backstopBytes: number | undefined;
+  private readonly trees = new Map<WatchedProcess, ProcessTreeMemory>();
+
+  constructor(limitMb: number | null) {
+    this.bounds = memoryBounds(limitMb);
+    this.backstopBytes = this.bounds !== undefined && procAvailable() ? this.bounds.backstopBytes : undefined;
+  }
+
+  /** Starts watching one operation on `worker`; undefined when the guard is off or /proc cannot be read. */
+  watch(worker: WatchedProcess, onTrip: (trigger: 'watch' | 'hard') => void): OperationMemoryWatch | undefined {
+    if (this.bounds === undefined) return undefined;
+    const tree = this.treeOf(worker);
+    return tree === undefined ? undefined : new OperationMemoryWatch(tree, this.bounds, onTrip);
+  }
+
+  /** Bytes resident in the worker's tree now; undefined when it is not running or not measurable. */
+  current(worker: WatchedProcess | undefined): number | undefined {
+    if (worker === undefined) return undefined;
+    return this.treeOf(worker)?.sample(true);
+  }
+
+  /** Whether the worker's tree is back below the limit (a fresh read, descendants included). */
+  belowLimit(worker: WatchedProcess): boolean {
+    const bytes = this.current(worker);
+    return this.bounds !== undefined && bytes !== undefined && bytes < this.bounds.limitBytes;
+  }
+
+  private treeOf(worker: WatchedProcess): ProcessTreeMemory | undefined {
+    for (const [known, tree] of this.trees) {
+      if (!known.alive || !tree.open) {
+        tree.close();
+        this.trees.delete(known);
+      }
+    }
+    if (!worker.alive || worker.pid === undefined) return undefined;
+    let tree = this.trees.get(worker);
+    if (tree === undefined) {
+      const created = new ProcessTreeMemory(worker.pid);
+      if (!created.open) return undefined;
+      this.trees.set(worker, created);
+      void worker.exited?.then(() => {
+        created.close();
+        if (this.trees.get(worker) === created) this.trees.delete(worker);
+      });
+      tree = created;
+    }
+    return tree;
+  }
+}
+
+/** Facts of one memory stop, for the operation's error. */
+export interface MemoryStop {
+  trigger: MemoryTrigger;
+  bounds: MemoryBounds;
+  watch: OperationMemoryWatch | undefined;
+  /** The tree after the operation stopped, when it was measured. */
+  afterBytes: number | undefined;
+}
+
+/** The memory_limit error's message and control-plane details (no values). */
+export function describeMemoryStop(stop: MemoryStop, outcome: string): { message: string; details: Record<string, unknown> } {
+  const limitMb = toMb(stop.bounds.limitBytes);
+  const how =
+    stop.trigger === 'allocation'
+      ? `an allocation failed under the memory limit's backstop (limit ${limitMb} MB)`
+      : stop.trigger === 'hard'
+        ? `the worker passed the memory limit (${limitMb} MB) by more than its hard margin (${toMb(stop.bounds.hardBytes)} MB) and was killed`
+        : `the operation grew past the memory limit (${limitMb} MB) and was stopped`;
+  return {
+    message: `${how}; ${outcome}`,
+    details: {
+      trigger: stop.trigger,
+      limit_mb: limitMb,
+      peak_mb: stop.watch && stop.watch.peakBytes > 0 ? toMb(stop.watch.peakBytes) : null,
+      memory_mb_after: toMb(stop.afterBytes),
+    },
+  };
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// `node tooling/bench/model-reads.mjs [--show] [--json PATH]`: runs the fourteen everyday calls of "what the model
+// reads" through a real MCP stdio client against the built server and reports the characters each client forwards
+// to its model (Claude Code: JSON of structuredContent on success, the text block on error; Codex: the text block),
+// plus the size of the tool list (names, descriptions, input schemas) that every model request carries.
+import { writeFileSync } from 'node:fs';
+import { chooseWorkerPython, loadModules } from './lib/env.mjs';
+import { startServer } from './lib/mcp.mjs';
+import { runFourteen, toolListChars } from './lib/model-reads.mjs';
+import { installExitHandlers } from './lib/procs.mjs';
+
+const args = process.argv.slice(2);
+const show = args.includes('--show');
+const jsonIndex = args.indexOf('--json');
+const jsonPath = jsonIndex >= 0 ? args[jsonIndex + 1] : undefined;
+
+installExitHandlers();
+const modules = await loadModules();
+const { python } = chooseWorkerPython(undefined);
+const server = await startServer(modules, { env: { IPYTHON_MCP_PYTHON: python } });
+try {
+  const { tools } = await server.client.listTools();
+  const rows = await runFourteen((name, toolArgs) => server.call(name, toolArgs));
+  const out = (line) => process.stdout.write(`${line}\n`);
+  out(`${'call'.padEnd(32)} ${'Claude Code'.padStart(11)} ${'Codex'.padStart(7)}`);
+  for (const row of rows) {
+    out(`${row.label.padEnd(32)} ${String(row.claudeCode.length).padStart(11)} ${String(row.codex.length).padStart(7)}${row.isError ? '  (error)' : ''}`);
+  }
+  const claudeCode = rows.reduce((sum, row) => sum + row.claudeCode.length, 0);
+  const codex = rows.reduce((sum, row) => sum + row.codex.length, 0);
+  const toolList = toolListChars(tools);
+  const fullToolList = JSON.stringify(tools).length;
+  out(`${'total (14 calls)'.padEnd(32)} ${String(claudeCode).padStart(11)} ${String(codex).padStart(7)}`);
+  out(`tool list: ${tools.length} tools, ${toolList} characters of names + descriptions + input schemas (${fullToolList} as the whole tools/list JSON)`);
+  if (show) {
+    for (const row of rows) out(`\n--- ${row.label} (Claude Code)\n${row.claudeCode}\n--- ${row.label} (Codex)\n${row.codex}`);
+  }
+  if (jsonPath) {
+    writeFileSync(jsonPath, `${JSON.stringify({ claudeCode, codex, toolList, fullToolList, rows: rows.map(({ result, ...row }) => row) }, null, 2)}\n`);
+  }
+} finally {
+  await server.close();
+}
