@@ -240,10 +240,13 @@ class Namespace:
                 raise
             except BaseException as exc:  # noqa: BLE001 - an import may raise anything, SystemExit included
                 type_name, message, _ = describe_exception(exc, self._limits.max_text_chars)
+                setting = "IPYTHON_MCP_PRELOAD_MODULES" if top_level else "IPYTHON_MCP_MODULE_ALIASES"
                 raise OpError(
                     "startup_failed",
-                    f"configured module {module!r} failed to import: {type_name}: {message}",
-                    {"module": module, "type": type_name},
+                    f"module {module!r} from {setting} failed to import: {type_name}: {message}. Fix: install it"
+                    f" into {sys.executable}, put its directory in IPYTHON_MCP_LIBRARY_PATHS, or remove it from"
+                    f" {setting}; then restart the session",
+                    {"module": module, "type": type_name, "setting": setting},
                 ) from None
             self._shell.user_ns[binding] = value
 

@@ -3,12 +3,17 @@
 # front of the MCP server without touching its stdout.
 #   bootstrap.sh           Node deps (pinned pnpm), build, managed Python env for the server
 #   bootstrap.sh --dev     the same, plus the Python test environment (.venv) used by the test suite
+#   bootstrap.sh --node    Node deps and build only (what `npm run pack` needs)
 set -euo pipefail
 exec 3>&1 1>&2
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 dev=0
+node_only=0
 [ "${1:-}" = "--dev" ] && dev=1
+[ "${1:-}" = "--node" ] && node_only=1
+# No "update available" advice from npm or pnpm: the versions here are pinned on purpose.
+export npm_config_update_notifier=false NPM_CONFIG_UPDATE_NOTIFIER=false
 
 pnpm_version="$(node -p "require('./package.json').packageManager.split('@')[1]")"
 pnpm_bin="$root/.tooling/node_modules/.bin/pnpm"
@@ -26,7 +31,9 @@ echo "bootstrap: building"
 pnpm exec turbo run build --output-logs=errors-only
 
 python_bin="${IPYTHON_MCP_BOOTSTRAP_PYTHON:-python3}"
-if [ "$dev" = 1 ]; then
+if [ "$node_only" = 1 ]; then
+  :
+elif [ "$dev" = 1 ]; then
   if [ ! -x .venv/bin/python ]; then
     echo "bootstrap: creating the Python test environment .venv"
     "$python_bin" -m venv .venv

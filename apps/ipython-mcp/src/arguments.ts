@@ -1,5 +1,6 @@
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { SETTING_DEFINITIONS } from '@ipython-mcp/protocol';
+import { SETTING_DEFINITIONS, type SettingKind } from '@ipython-mcp/protocol';
 
 /** What the command line asked for. */
 export interface CommandLine {
@@ -77,14 +78,30 @@ function parseWithPackages(values: string[] | undefined, command: CommandLine['c
   return packages;
 }
 
-/** The --help text: every setting with its flag, env var and default. */
+/** The value placeholder a setting's flag takes in --help. */
+const PLACEHOLDERS: Record<SettingKind, string> = {
+  path: 'FILE',
+  paths: 'DIR[:DIR...]',
+  list: 'MOD[,MOD...]',
+  aliases: 'JSON',
+  count: 'N',
+  seconds: 'SECONDS',
+  megabytes: 'MB',
+};
+
+/** The README shipped beside dist/ (in a checkout and in the installed package alike). */
+function readmePath(): string {
+  return fileURLToPath(new URL('../README.md', import.meta.url));
+}
+
+/** The --help text: every setting with its flag (and value placeholder), env var and default; examples; docs. */
 export function helpText(version: string): string {
   const lines = [
     `ipython-mcp ${version}: one persistent IPython namespace for agents, as a stdio MCP server.`,
     '',
     'Usage:',
-    '  ipython-mcp [serve] [options]   serve MCP on stdin/stdout (the default)',
-    '  ipython-mcp setup [--upgrade] [--with PKG,...]',
+    '  ipython-mcp [serve] [options]   serve MCP on stdin/stdout (the default; a client starts it)',
+    '  ipython-mcp setup [--upgrade] [--with PKG[,PKG...]]',
     '                                  create or refresh the managed Python environment (IPython, msgpack), adding',
     '                                  the --with packages (repeatable; a requirement such as pandas>=2 or a wheel path)',
     '  ipython-mcp doctor [options]    check the interpreter, IPython, msgpack, package installs, library paths, preloads',
@@ -93,19 +110,34 @@ export function helpText(version: string): string {
     '                                  serve one run_code tool in whose kernel the tools of the MCP servers in FILE',
     '                                  ({"mcpServers": {name: {command, args, env, tools?}}}) are Python functions',
     '',
+    'Examples:',
+    '  ipython-mcp setup && ipython-mcp doctor',
+    '  claude mcp add ipython --env IPYTHON_MCP_PRELOAD_MODULES=math,json -- ipython-mcp',
+    '',
     'Options:',
     '  --python PATH        worker interpreter (env IPYTHON_MCP_PYTHON; default: the managed environment, else python3)',
     '  --log-level LEVEL    debug, info, warn, error or silent; logs go to stderr, metadata only (env IPYTHON_MCP_LOG_LEVEL; default warn)',
+    '  --upgrade            (setup) refresh the managed environment\'s packages',
+    '  --with PKG[,PKG...]  (setup) add packages to the managed environment',
     '  -h, --help           this text',
     '  -v, --version        print the version',
+    '',
+    'Environment:',
+    '  IPYTHON_MCP_HOME     ipython-mcp\'s own directory: the managed environment (venv/) and IPython\'s directory',
+    '                       (ipython/); default ~/.local/share/ipython-mcp ($XDG_DATA_HOME/ipython-mcp). Remove it to',
+    '                       remove everything ipython-mcp made.',
     '',
     'Settings (a flag wins over its environment variable; a bad value exits with code 2 before any worker starts):',
   ];
   for (const definition of SETTING_DEFINITIONS) {
     const fallback = JSON.stringify(definition.defaultValue);
-    lines.push(`  ${definition.flag.padEnd(36)} ${definition.env}`);
-    lines.push(`  ${''.padEnd(36)} ${definition.description} Default: ${fallback}.`);
+    lines.push(`  ${`${definition.flag} ${PLACEHOLDERS[definition.kind]}`.padEnd(44)} ${definition.env}`);
+    lines.push(`  ${''.padEnd(44)} ${definition.description} Default: ${fallback}.`);
   }
-  lines.push('', 'Not a sandbox: code runs with your user\'s permissions.');
+  lines.push(
+    '',
+    `Docs: ${readmePath()}; client set-up, headless runs (claude -p, codex exec) and troubleshooting: docs/clients.md in the repository.`,
+    'Not a sandbox: code runs with your user\'s permissions.',
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -5,6 +5,7 @@ import { chooseInterpreter, createStderrLogger, type LogLevel } from '@ipython-m
 import { UsageError, helpText, parseCommandLine } from './arguments.js';
 import { codeModeCommand } from './code-mode-command.js';
 import { doctorCommand } from './doctor-command.js';
+import { interpreterProblem } from './interpreter-check.js';
 import { setupCommand } from './setup-command.js';
 import { VERSION } from './version.js';
 
@@ -50,6 +51,8 @@ async function main(): Promise<void> {
     process.exitCode = doctorCommand(choice, settings);
     return;
   }
+  const badInterpreter = interpreterProblem(choice);
+  if (badInterpreter !== undefined) fail(badInterpreter);
   const logger = createStderrLogger(commandLine.logLevel as LogLevel);
   if (commandLine.command === 'code-mode') {
     await codeModeCommand(commandLine.servers ?? '', choice.python, logger, fail);

@@ -26,14 +26,14 @@ function progress(message: string): void {
 type Installer = 'uv' | 'pip';
 
 /**
- * Installs `packages` into the environment of `python`. Quiet for the worker's own requirements; the `--with`
- * packages show the installer's own progress (downloads can take a while), on stderr.
+ * Installs `packages` into the environment of `python`, showing the installer's own progress on stderr (a pip
+ * install takes 10-15 s): pip's progress bars on a terminal, plain lines when stderr is not one.
  */
-function install(installer: Installer, python: string, packages: string[], options: { upgrade: boolean; quiet: boolean }): boolean {
-  const flags = [...(options.quiet ? ['--quiet'] : []), ...(options.upgrade ? ['--upgrade'] : [])];
-  return installer === 'uv'
-    ? run('uv', ['pip', 'install', '--python', python, ...flags, ...packages])
-    : run(python, ['-m', 'pip', 'install', '--disable-pip-version-check', ...flags, ...packages]);
+function install(installer: Installer, python: string, packages: string[], options: { upgrade: boolean }): boolean {
+  const flags = options.upgrade ? ['--upgrade'] : [];
+  if (installer === 'uv') return run('uv', ['pip', 'install', '--python', python, ...flags, ...packages]);
+  const progressBar = process.stderr.isTTY ? [] : ['--progress-bar', 'off'];
+  return run(python, ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', ...progressBar, ...flags, ...packages]);
 }
 
 function readyLine(directory: string, python: string, versions: string, added: string[]): string {
@@ -49,7 +49,7 @@ function addPackages(directory: string, python: string, packages: string[], upgr
     return 1;
   }
   progress(`installing ${packages.join(', ')} into ${directory} with ${installer}`);
-  if (!install(installer, python, packages, { upgrade, quiet: false })) {
+  if (!install(installer, python, packages, { upgrade })) {
     progress(`installing ${packages.join(', ')} failed (see the output above); check the package names and network access to PyPI`);
     return 1;
   }
@@ -85,6 +85,7 @@ export function setupCommand(basePython: string | undefined, upgrade: boolean, w
   if (!existsSync(python)) {
     // `--seed` puts pip into the uv environment too: agents type `!pip install x` and `python -m pip`, which
     // must reach this environment rather than another pip further down PATH.
+    progress(`creating the virtual environment`);
     const created = uv ? run('uv', ['venv', '--quiet', '--seed', '--python', base, directory]) : run(base, ['-m', 'venv', directory]);
     if (!created) {
       progress(`could not create a virtual environment with ${base}; install Python 3.10+ (with its venv module) or pass --python PATH`);
@@ -93,7 +94,8 @@ export function setupCommand(basePython: string | undefined, upgrade: boolean, w
   }
   // An environment an older setup made with uv has no pip yet: give it one, as `--seed` does for new ones.
   if (uv && !probePython(python, HAS_PIP_PROBE).ok) packages.push('pip');
-  const ok = install(uv ? 'uv' : 'pip', python, packages, { upgrade, quiet: withPackages.length === 0 });
+  progress(`installing ${packages.join(', ')} (the installer's progress follows)`);
+  const ok = install(uv ? 'uv' : 'pip', python, packages, { upgrade });
   const versions = ok ? probePython(python, VERSIONS_PROBE) : undefined;
   if (!versions?.ok) {
     progress(`installing ${packages.join(', ')} into the managed environment failed (see the output above); check the package names and network access to PyPI, and retry`);

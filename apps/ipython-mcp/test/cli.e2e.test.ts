@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { SETTING_DEFINITIONS } from '@ipython-mcp/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, startServer, testPython } from './harness.js';
+import { docsBlock } from './fixtures/docs-blocks.js';
 import { runBounded } from './fixtures/processes.js';
 
 const packageVersion = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -46,6 +47,21 @@ describe('--version and --help', () => {
     for (const word of ['--python', 'IPYTHON_MCP_PYTHON', '--log-level', 'IPYTHON_MCP_LOG_LEVEL', 'setup', 'doctor']) {
       expect(result.stdout).toContain(word);
     }
+  });
+
+  it('gives each flag its value placeholder, names IPYTHON_MCP_HOME, shows two examples and where the docs are', async () => {
+    const { stdout } = await cli(['--help'], cleanEnv());
+    for (const definition of SETTING_DEFINITIONS) {
+      expect(stdout).toMatch(new RegExp(`${definition.flag} (N|SECONDS|MB|FILE|JSON|DIR\\[:DIR\\.\\.\\.\\]|MOD\\[,MOD\\.\\.\\.\\]) `));
+    }
+    expect(stdout).toContain('--python PATH');
+    expect(stdout).toContain('--with PKG[,PKG...]');
+    expect(stdout).toMatch(/IPYTHON_MCP_HOME .*managed environment/);
+    const examples = stdout.split('Examples:\n')[1]?.split('\n\n')[0]?.split('\n') ?? [];
+    expect(examples).toHaveLength(2);
+    const docs = /Docs: (\S+README\.md);/.exec(stdout)?.[1];
+    expect(docs && existsSync(docs)).toBe(true);
+    expect(stdout).toContain('docs/clients.md');
   });
 });
 
@@ -116,6 +132,11 @@ describe('setup', () => {
     expect(created.code, created.stderr).toBe(0);
     const venv = join(home, 'venv');
     expect(created.stderr).toMatch(new RegExp(`creating ${venv} with (uv|venv \\+ pip)`));
+    // Not silent while the installer works: a line per step, then the installer's own progress (plain lines
+    // here, since stderr is not a terminal).
+    expect(created.stderr).toContain('ipython-mcp: creating the virtual environment');
+    expect(created.stderr).toContain('ipython-mcp: installing ipython>=8.12, msgpack>=1.0');
+    expect(created.stderr).toMatch(/Collecting ipython|Successfully installed|Installed \d+ packages|Resolved \d+ packages/);
     expect(created.stdout).toMatch(
       new RegExp(`^ipython-mcp: managed Python environment is ready at ${venv} \\(python: ${venv}/bin/python; IPython, msgpack: \\d+\\.\\d+\\S* \\d+\\.\\d+\\S*\\)\\n$`),
     );
@@ -142,4 +163,28 @@ describe('setup', () => {
     expect(again.stderr).toBe('');
     expect(again.stdout).toContain(`managed Python environment is ready at ${venv}`);
   }, 600_000);
+});
+
+describe("IPython's own directory", () => {
+  it('lives in ipython-mcp\'s home: the worker writes nothing into ~/.ipython', async () => {
+    const home = join(scratch, 'user-home');
+    // Empty XDG_DATA_HOME and IPYTHON_MCP_HOME count as unset; an IPYTHONDIR of the user's own is overridden.
+    const server = await startServer({ HOME: home, XDG_DATA_HOME: '', IPYTHON_MCP_HOME: '', IPYTHONDIR: join(home, '.ipython') });
+    try {
+      const executed = await server.structured('execute', { code: 'get_ipython().ipython_dir' });
+      expect(JSON.stringify(executed.result)).toContain(JSON.stringify(join(home, '.local', 'share', 'ipython-mcp', 'ipython')));
+    } finally {
+      await server.close();
+    }
+    expect(existsSync(join(home, '.local', 'share', 'ipython-mcp', 'ipython'))).toBe(true);
+    expect(existsSync(join(home, '.ipython'))).toBe(false);
+
+    // docs/clients.md's one line that removes everything ipython-mcp made (the last of its uninstall block).
+    const removeAll = docsBlock('uninstall').split('\n').at(-1)!;
+    const env = cleanEnv({ HOME: home });
+    delete env.XDG_DATA_HOME;
+    const removed = await runBounded('bash', ['-euc', removeAll], { env, timeoutMs: 30_000 });
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(existsSync(join(home, '.local', 'share', 'ipython-mcp'))).toBe(false);
+  });
 });

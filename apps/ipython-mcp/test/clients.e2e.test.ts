@@ -1,6 +1,6 @@
 // Real, independent clients against the built server: the Codex CLI and Claude Code (their `mcp` commands, as
 // docs/clients.md tells users to run them), the MCP Inspector CLI, and the official Python MCP SDK. Each client
-// is installed from its registry into a temporary prefix, every process runs with a deadline, and a marker in
+// is installed from its registry once into the test cache (fixtures/client-clis.ts), every process runs with a deadline, and a marker in
 // the environment proves that no server or worker outlives its client. Nothing here calls a model.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, startServer, testPython } from './harness.js';
+import { docsBlock } from './fixtures/docs-blocks.js';
+import { CLAUDE_CODE_VERSION, CLIENTS_CACHE, CODEX_VERSION, INSPECTOR_VERSION, INSTALL_TIMEOUT_MS, PYTHON_MCP_VERSION, pinnedCliBin } from './fixtures/client-clis.js';
 import {
   REPO_ROOT,
   killMarkedProcesses,
@@ -18,13 +20,6 @@ import {
   waitForNoMarkedProcesses,
 } from './fixtures/processes.js';
 
-// Pinned so a registry release cannot change what "passing" means; bump deliberately. Claude Code and the
-// Inspector are the newest releases whose `engines` accept Node 20 (newer ones need Node 22).
-const CODEX_VERSION = process.env.IPYTHON_MCP_CODEX_VERSION ?? '0.171.0';
-const CLAUDE_CODE_VERSION = '2.1.197';
-const INSPECTOR_VERSION = '0.15.0';
-const PYTHON_MCP_VERSION = '2.3.0';
-const INSTALL_TIMEOUT_MS = 300_000;
 const STABLE_TOOLS = [
   'call_function', 'execute', 'inspect', 'list', 'register_tool', 'reload', 'remove', 'reset', 'runtime_status', 'search', 'unregister_tool',
 ];
@@ -37,24 +32,6 @@ const shimBin = join(scratch, 'bin');
 mkdirSync(shimBin);
 symlinkSync(CLI, join(shimBin, 'ipython-mcp'));
 
-/** The fenced block that follows `<!-- verified: NAME -->` in docs/clients.md. */
-function docsBlock(name: string): string {
-  const docs = readFileSync(join(REPO_ROOT, 'docs', 'clients.md'), 'utf8');
-  const match = new RegExp(`<!-- verified: ${name} -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``).exec(docs);
-  if (!match?.[1]) throw new Error(`docs/clients.md has no block marked "verified: ${name}"`);
-  return match[1];
-}
-
-/** `npm install` one package into its own prefix, outside the repository. */
-async function npmInstall(spec: string): Promise<string> {
-  const prefix = mkdtempSync(join(scratch, 'prefix-'));
-  await runOk('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', prefix, spec], {
-    cwd: prefix,
-    timeoutMs: INSTALL_TIMEOUT_MS,
-  });
-  return prefix;
-}
-
 describe('Codex CLI', () => {
   let codex: string;
   let home: string;
@@ -62,11 +39,11 @@ describe('Codex CLI', () => {
   const runCodex = (args: string[], cwd = home) => runBounded(codex, args, { env, cwd, timeoutMs: 60_000 });
 
   beforeAll(async () => {
-    const prefix = await npmInstall(`@openai/codex@${CODEX_VERSION}`);
-    codex = join(prefix, 'node_modules', '.bin', 'codex');
+    const bin = await pinnedCliBin(`@openai/codex@${CODEX_VERSION}`);
+    codex = join(bin, 'codex');
     home = mkdtempSync(join(scratch, 'codex-home-'));
     mkdirSync(join(home, '.codex'));
-    env = { ...process.env, HOME: home, CODEX_HOME: join(home, '.codex'), PATH: `${join(prefix, 'node_modules', '.bin')}:${process.env.PATH ?? ''}` };
+    env = { ...process.env, HOME: home, CODEX_HOME: join(home, '.codex'), PATH: `${bin}:${process.env.PATH ?? ''}` };
     // If the binary cannot run on this machine the whole suite must fail, loudly: there is no skip.
     const version = await runCodex(['--version']);
     if (version.code !== 0) throw new Error(`the codex binary from @openai/codex@${CODEX_VERSION} cannot run here:\n${version.stderr}${version.stdout}`);
@@ -147,8 +124,7 @@ describe('Claude Code CLI', () => {
   afterEach(() => killMarkedProcesses(marker));
 
   beforeAll(async () => {
-    const prefix = await npmInstall(`@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`);
-    claude = join(prefix, 'node_modules', '.bin', 'claude');
+    claude = join(await pinnedCliBin(`@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`), 'claude');
     const home = mkdtempSync(join(scratch, 'claude-home-'));
     project = mkdtempSync(join(scratch, 'claude-project-'));
     env = {
@@ -191,6 +167,15 @@ describe('Claude Code CLI', () => {
     expect(got.stdout).toMatch(/Status: ✘ Failed to connect/);
   });
 
+  it('reports a misconfigured interpreter as a failed connection, not as healthy', async () => {
+    const added = await runClaude(['mcp', 'add', 'badpy', '--env', 'IPYTHON_MCP_PYTHON=/nonexistent/python', '--', 'ipython-mcp']);
+    expect(added.code, added.stderr).toBe(0);
+    const listed = await runClaude(['mcp', 'list']);
+    expect(listed.stdout).toMatch(/badpy: .*✘ Failed to connect/);
+    expect(listed.stdout).not.toMatch(/badpy: .*[✓✔] Connected/);
+    expect((await runClaude(['mcp', 'remove', 'badpy'])).code).toBe(0);
+  });
+
   it('removes the entry with `claude mcp remove ipython`', async () => {
     const removed = await runClaude(['mcp', 'remove', 'ipython']);
     expect(removed.code, removed.stderr).toBe(0);
@@ -205,8 +190,7 @@ describe('MCP Inspector CLI', () => {
   afterEach(() => killMarkedProcesses(marker));
 
   beforeAll(async () => {
-    const prefix = await npmInstall(`@modelcontextprotocol/inspector@${INSPECTOR_VERSION}`);
-    inspector = join(prefix, 'node_modules', '.bin', 'mcp-inspector');
+    inspector = join(await pinnedCliBin(`@modelcontextprotocol/inspector@${INSPECTOR_VERSION}`), 'mcp-inspector');
   }, INSTALL_TIMEOUT_MS + 60_000);
 
   /** One Inspector invocation: it launches the server over stdio, sends one request, prints JSON, exits. */
@@ -253,7 +237,7 @@ describe('Python MCP SDK client', () => {
 
   beforeAll(async () => {
     // A separate environment, so the worker's own test environment (.venv) stays as the worker sees it.
-    const venv = process.env.IPYTHON_MCP_CLIENTS_VENV ?? join(REPO_ROOT, '.venv-clients');
+    const venv = process.env.IPYTHON_MCP_CLIENTS_VENV ?? join(CLIENTS_CACHE, `python-mcp-${PYTHON_MCP_VERSION}`);
     python = join(venv, 'bin', 'python');
     const stamp = join(venv, `.mcp-${PYTHON_MCP_VERSION}`);
     if (!existsSync(stamp)) {

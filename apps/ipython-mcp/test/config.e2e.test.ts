@@ -217,6 +217,10 @@ describe('a failing preload', () => {
         expect(status.state).toBe('unavailable');
         expect(status.error).toContain(module);
         expect(status.error).toMatch(reason);
+        // The failure names the setting and the fix, and reaches the client as an MCP log message too.
+        expect(status.error).toContain('IPYTHON_MCP_PRELOAD_MODULES');
+        expect(status.error).toMatch(/Fix: install it into .*python/);
+        await expectErrorLogMessage(server, 'IPYTHON_MCP_PRELOAD_MODULES');
         for (const [tool, args] of [
           ['execute', { code: 'cabc' }],
           ['search', { query: 'json' }],
@@ -228,6 +232,7 @@ describe('a failing preload', () => {
           const error = (result.structuredContent as any).error;
           expect(error.code, tool).toBe('runtime_unavailable');
           expect(error.message).toContain(module);
+          expect(error.message).toContain('Fix: ');
         }
         expect(childPids(server.serverPid)).toEqual([]); // no worker, no standby
         expect((await server.structured('runtime_status')).state).toBe('unavailable');
@@ -236,4 +241,99 @@ describe('a failing preload', () => {
       }
     });
   }
+});
+
+/** Waits for the server's `notifications/message` at level error, and checks it names `setting` and a fix. */
+async function expectErrorLogMessage(server: TestServer, setting: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  const find = () => server.notifications.find((notification) => notification.method === 'notifications/message' && notification.params?.level === 'error');
+  while (find() === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  const message = find();
+  expect(message, JSON.stringify(server.notifications)).toBeDefined();
+  expect(String(message?.params?.data)).toContain(setting);
+  expect(String(message?.params?.data)).toContain('Fix: ');
+}
+
+/** Polls runtime_status until the start-up has settled. */
+async function settledStatus(server: TestServer): Promise<Record<string, any>> {
+  let status: Record<string, any> = {};
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    status = await server.structured('runtime_status');
+    if (status.state !== 'starting') break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return status;
+}
+
+describe('a start-up failure shows where clients show server problems', () => {
+  it('a missing library directory: unavailable, naming IPYTHON_MCP_LIBRARY_PATHS, in the log and every tool error', async () => {
+    const missing = join(tmpdir(), 'ipython-mcp-no-such-library-dir');
+    const server = await startServer({ IPYTHON_MCP_LIBRARY_PATHS: missing });
+    try {
+      const status = await settledStatus(server);
+      expect(status.state).toBe('unavailable');
+      expect(status.error).toContain(missing);
+      expect(status.error).toContain('IPYTHON_MCP_LIBRARY_PATHS');
+      await expectErrorLogMessage(server, 'IPYTHON_MCP_LIBRARY_PATHS');
+      const result = await server.call('execute', { code: '1' });
+      expect(result.isError).toBe(true);
+      expect((result.structuredContent as any).error.code).toBe('runtime_unavailable');
+      expect((result.structuredContent as any).error.message).toContain('Fix: create it, or correct IPYTHON_MCP_LIBRARY_PATHS');
+      expect(childPids(server.serverPid)).toEqual([]); // no worker was started
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a Python without IPython: the log message names IPYTHON_MCP_PYTHON and the fix', async () => {
+    const venv = mkdtempSync(join(tmpdir(), 'ipython-mcp-no-ipython-'));
+    try {
+      expect(spawnSync('python3', ['-m', 'venv', '--without-pip', venv]).status).toBe(0);
+      const server = await startServer({ IPYTHON_MCP_PYTHON: join(venv, 'bin', 'python') });
+      try {
+        expect((await settledStatus(server)).state).toBe('unavailable');
+        await expectErrorLogMessage(server, 'IPYTHON_MCP_PYTHON');
+        const result = await server.call('list', {});
+        expect((result.structuredContent as any).error.message).toContain('ipython-mcp setup');
+      } finally {
+        await server.close();
+      }
+    } finally {
+      rmSync(venv, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('an interpreter that cannot start is a configuration error', () => {
+  let scratch: string;
+  beforeAll(() => {
+    scratch = mkdtempSync(join(tmpdir(), 'ipython-mcp-badpy-'));
+    writeFileSync(join(scratch, 'not-executable'), '#!/bin/sh\n');
+  });
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+  for (const [label, env, args, names] of [
+    ['a missing IPYTHON_MCP_PYTHON', { IPYTHON_MCP_PYTHON: '/nonexistent/python' }, [], 'IPYTHON_MCP_PYTHON=/nonexistent/python does not exist'],
+    ['a non-executable IPYTHON_MCP_PYTHON', { IPYTHON_MCP_PYTHON: 'SCRATCH/not-executable' }, [], 'is not an executable file'],
+    ['a directory as IPYTHON_MCP_PYTHON', { IPYTHON_MCP_PYTHON: 'SCRATCH' }, [], 'is not an executable file'],
+    ['a --python command not on PATH', {}, ['--python', 'ipymcp-no-such-python'], '--python ipymcp-no-such-python: no such command on PATH'],
+  ] as const) {
+    it(`refuses ${label} with one line and exit code 2`, () => {
+      const resolved = Object.fromEntries(Object.entries(env).map(([key, value]) => [key, value.replace('SCRATCH', scratch)]));
+      const result = runCli([...args], cleanEnv(resolved));
+      expect(result.status).toBe(2);
+      expect(result.stdout).toBe('');
+      const lines = result.stderr.split('\n').filter((line) => line.length > 0);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(names);
+      expect(lines[0]).toContain('Fix: point IPYTHON_MCP_PYTHON (or --python) at a Python 3.10+');
+    });
+  }
+
+  it('still lets doctor report the interpreter (doctor is where to look)', () => {
+    const result = runCli(['doctor'], cleanEnv({ IPYTHON_MCP_PYTHON: '/nonexistent/python' }));
+    expect(result.status).not.toBe(0);
+    expect(result.stdout + result.stderr).toContain('/nonexistent/python');
+  });
 });

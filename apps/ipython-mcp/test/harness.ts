@@ -17,6 +17,8 @@ export interface TestServer {
   serverPid: number;
   stderr: () => string;
   transportErrors: Error[];
+  /** Notifications the client has no handler of its own for (log messages, list changes), in arrival order. */
+  notifications: Array<{ method: string; params?: Record<string, any> }>;
   call: (name: string, args?: Record<string, unknown>) => Promise<CallToolResult>;
   structured: (name: string, args?: Record<string, unknown>) => Promise<Record<string, any>>;
   close: () => Promise<void>;
@@ -37,6 +39,10 @@ export async function startServer(env: Record<string, string> = {}, args: string
   const client = new Client({ name: 'ipython-mcp-tests', version: '1.0.0' }, { capabilities: {} });
   const transportErrors: Error[] = [];
   client.onerror = (error) => transportErrors.push(error);
+  const notifications: TestServer['notifications'] = [];
+  client.fallbackNotificationHandler = async (notification) => {
+    notifications.push(notification as TestServer['notifications'][number]);
+  };
   await client.connect(transport);
   // With the tool list cached, the SDK client validates every structured result against its tool's output schema.
   await client.listTools();
@@ -50,6 +56,7 @@ export async function startServer(env: Record<string, string> = {}, args: string
     serverPid,
     stderr: () => stderrText,
     transportErrors,
+    notifications,
     call,
     structured: async (name, callArgs) => (await call(name, callArgs)).structuredContent as Record<string, any>,
     close: async () => {

@@ -12,6 +12,7 @@ import { publint } from 'publint';
 import { formatMessage } from 'publint/utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testPython } from './harness.js';
+import { docsBlock } from './fixtures/docs-blocks.js';
 import { REPO_ROOT, killMarkedProcesses, newMarker, runBounded, runOk, toolingPath, waitForNoMarkedProcesses } from './fixtures/processes.js';
 
 const APP = join(REPO_ROOT, 'apps', 'ipython-mcp');
@@ -35,8 +36,14 @@ function outsideEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 beforeAll(async () => {
-  await runOk('pnpm', ['pack', '--pack-destination', scratch], { cwd: APP, env: { ...process.env, PATH: toolingPath() }, timeoutMs: 120_000 });
-  expect(existsSync(tarball), `pnpm pack did not write ${tarball}`).toBe(true);
+  // The one documented command (docs/clients.md, block "pack"), with pnpm nowhere on PATH: it brings its own.
+  expect(docsBlock('pack')).toMatch(/^npm run pack\b/);
+  // Without CI in its environment, so the bootstrap inside reuses the installed dependencies rather than reinstall.
+  const packEnv = outsideEnv();
+  delete packEnv.CI;
+  const packed = await runOk('npm', ['run', '--silent', 'pack', '--', scratch], { cwd: REPO_ROOT, env: packEnv, timeoutMs: 300_000 });
+  expect(packed.stdout.trim().split('\n').at(-1)).toBe(tarball);
+  expect(existsSync(tarball), `npm run pack did not write ${tarball}`).toBe(true);
   entries = (await runOk('tar', ['-tzf', tarball], { timeoutMs: 30_000 })).stdout.trim().split('\n');
   const extracted = join(scratch, 'extracted');
   mkdirSync(extracted);
@@ -115,13 +122,22 @@ describe('npm install -g of the tarball into a temporary prefix', () => {
   const installed = join(prefix, 'lib', 'node_modules', 'ipython-mcp');
   const marker = newMarker();
 
+  let installOutput = '';
   beforeAll(async () => {
-    await runOk('npm', ['install', '-g', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', prefix, tarball], {
+    const result = await runOk('npm', ['install', '-g', '--no-audit', '--no-fund', '--prefix', prefix, tarball], {
       cwd: scratch,
       env: outsideEnv(),
       timeoutMs: 300_000,
     });
+    installOutput = result.stdout + result.stderr;
   }, 320_000);
+
+  it('installs as many packages as docs/clients.md says (within registry drift)', () => {
+    const added = Number(/added (\d+) packages?/.exec(installOutput)?.[1]);
+    const docs = readFileSync(join(REPO_ROOT, 'docs', 'clients.md'), 'utf8');
+    const documented = Number(/(\d+) packages in all/.exec(docs)?.[1]);
+    expect(Math.abs(added - documented), installOutput).toBeLessThanOrEqual(15);
+  });
   afterAll(() => killMarkedProcesses(marker));
 
   it('installs outside the repository and prints its version', async () => {

@@ -14,6 +14,10 @@ import { DynamicCatalog } from './dynamic-catalog.js';
 import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type StableToolDefinition } from './stable-tools.js';
 import { ResultWriter } from './tool-result.js';
 import { progressReporter } from './progress.js';
+import { RelistGate } from './relist-gate.js';
+
+type CallToolRequest = z.infer<typeof CallToolRequestSchema>;
+type ToolCallExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
 import { openJournal, type JournalRecorder } from './journal-recorder.js';
 import { serveJournalResource } from './journal-resource.js';
 
@@ -53,8 +57,10 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
         'runtime_status never waits in the queue. Not a sandbox: code runs with the server user\'s permissions.',
     },
   );
+  const relist = new RelistGate();
   const results = new ResultWriter();
   const catalog = new DynamicCatalog(() => {
+    relist.noteNotified();
     server.sendToolListChanged().catch(() => undefined);
   });
   const runtime = new Runtime({
@@ -77,14 +83,25 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
   runtime.onEpochChange(() => catalog.clear());
   const journal = openJournal(options.settings, runtime, logger, options.version ?? '0.0.0');
   if (journal) serveJournalResource(server, journal);
+  reportStartupFailures(server, runtime);
   runtime.start();
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    const mark = relist.mark();
     if (catalog.needsDiscovery) await catalog.refresh(runtime, extra.signal);
+    relist.noteListed(mark);
     return { tools: [...PUBLISHED_STABLE_TOOLS, ...catalog.tools()] };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    // A call that changed the tool list answers once the client has re-read it (see RelistGate).
+    const mark = relist.mark();
+    const result = await callTool(request, extra);
+    await relist.settle(mark);
+    return result;
+  });
+
+  const callTool = async (request: CallToolRequest, extra: ToolCallExtra): Promise<CallToolResult> => {
     const name = request.params.name;
     const args = request.params.arguments ?? {};
     const runOptions: RunOptions = { signal: extra.signal, requestId: extra.requestId };
@@ -105,7 +122,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
       }
     }
     return callDynamicTool(name, args, runOptions, catalog, runtime, results, journal);
-  });
+  };
 
   return {
     server,
@@ -117,6 +134,32 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
       await server.close().catch(() => undefined);
     },
   };
+}
+
+/**
+ * A start-up failure goes where clients show server problems: an MCP log message (level error) with the setting
+ * and the fix, sent once the client has initialized (a notification before that may be dropped). Every tool call
+ * then fails with the same text (runtime_unavailable), and runtime_status.error holds it.
+ */
+function reportStartupFailures(server: Server, runtime: Runtime): void {
+  let initialized = false;
+  let pending: string | undefined;
+  const send = (error: string) => {
+    server
+      .sendLoggingMessage({ level: 'error', logger: 'ipython-mcp', data: `ipython-mcp cannot run Python code: ${error}` })
+      .catch(() => undefined);
+  };
+  const previous = server.oninitialized;
+  server.oninitialized = () => {
+    previous?.();
+    initialized = true;
+    if (pending !== undefined) send(pending);
+    pending = undefined;
+  };
+  runtime.onUnavailable((error) => {
+    if (initialized) send(error);
+    else pending = error;
+  });
 }
 
 /**

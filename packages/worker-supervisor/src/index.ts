@@ -5,7 +5,7 @@ export { MEMORY_BASELINE_DELAY_MS, MEMORY_WATCH_INTERVAL_MS, OperationMemoryWatc
 export type { MemoryBounds, MemoryStop, MemoryTrigger, WatchedProcess } from './memory-watch.js';
 export { PausableTimer } from './pausable-timer.js';
 export { ProcessTreeMemory, procAvailable } from './process-tree-memory.js';
-export { chooseInterpreter, environmentPython, managedEnvironmentDirectory, probePython } from './python-interpreter.js';
+export { chooseInterpreter, environmentPython, managedEnvironmentDirectory, probePython, workerIpythonDirectory } from './python-interpreter.js';
 export type { InterpreterChoice } from './python-interpreter.js';
 export { Runtime } from './runtime.js';
 export type {

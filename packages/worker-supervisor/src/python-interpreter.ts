@@ -1,13 +1,22 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 /** Where `ipython-mcp setup` keeps the managed Python environment. */
 export function managedEnvironmentDirectory(env: Readonly<Record<string, string | undefined>> = process.env): string {
   if (env.IPYTHON_MCP_HOME) return join(env.IPYTHON_MCP_HOME, 'venv');
   const dataHome = env.XDG_DATA_HOME && env.XDG_DATA_HOME.length > 0 ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
   return join(dataHome, 'ipython-mcp', 'venv');
+}
+
+/**
+ * The IPYTHONDIR workers get: `ipython` beside the managed environment (`$IPYTHON_MCP_HOME/ipython`, default
+ * `~/.local/share/ipython-mcp/ipython`), so the worker never writes into the user's own IPython profile and one
+ * `rm -rf` of ipython-mcp's home removes everything it made.
+ */
+export function workerIpythonDirectory(env: Readonly<Record<string, string | undefined>> = process.env): string {
+  return join(dirname(managedEnvironmentDirectory(env)), 'ipython');
 }
 
 /** The interpreter inside a virtual environment directory. */

@@ -274,3 +274,24 @@ describe('Runtime with an interpreter that cannot start', () => {
     expect(closed).toBe('closed');
   });
 });
+
+describe('a library directory that does not exist', () => {
+  it('leaves the runtime unavailable before any worker starts, naming the setting, and tells onUnavailable', async () => {
+    const runtime = new Runtime({ python: testPython(), settings: settings({ libraryPaths: ['/nonexistent/ipython-mcp-lib'] }) });
+    runtimes.push(runtime);
+    const heard: string[] = [];
+    runtime.onUnavailable((error) => heard.push(error));
+    runtime.start();
+    expect(runtime.status().state).toBe('unavailable');
+    expect(runtime.workerPids()).toEqual([]);
+    await eventually(() => heard.length, (count) => count === 1);
+    expect(heard[0]).toContain('IPYTHON_MCP_LIBRARY_PATHS');
+    expect(runtime.status().error).toContain('/nonexistent/ipython-mcp-lib');
+    const outcome = await runtime.run('execute', { code: '1' });
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) {
+      expect(outcome.error.code).toBe('runtime_unavailable');
+      expect(outcome.error.message).toContain('Fix: create it');
+    }
+  });
+});

@@ -3,6 +3,7 @@ import { FrameError, loneSurrogatePath, workerLimits, type ErrorCode, type Setti
 import { silentLogger, type Logger } from './logger.js';
 import { WorkerMemory, describeMemoryStop, toMb, type MemoryTrigger, type OperationMemoryWatch } from './memory-watch.js';
 import { PausableTimer } from './pausable-timer.js';
+import { startupConfigurationProblem } from './startup-checks.js';
 import { WorkerExitedError, WorkerProcess, type ToolAnswer, type WorkerInfo, type WorkerReply } from './worker-process.js';
 
 /** Control-plane state, as runtime_status reports it. */
@@ -132,6 +133,7 @@ export class Runtime {
   private replacementWorker: WorkerProcess | undefined;
   private closing: Promise<void> | undefined;
   private readonly epochListeners = new Set<(change: EpochChange) => void>();
+  private readonly unavailableListeners = new Set<(error: string) => void>();
   private started = false;
   private readonly memory: WorkerMemory;
   /** Operations admitted and not yet finished: while there are any, the workers hold the event loop. */
@@ -152,6 +154,14 @@ export class Runtime {
   start(): void {
     if (this.started || this.closing) return;
     this.started = true;
+    const problem = startupConfigurationProblem(this.settings);
+    if (problem !== undefined) {
+      // Deferred, so a listener subscribed right after start() still hears it.
+      queueMicrotask(() => this.becomeUnavailable(problem));
+      this.stateOverride = 'unavailable';
+      this.unavailableError = problem;
+      return;
+    }
     this.current = this.spawnWorker();
     this.watch(this.current);
     this.current.ready.then(
@@ -180,6 +190,12 @@ export class Runtime {
   onEpochChange(listener: (change: EpochChange) => void): () => void {
     this.epochListeners.add(listener);
     return () => this.epochListeners.delete(listener);
+  }
+
+  /** Subscribes to the runtime becoming unavailable (a start-up failure); the listener gets the error text. */
+  onUnavailable(listener: (error: string) => void): () => void {
+    this.unavailableListeners.add(listener);
+    return () => this.unavailableListeners.delete(listener);
   }
 
   /** Control-plane status; answers immediately, never queued. */
@@ -393,6 +409,7 @@ export class Runtime {
     const standby = this.standby;
     this.standby = undefined;
     standby?.kill();
+    for (const listener of this.unavailableListeners) listener(this.unavailableError);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
@@ -18,6 +19,7 @@ import {
   type WorkerEvent,
 } from '@ipython-mcp/protocol';
 import { silentLogger, type Logger } from './logger.js';
+import { workerIpythonDirectory } from './python-interpreter.js';
 import { workerBootstrapCode } from './worker-source.js';
 
 /** Exit code the bootstrap uses when the interpreter cannot import IPython. */
@@ -123,11 +125,19 @@ export class WorkerProcess {
       this.settleReady = { resolve, reject };
     });
     this.ready.catch(() => undefined);
+    const ipythonDirectory = options.env?.IPYTHONDIR ?? workerIpythonDirectory();
+    try {
+      // IPython falls back to a fresh temporary directory (left behind) when the parent is missing.
+      mkdirSync(ipythonDirectory, { recursive: true });
+    } catch {
+      // unwritable home: IPython then picks its temporary directory itself
+    }
     this.child = spawn(options.python, ['-c', workerBootstrapCode()], {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
       detached: true,
       cwd: options.cwd,
-      env: { ...process.env, ...options.env, PYTHONUNBUFFERED: '1' },
+      // IPython's own directory (profile_default) lives in ipython-mcp's home, never in the user's ~/.ipython.
+      env: { ...process.env, IPYTHONDIR: ipythonDirectory, ...options.env, PYTHONUNBUFFERED: '1' },
     });
     let resolveExited!: (value: { code: number | null; signal: NodeJS.Signals | null }) => void;
     this.exited = new Promise((resolve) => {
@@ -438,7 +448,7 @@ export class WorkerProcess {
 
   private describeEarlyExit(code: number | null, signal: NodeJS.Signals | null): string {
     if (code === EXIT_NO_IPYTHON) {
-      return `IPython is not installed for ${this.options.python}. Install it there (\`${this.options.python} -m pip install ipython\`), point IPYTHON_MCP_PYTHON at a Python that has it, or run \`ipython-mcp setup\`.`;
+      return `IPython is not installed for ${this.options.python}. Fix: install it there (\`${this.options.python} -m pip install ipython\`), point IPYTHON_MCP_PYTHON (or --python) at a Python that has it, or run \`ipython-mcp setup\`; then restart the session.`;
     }
     const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ').slice(0, 600);
     return `the worker exited during start-up (${signal ?? `code ${String(code)}`})${tail ? `: ${tail}` : ''}`;
