@@ -1,5 +1,4 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
   CallToolRequestSchema,
   ListToolsRequestSchema,
@@ -16,6 +15,7 @@ import {
   type JsonSchema,
   type ToolDefinition,
 } from '@ipython-mcp/code-mode';
+import { closeOnStdioEnd, stdioTransport } from '@ipython-mcp/mcp-server';
 import type { Logger } from '@ipython-mcp/worker-supervisor';
 import type { CodeModeServersConfig } from './code-mode-config.js';
 import { functionNames } from './code-mode-names.js';
@@ -33,7 +33,6 @@ export interface CodeModeMcpServerOptions {
   logger?: Logger | undefined;
 }
 
-const STDIO_MAX_BUFFER_BYTES = 256 * 1024 * 1024;
 // An MCP client retries as it sees fit; Code Mode's own retry budget is for agent loops, not for a server.
 const UNLIMITED_RETRIES = Number.MAX_SAFE_INTEGER;
 /**
@@ -212,30 +211,10 @@ function errorResult(message: string): CallToolResult {
  */
 export async function serveCodeModeStdio(options: CodeModeMcpServerOptions): Promise<{ instance: CodeModeMcpServer; closed: Promise<void> }> {
   const instance = new CodeModeMcpServer(options);
-  const transport = new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: STDIO_MAX_BUFFER_BYTES });
-  let resolveClosed!: () => void;
-  const closed = new Promise<void>((resolve) => {
-    resolveClosed = resolve;
-  });
-  let closing: Promise<void> | undefined;
-  // Every signal joins the one close, so a second SIGINT cannot skip ending the upstream servers.
-  const onSignal = (): void => void close();
-  const close = (): Promise<void> => {
-    closing ??= instance.close().finally(() => {
-      process.off('SIGTERM', onSignal);
-      process.off('SIGINT', onSignal);
-      resolveClosed();
-    });
-    return closing;
-  };
+  // A hard exit (process.exit elsewhere) still takes the upstream servers down.
   process.once('exit', () => instance.killUpstreamsNow());
-  instance.server.onclose = () => void close();
-  process.stdin.once('end', () => void close());
-  process.stdin.once('close', () => void close());
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  process.stdout.on('error', () => void close());
+  const closed = closeOnStdioEnd(instance.server, () => instance.close());
   instance.start();
-  await instance.server.connect(transport);
+  await instance.server.connect(stdioTransport());
   return { instance, closed };
 }

@@ -5,4 +5,4 @@ export { createIpythonMcpServer } from './server.js';
 export type { IpythonMcpServer, IpythonMcpServerOptions } from './server.js';
 export { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool } from './stable-tools.js';
 export type { StableToolDefinition, StableToolName } from './stable-tools.js';
-export { serveStdio } from './stdio.js';
+export { closeOnStdioEnd, serveStdio, stdioTransport } from './stdio.js';
