@@ -21,7 +21,8 @@ from .static import MISSING, is_one_of, refuse
 
 _MAX_ITEMS = 64
 _MAX_LITERAL = 4096
-_BUILTINS = (
+#: The C callable types (their signatures and reprs involve no user code).
+BUILTIN_CALLABLES = (
     types.BuiltinFunctionType,
     types.MethodWrapperType,
     types.WrapperDescriptorType,
@@ -81,7 +82,7 @@ def value_text(value: Any, budget: _Budget | None = None) -> str:
         return "{" + ", ".join(pairs) + (", ..." if len(value) > _MAX_ITEMS else "") + "}"
     if issubclass(tp, type):
         return type.__repr__(value)
-    if tp is types.FunctionType or issubclass(tp, _BUILTINS):
+    if tp is types.FunctionType or issubclass(tp, BUILTIN_CALLABLES):
         return repr(value)  # C reprs from the function's own name fields
     if issubclass(tp, types.ModuleType):
         name = static.module_dict(value).get("__name__")

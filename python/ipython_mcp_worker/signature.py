@@ -22,7 +22,7 @@ import types
 from typing import Any
 
 from . import static
-from .render import render
+from .render import BUILTIN_CALLABLES, render
 from .static import MISSING, Dynamic, NoSignature, refuse
 
 _MAX_DEPTH = 64
@@ -31,13 +31,6 @@ _NON_USER_DEFINED = (
     types.MethodWrapperType,
     types.ClassMethodDescriptorType,
     types.BuiltinFunctionType,
-)
-_BUILTINS = (
-    types.BuiltinFunctionType,
-    types.MethodWrapperType,
-    types.WrapperDescriptorType,
-    types.MethodDescriptorType,
-    types.ClassMethodDescriptorType,
 )
 _BOUND_BUILTINS = (types.BuiltinFunctionType, types.MethodWrapperType)
 _ATTRIBUTE_HOOKS = ("__getattribute__", "__class__")
@@ -204,7 +197,7 @@ def signature_of(obj: Any, depth: int = 0) -> inspect.Signature:
     tp = type(obj)
     if tp is types.FunctionType:
         return inspect.signature(obj, follow_wrapped=False)  # reads code, defaults and annotations only
-    if issubclass(tp, _BUILTINS):  # builtin callable types cannot be subclassed in Python
+    if issubclass(tp, BUILTIN_CALLABLES):  # builtin callable types cannot be subclassed in Python
         return _builtin(obj)
     if issubclass(tp, functools.partial):
         func, args, keywords = static.partial_parts(obj)
