@@ -1,0 +1,154 @@
+"""Namespace operations ``inspect`` and ``call_function`` (split out of namespace.py, whose docstring states
+the rules)."""
+
+from __future__ import annotations
+
+import inspect
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from .errors import OpError
+from .jsonvalue import NotJson, bounded_repr, from_javascript, json_form
+from .limits import bound_text
+from .namespace_names import Names, Unresolvable, classify, describe_exception, quietly
+from .params import require_dict, require_name
+from .signature import NoSignature, signature_text
+from .static import doc_of, module_of, qualified_type_name
+
+_INSPECT_BOUNDED = ("qualified_type", "signature", "module", "documentation", "representation")
+
+
+def _format_traceback(exc: BaseException, skip_frames: int, limit: int) -> tuple[str, bool]:
+    """The formatted traceback without our own leading frames; keeps the tail, where the error is."""
+    tb = exc.__traceback__
+    for _ in range(skip_frames):
+        if tb is not None:
+            tb = tb.tb_next
+    try:
+        text = "".join(traceback.format_exception(type(exc), exc, tb))
+    except Exception:  # noqa: BLE001 - formatting touches user attributes (__notes__, str)
+        text = "<traceback unavailable>"
+    if len(text) <= limit:
+        return text, False
+    return text[len(text) - limit :], True
+
+
+def _inspected_signature(obj: Any) -> str | None:
+    """The signature text; None when Python has none; SignatureUnavailable when only user code could tell."""
+    try:
+        return signature_text(obj)
+    except NoSignature as error:
+        if error.reported:
+            raise SignatureUnavailable(str(error)) from None
+        return None
+
+
+class SignatureUnavailable(Exception):
+    """Reported in inspect's ``error``: the signature could only be had by running user code."""
+
+
+def inspect_name(names: Names, params: dict) -> dict:
+    """Inspection of one name. Fields that could not be read stay null; the first failure is in ``error``."""
+    require_dict(params, ("name",), ("name",))
+    name = require_name(params)
+    limits = names.limits
+    result: dict[str, Any] = {"name": name, "kind": None, "callable": False}
+    result.update(dict.fromkeys(_INSPECT_BOUNDED))
+    result["truncated"] = dict.fromkeys(_INSPECT_BOUNDED, False)
+    result["error"] = None
+
+    def bounded(field: str, value: str | None, limit: int) -> None:
+        if value is not None:
+            result[field], result["truncated"][field] = bound_text(value, limit)
+
+    def fail(stage: str, exc: BaseException) -> None:
+        if result["error"] is None:  # the first failure wins; later fields are still filled
+            type_name, message, _ = describe_exception(exc, limits.max_text_chars)
+            result["error"] = {"stage": stage, "type": type_name, "message": message}
+
+    def attempt(stage: str, read: Callable[[], Any]) -> Any:
+        try:
+            return read()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - user code may raise anything
+            fail(stage, exc)
+            return None
+
+    try:
+        obj = names.resolve(name)
+    except Unresolvable as failure:
+        fail("resolve", failure.error)
+        return result
+    kind = result["kind"] = classify(obj)
+    result["callable"] = callable(obj)
+    bounded("qualified_type", qualified_type_name(type(obj)), limits.max_repr_chars)
+    bounded("module", attempt("attribute", lambda: module_of(obj, kind)), limits.max_repr_chars)
+    bounded("documentation", attempt("attribute", lambda: doc_of(obj, kind)), limits.max_text_chars)
+    if result["callable"]:
+        bounded("signature", attempt("metadata", lambda: _inspected_signature(obj)), limits.max_repr_chars)
+    representation = attempt("repr", lambda: bounded_repr(obj, limits.max_text_chars))
+    if representation is not None:
+        result["representation"], result["truncated"]["representation"] = representation
+    return result
+
+def call_function(names: Names, params: dict) -> dict:
+    """Resolve ``name``, bind ``arguments`` as keyword arguments, invoke exactly once, return JSON."""
+    require_dict(params, ("name", "arguments"), ("name",))
+    name = require_name(params)
+    arguments = params.get("arguments", {})
+    if type(arguments) is not dict or any(type(key) is not str for key in arguments):
+        raise OpError("invalid_arguments", "arguments must be an object with string keys")
+    arguments = from_javascript(arguments)
+    label = bound_text(name, names.limits.max_repr_chars)[0]
+    try:
+        target = names.resolve(name)
+    except Unresolvable as failure:
+        type_name, message, _ = describe_exception(failure.error, names.limits.max_text_chars)
+        raise OpError(
+            "name_not_found",
+            f"resolving {label!r} raised {type_name}",
+            {"name": label, "type": type_name, "message": message},
+        ) from None
+    if not callable(target):
+        type_name = qualified_type_name(type(target))
+        raise OpError("not_callable", f"{label!r} is not callable", {"name": label, "type": type_name})
+    signature = quietly(lambda: inspect.signature(target))
+    if signature is not None:
+        try:
+            signature.bind(**arguments)
+        except TypeError as exc:
+            _, message, _ = describe_exception(exc, names.limits.max_text_chars)
+            raise OpError(
+                "binding_failed", f"arguments do not bind: {message}", {"name": label, "message": message}
+            ) from None
+    try:
+        value = target(**arguments)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - report whatever the call raised
+        raise OpError("call_raised", *_call_failure(names, label, exc)) from None
+    try:
+        form = json_form(value, names.limits)
+    except NotJson as exc:
+        type_name = qualified_type_name(type(value))
+        raise OpError(
+            "result_not_json",
+            f"{label!r} returned {type_name}, which has no JSON form ({exc.type_name} at {exc.path})",
+            {"name": label, "type": type_name, "path": exc.path, "offending_type": exc.type_name},
+        ) from None
+    return form.annotate({"value": form.value, "truncated": form.truncated})
+
+def _call_failure(names: Names, label: str, exc: BaseException) -> tuple[str, dict]:
+    type_name, message, message_cut = describe_exception(exc, names.limits.max_text_chars)
+    trace, trace_cut = _format_traceback(exc, 1, names.limits.max_traceback_chars)
+    details = {
+        "name": label,
+        "type": type_name,
+        "message": message,
+        "message_truncated": message_cut,
+        "traceback": trace,
+        "traceback_truncated": trace_cut,
+    }
+    return f"{label!r} raised {type_name}: {message}", details

@@ -1,0 +1,118 @@
+"""Namespace operations ``list`` and ``search`` (split out of namespace.py, whose docstring states the rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import OpError
+from .jsonvalue import bounded_repr
+from .limits import bound_text
+from .namespace_names import KINDS, RUNTIME_NAMES, Names, classify, quietly
+from .params import require_dict
+from .signature import NoSignature, signature_text
+from .static import doc_of, module_of, qualified_type_name, type_qualname
+
+_NO_SIGNATURE = "(...)"
+
+
+def _listed_signature(obj: Any) -> str | None:
+    """The signature text, or None when there is none that can be had without running user code."""
+    try:
+        return signature_text(obj)
+    except NoSignature:
+        return None
+
+
+def _repr_text(obj: Any, limit: int) -> tuple[str, bool]:
+    """A bounded repr that survives a raising ``__repr__`` (the fallback names the type statically)."""
+    try:
+        return bounded_repr(obj, limit)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # noqa: BLE001 - a user __repr__ may raise anything
+        kind = type_qualname(type(error)) or "BaseException"
+        text = f"<{type_qualname(type(obj)) or 'object'} object; repr raised {kind}>"
+    return bound_text(text, limit)
+
+
+def list_functions(names: Names, params: dict) -> dict:
+    """Visible functions (kind "function", see FUNCTION_TYPES) sorted by name.
+
+    Visible: unprotected top-level names, plus the public functions that a configured (preloaded or aliased)
+    module defines itself, under their dotted path (``mylib.tool``). ``signature`` is "(...)" when Python
+    cannot compute one; ``module``/``doc`` are null when unknown.
+    """
+    require_dict(params, ())
+    namespace = names.shell.user_ns
+    entries = [(name, namespace[name]) for name in names.user_names()]
+    entries.extend(names.library_members())
+    functions = sorted((pair for pair in entries if classify(pair[1]) == "function"), key=lambda pair: pair[0])
+    shown = functions[: names.limits.max_results]
+    return {
+        "functions": [_function_entry(names, name, obj) for name, obj in shown],
+        "total": len(functions),
+        "truncated": len(shown) < len(functions),
+    }
+
+
+def _function_entry(names: Names, name: str, obj: Any) -> dict:
+    signature = quietly(lambda: _listed_signature(obj)) or _NO_SIGNATURE
+    module = quietly(lambda: module_of(obj, "function"))
+    doc = quietly(lambda: doc_of(obj, "function"))
+    signature, signature_cut = bound_text(signature, names.limits.max_repr_chars)
+    doc, doc_cut = bound_text(doc, names.limits.max_text_chars) if doc is not None else (None, False)
+    module = bound_text(module, names.limits.max_repr_chars)[0] if module is not None else None
+    return {
+        "name": name,
+        "signature": signature,
+        "signature_truncated": signature_cut,
+        "module": module,
+        "doc": doc,
+        "doc_truncated": doc_cut,
+    }
+
+
+def search_names(names: Names, params: dict) -> dict:
+    """Names matching ``query``: case-insensitive substring, or exact with ``exact``.
+
+    Searched: unprotected user names, the configured module bindings and the configured modules' own public
+    functions and classes (dotted, see ``library_members``). Sorted with the identical name first, then
+    case-insensitively equal names, then by name. ``kinds: []`` matches nothing.
+    """
+    require_dict(params, ("query", "exact", "kinds"), ("query",))
+    query, exact, kinds = params["query"], params.get("exact", False), params.get("kinds")
+    if type(query) is not str:
+        raise OpError("invalid_arguments", "query must be a string")
+    if type(exact) is not bool:
+        raise OpError("invalid_arguments", "exact must be a boolean")
+    if kinds is not None and (type(kinds) not in (list, tuple) or any(k not in KINDS for k in kinds)):
+        raise OpError("invalid_arguments", f"kinds must be a list of {', '.join(KINDS)}")
+    namespace = names.shell.user_ns
+    candidates = [(name, namespace[name]) for name in names.user_names()]
+    candidates.extend((b, namespace[b]) for b in sorted(names.protected - RUNTIME_NAMES) if b in namespace)
+    candidates.extend(names.library_members())
+    folded = query.casefold()
+    if exact:
+        hits = [pair for pair in candidates if pair[0] == query]
+    else:
+        hits = [pair for pair in candidates if folded in pair[0].casefold()]
+    if kinds is not None:
+        wanted = set(kinds)
+        hits = [pair for pair in hits if classify(pair[1]) in wanted]
+    hits.sort(key=lambda pair: (pair[0] != query, pair[0].casefold() != folded, pair[0]))
+    shown = hits[: names.limits.max_results]
+    return {
+        "matches": [_match(names, name, obj) for name, obj in shown],
+        "total": len(hits),
+        "truncated": len(shown) < len(hits),
+    }
+
+def _match(names: Names, name: str, obj: Any) -> dict:
+    text, cut = _repr_text(obj, names.limits.max_repr_chars)
+    return {
+        "name": name,
+        "kind": classify(obj),
+        "type": bound_text(qualified_type_name(type(obj)), names.limits.max_repr_chars)[0],
+        "repr": text,
+        "repr_truncated": cut,
+    }

@@ -1,0 +1,167 @@
+"""Signature tokens: the registry's fast path. While the token of a binding stays equal, its schema cannot
+have changed (split out of schema.py)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from typing import Any, Literal
+
+from .schema_resolution import _user_defined
+from .schema_shapes import _BUILTIN_CALLABLES, _MAX_ANNOTATION_DEPTH, _MAX_TOKEN_DEPTH, _MAX_TOKEN_VALUES
+
+
+class _Ident:
+    """Compares by identity and keeps its object alive, so an id can never be reused behind our back."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Ident) and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __repr__(self) -> str:
+        return f"<ident {type(self.obj).__qualname__} {id(self.obj):#x}>"
+
+
+class _Volatile:
+    """Equal to nothing: a part whose effect on the schema cannot be tracked forces recomputation."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return "<volatile>"
+
+
+_MISSING = object()
+
+
+def _safe_getattr(obj: Any, name: str) -> Any:
+    try:
+        return getattr(obj, name, _MISSING)
+    except Exception:  # noqa: BLE001 - user __getattr__
+        return _Volatile()
+
+
+def _annotation_is_volatile(annotation: Any, depth: int = 0) -> bool:
+    """String or forward-reference annotations resolve against mutable globals: not trackable by identity."""
+    if depth > _MAX_ANNOTATION_DEPTH or isinstance(annotation, (str, typing.ForwardRef)):
+        return True
+    try:
+        if typing.get_origin(annotation) is Literal:
+            return False
+        return any(_annotation_is_volatile(arg, depth + 1) for arg in typing.get_args(annotation))
+    except Exception:  # noqa: BLE001
+        return True
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = _MAX_TOKEN_VALUES
+
+
+def _value_token(value: Any, budget: _Budget, depth: int = 0) -> Any:
+    budget.left -= 1
+    if budget.left < 0 or depth > _MAX_TOKEN_DEPTH:
+        return _Volatile()
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str):
+        return (kind.__name__, value)
+    if kind is list or kind is tuple:
+        return (kind.__name__, tuple(_value_token(item, budget, depth + 1) for item in value))
+    if kind is dict:
+        return (
+            "dict",
+            tuple(
+                (_value_token(key, budget, depth + 1), _value_token(item, budget, depth + 1))
+                for key, item in value.items()
+            ),
+        )
+    return _Ident(value)
+
+
+def _annotations_token(annotations: Any) -> Any:
+    if type(annotations) is not dict:
+        return _Ident(annotations)
+    return tuple(
+        (key, _Volatile() if _annotation_is_volatile(value) else _Ident(value))
+        for key, value in annotations.items()
+    )
+
+
+def _token(obj: Any, depth: int, budget: _Budget) -> tuple[Any, ...]:
+    if depth > _MAX_TOKEN_DEPTH:
+        return (_Volatile(),)
+    parts: list[Any] = [_Ident(obj), _Ident(type(obj)), _Ident(_safe_getattr(obj, "__signature__"))]
+    if isinstance(obj, functools.partial):
+        parts += [
+            "partial",
+            _token(obj.func, depth + 1, budget),
+            _value_token(obj.args, budget),
+            _value_token(obj.keywords, budget),
+        ]
+    elif inspect.ismethod(obj):
+        parts += ["method", _Ident(obj.__self__), _token(obj.__func__, depth + 1, budget)]
+    elif inspect.isfunction(obj):
+        parts += [
+            "function",
+            _Ident(obj.__code__),
+            _value_token(obj.__defaults__, budget),
+            _value_token(obj.__kwdefaults__, budget),
+            _annotations_token(obj.__annotations__),
+        ]
+    elif inspect.isclass(obj):
+        metaclass = type(obj)
+        parts += [
+            "class",
+            tuple(_Ident(base) for base in obj.__mro__),
+            tuple(_Ident(base.__dict__.get("__call__")) for base in metaclass.__mro__),
+            tuple(
+                (
+                    _Ident(base.__dict__.get("__new__")),
+                    _Ident(base.__dict__.get("__init__")),
+                    _Ident(base.__dict__.get("__signature__")),
+                )
+                for base in obj.__mro__
+            ),
+        ]
+        for owner, name in ((metaclass, "__call__"), (obj, "__new__"), (obj, "__init__")):
+            constructor = _user_defined(owner, name)
+            parts.append(None if constructor is None else _token(constructor, depth + 1, budget))
+    elif isinstance(obj, _BUILTIN_CALLABLES):
+        parts += ["builtin", _safe_getattr(obj, "__text_signature__")]
+    else:
+        call = _user_defined(type(obj), "__call__")
+        if call is None or isinstance(call, _BUILTIN_CALLABLES):
+            parts += ["instance", _Ident(call)]
+        else:
+            parts += ["instance", _token(call, depth + 1, budget)]
+    wrapped = _safe_getattr(obj, "__wrapped__")
+    if wrapped is not _MISSING:
+        parts.append(("wrapped", _token(wrapped, depth + 1, budget)))
+    return tuple(parts)
+
+
+def signature_token(callable_obj: Any) -> tuple[Any, ...]:
+    """A token that compares equal (``==``) only while nothing that affects ``input_schema(callable_obj)``
+    has changed: the object's identity, ``__signature__``, the ``__wrapped__`` chain, ``functools.partial``
+    function/arguments/keywords, code, defaults, keyword defaults and annotations, and for classes the MRO
+    and every constructor callable consulted (metaclass ``__call__``, ``__new__``, ``__init__``). Parts that
+    cannot be tracked (string annotations, oversized or exotic state) make it unequal to everything, which
+    only costs a recomputation. Never raises."""
+    try:
+        return _token(callable_obj, 0, _Budget())
+    except Exception:  # noqa: BLE001 - user attribute access; fall back to "always recompute"
+        return (_Volatile(),)
