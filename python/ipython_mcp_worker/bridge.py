@@ -26,6 +26,7 @@ from typing import Any
 
 from .capture import PrefixSink
 from .codec import FrameTooLarge, encode_frame
+from .context import WorkerContext
 from .errors import OpError
 from .jsonvalue import MAX_SAFE_INTEGER, encode_text
 
@@ -81,7 +82,7 @@ class _StreamInto:
 class ToolBridge:
     """Owns the tool functions of one worker and the per-request call budget."""
 
-    def __init__(self, worker: Any) -> None:
+    def __init__(self, worker: WorkerContext) -> None:
         self.worker = worker
         self.functions: dict[str, Callable[..., Any]] = {}
         self.max_tool_calls = DEFAULT_MAX_TOOL_CALLS
@@ -400,11 +401,3 @@ def _prefer_inline_matplotlib() -> None:
 def _forget_inline_backend() -> None:
     if "matplotlib" in sys.modules and os.environ.get("MPLBACKEND") == _INLINE_BACKEND:
         del os.environ["MPLBACKEND"]
-
-
-def install(worker: Any) -> ToolBridge:
-    """Register ``define_tools`` and ``run_code`` on a worker."""
-    bridge = ToolBridge(worker)
-    worker.handlers["define_tools"] = bridge.define_tools
-    worker.handlers["run_code"] = bridge.run_code
-    return bridge

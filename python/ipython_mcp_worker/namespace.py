@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import namespace_calls, namespace_edits, namespace_listing
-from .namespace_names import FUNCTION_TYPES, KINDS, RUNTIME_NAMES, Names, classify, describe_exception
+from .failure import describe_exception
+from .namespace_names import FUNCTION_TYPES, KINDS, RUNTIME_NAMES, Names, classify
 
 __all__ = ["FUNCTION_TYPES", "KINDS", "RUNTIME_NAMES", "Namespace", "classify", "describe_exception"]
 

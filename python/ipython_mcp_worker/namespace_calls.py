@@ -4,34 +4,19 @@ the rules)."""
 from __future__ import annotations
 
 import inspect
-import traceback
 from collections.abc import Callable
 from typing import Any
 
 from .errors import OpError
+from .failure import describe_exception, exception_details
 from .jsonvalue import NotJson, bounded_repr, from_javascript, json_form
 from .limits import bound_text
-from .namespace_names import Names, Unresolvable, classify, describe_exception, quietly
+from .namespace_names import Names, Unresolvable, classify, quietly
 from .params import require_dict, require_name
 from .signature import NoSignature, signature_text
 from .static import doc_of, module_of, qualified_type_name
 
 _INSPECT_BOUNDED = ("qualified_type", "signature", "module", "documentation", "representation")
-
-
-def _format_traceback(exc: BaseException, skip_frames: int, limit: int) -> tuple[str, bool]:
-    """The formatted traceback without our own leading frames; keeps the tail, where the error is."""
-    tb = exc.__traceback__
-    for _ in range(skip_frames):
-        if tb is not None:
-            tb = tb.tb_next
-    try:
-        text = "".join(traceback.format_exception(type(exc), exc, tb))
-    except Exception:  # noqa: BLE001 - formatting touches user attributes (__notes__, str)
-        text = "<traceback unavailable>"
-    if len(text) <= limit:
-        return text, False
-    return text[len(text) - limit :], True
 
 
 def _inspected_signature(obj: Any) -> str | None:
@@ -140,15 +125,7 @@ def call_function(names: Names, params: dict) -> dict:
         ) from None
     return form.annotate({"value": form.value, "truncated": form.truncated})
 
-def _call_failure(names: Names, label: str, exc: BaseException) -> tuple[str, dict]:
-    type_name, message, message_cut = describe_exception(exc, names.limits.max_text_chars)
-    trace, trace_cut = _format_traceback(exc, 1, names.limits.max_traceback_chars)
-    details = {
-        "name": label,
-        "type": type_name,
-        "message": message,
-        "message_truncated": message_cut,
-        "traceback": trace,
-        "traceback_truncated": trace_cut,
-    }
-    return f"{label!r} raised {type_name}: {message}", details
+def _call_failure(names: Names, label: str, exc: BaseException) -> tuple[str, dict[str, Any]]:
+    # One frame to skip: call_function's own, so the traceback starts in the called function.
+    details = {"name": label, **exception_details(exc, names.limits, skip_frames=1)}
+    return f"{label!r} raised {details['type']}: {details['message']}", details

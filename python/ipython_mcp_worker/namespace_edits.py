@@ -8,7 +8,8 @@ import os
 import sys
 import types
 
-from .namespace_names import Names, describe_exception
+from .failure import describe_exception
+from .namespace_names import Names
 from .params import require_dict, require_str_list
 
 

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import OpError
+from .failure import describe_exception
 from .limits import Limits, bound_text
-from .static import module_of, type_qualname
+from .static import module_of
 
 RUNTIME_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 KINDS = ("function", "class", "module", "variable", "other")
@@ -43,19 +44,6 @@ def classify(obj: Any) -> str:
     if issubclass(tp, FUNCTION_TYPES):
         return "function"
     return "other" if callable(obj) else "variable"
-
-
-def describe_exception(exc: BaseException, limit: int) -> tuple[str, str, bool]:
-    """(type name, bounded message, message truncated) of an exception whose ``__str__`` may itself raise."""
-    name = type_qualname(type(exc)) or "BaseException"
-    try:
-        message = str(exc)
-    except KeyboardInterrupt:
-        raise
-    except BaseException:  # noqa: BLE001
-        message = "<exception str() failed>"
-    text, cut = bound_text(message, limit)
-    return name, text, cut
 
 
 def static_path(namespace: dict, path: str) -> Any:

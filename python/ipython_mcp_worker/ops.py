@@ -1,43 +1,69 @@
-"""Wires the namespace, registry and tool-bridge operations into the worker's handler table."""
+"""The worker's one handler table: every operation, built once per worker, and the catalog revision rule.
+
+``Operations`` builds the namespace, the registry and Code Mode's tool bridge from the configure message and
+maps each operation name to its handler (``execute`` and ``health`` included). The table is read-only after
+construction; worker.py only looks operations up in it.
+
+Catalog revision (docs/protocol.md, "catalog_revision"): after an operation, ``catalog_revision`` says the
+registry's revision the response should carry, or None. Operations may redefine or delete the callables
+behind dynamic tools, so while the registry holds a registration, every operation other than ``health`` and
+``discover`` is followed by a reconciliation (what ``discover`` does first), and the parent only needs to ask
+for the catalog when the revision it sees differs from its snapshot. With an empty registry nothing is
+reconciled and nothing is added, except after the operations that change the registry themselves.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
-from .bridge import install as install_bridge
+from .bridge import ToolBridge
+from .context import Handler, WorkerContext
 from .errors import OpError
 from .namespace import Namespace
 from .registry import Registry
 
+# Operations after which no reconciliation runs: health touches nothing, discover reconciles and answers the
+# revision itself.
+_NO_RECONCILE = frozenset({"health", "discover"})
+# Operations that change the registry themselves: their responses carry the revision even when it is empty.
+_CHANGES_CATALOG = frozenset({"register_tool", "unregister_tool", "reset"})
 
-class Extensions:
-    """Everything the worker serves beyond execute and health, built once per worker."""
 
-    def __init__(self, worker: Any, configure: dict[str, Any]) -> None:
-        self.worker = worker
+class Operations:
+    """Everything the worker serves, built once per worker."""
+
+    def __init__(self, context: WorkerContext, configure: dict[str, Any]) -> None:
+        self._context = context
         library_paths = _string_list(configure.get("library_paths"), "library_paths")
         for path in reversed(library_paths):
             if path not in sys.path:
                 sys.path.insert(0, path)
         self.namespace = Namespace(
-            worker.shell,
-            worker.limits,
+            context.shell,
+            context.limits,
             _string_list(configure.get("preload_modules"), "preload_modules"),
             _string_map(configure.get("module_aliases"), "module_aliases"),
         )
         self.namespace.bind_configured_modules()
         namespace = self.namespace
         self.registry = Registry(
-            worker.shell.user_ns,
-            worker.limits,
+            context.shell.user_ns,
+            context.limits,
             namespace.is_protected,
             frozenset(_string_list(configure.get("reserved_tool_names"), "reserved_tool_names")),
         )
         registry = self.registry
         # Removing a backing symbol invalidates its registration; reset drops the whole catalog.
         namespace.on_names_removed = registry.invalidate_names
-        worker.handlers.update({
+        # Code Mode: define_tools and run_code.
+        self.bridge = ToolBridge(context)
+        handlers: dict[str, Handler] = {
+            "execute": self.execute,
+            "health": self.health,
             "list": namespace.list,
             "search": namespace.search,
             "inspect": namespace.inspect,
@@ -49,14 +75,35 @@ class Extensions:
             "unregister_tool": registry.unregister,
             "discover": registry.discover,
             "call_tool": registry.call,
-        })
-        # Code Mode: define_tools and run_code (bridge.py).
-        self.bridge = install_bridge(worker)
+            "define_tools": self.bridge.define_tools,
+            "run_code": self.bridge.run_code,
+        }
+        self.handlers: Mapping[str, Handler] = MappingProxyType(handlers)
+
+    def execute(self, params: dict[str, Any]) -> dict[str, Any]:
+        owner = self._context.owner
+        operation = owner.operation
+        if operation is None:
+            raise OpError("internal_error", "execute ran outside an operation")
+        return owner.execute(params, operation)
+
+    def health(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"pid": os.getpid(), "execution_count": self._context.shell.execution_count - 1}
 
     def reset(self, params: dict[str, Any]) -> dict[str, Any]:
         result = self.namespace.reset(params)
         self.registry.clear()
         return result
+
+    def catalog_revision(self, op: str) -> int | None:
+        """The ``catalog_revision`` for the response to ``op`` (run just now), reconciling first; or None."""
+        if op in _NO_RECONCILE:
+            return None
+        registry = self.registry
+        if len(registry) == 0:
+            # The no-tools hot path: no reconciliation, no field (unless op emptied the registry itself).
+            return registry.revision if op in _CHANGES_CATALOG else None
+        return registry.reconcile_all()
 
     def protected_names(self) -> frozenset[str]:
         return self.namespace.protected_names()
@@ -76,7 +123,3 @@ def _string_map(value: Any, field: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise OpError("startup_failed", f"configure.{field} must map strings to strings")
     return dict(value)
-
-
-def install(worker: Any, configure: dict[str, Any]) -> Extensions:
-    return Extensions(worker, configure)

@@ -22,14 +22,15 @@ import functools
 import inspect
 import keyword
 import re
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import OpError
+from .failure import exception_details
 from .jsonvalue import NotJson, from_javascript, json_form
 from .limits import Limits, bound_text
+from .params import optional_int, optional_str, require_dict, require_str, require_str_list
 from .schema import ArgumentError, CallableSchema, analyze_callable, signature_token
 from .static import runs_attribute_hooks
 
@@ -62,21 +63,6 @@ def _description_of(obj: Any) -> str:
     except Exception:  # noqa: BLE001 - user __doc__ property
         return ""
     return doc if isinstance(doc, str) else ""
-
-
-def _qualified_type(error: BaseException) -> str:
-    kind = type(error)
-    module = getattr(kind, "__module__", None)
-    if module in (None, "builtins"):
-        return kind.__qualname__
-    return f"{module}.{kind.__qualname__}"
-
-
-def _exception_text(error: BaseException) -> str:
-    try:
-        return str(error)
-    except Exception:  # noqa: BLE001 - a user __str__ may raise
-        return f"<{type(error).__qualname__}; str() raised>"
 
 
 @dataclass
@@ -219,17 +205,10 @@ class Registry:
     def register(self, params: dict[str, Any]) -> dict[str, Any]:
         """Op ``register_tool``: ``{"name", "tool_name": str | None, "description": str | None}`` ->
         Registration. Raises ``OpError``; a failure changes nothing."""
-        if type(params) is not dict:
-            raise OpError("invalid_request", "register_tool params must be an object")
-        name = params.get("name")
-        tool_name = params.get("tool_name")
-        description = params.get("description")
-        if type(name) is not str:
-            raise OpError("invalid_request", "register_tool needs a string name")
-        if tool_name is not None and type(tool_name) is not str:
-            raise OpError("invalid_request", "tool_name must be a string or null")
-        if description is not None and type(description) is not str:
-            raise OpError("invalid_request", "description must be a string or null")
+        require_dict(params, ("name", "tool_name", "description"), ("name",))
+        name = require_str(params, "name")
+        tool_name = optional_str(params, "tool_name")
+        description = optional_str(params, "description")
 
         self._check_backing_name(name)
         if tool_name is None:
@@ -315,9 +294,8 @@ class Registry:
     def unregister(self, params: dict[str, Any]) -> dict[str, Any]:
         """Op ``unregister_tool``: ``{"names": [tool_name, ...]}`` ->
         ``{"unregistered": sorted, "unknown": sorted, "revision"}``. Idempotent; stable names are unknown."""
-        names = params.get("names") if type(params) is dict else None
-        if type(names) is not list or any(type(item) is not str for item in names):
-            raise OpError("invalid_request", "unregister_tool needs a list of string names")
+        require_dict(params, ("names",), ("names",))
+        names = require_str_list(params, "names")
         unregistered: list[str] = []
         unknown: list[str] = []
         for tool_name in sorted(set(names)):
@@ -335,14 +313,8 @@ class Registry:
 
         With ``{"known_revision": n}`` and nothing changed since revision ``n``, the answer is just
         ``{"revision": n, "unchanged": true}``: the common case after every execute costs no schema copies."""
-        known = params.get("known_revision") if type(params) is dict else None
-        if known is not None and type(known) is not int:
-            raise OpError("invalid_request", "discover known_revision must be an integer")
-        changed = False
-        for tool_name in sorted(self._registrations):
-            changed = self._reconcile(self._registrations[tool_name]) or changed
-        if changed:
-            self._revision += 1
+        known = optional_int(require_dict({} if params is None else params, ("known_revision",)), "known_revision")
+        self.reconcile_all()
         if known == self._revision:
             return {"revision": self._revision, "unchanged": True}
         tools: list[dict[str, Any]] = []
@@ -358,14 +330,9 @@ class Registry:
     def call(self, params: dict[str, Any]) -> dict[str, Any]:
         """Op ``call_tool``: ``{"tool_name", "arguments", "fingerprint"}`` -> ``{"value", "truncated"}``.
         Revalidates the live binding, validates and converts the arguments, invokes exactly once."""
-        if type(params) is not dict:
-            raise OpError("invalid_request", "call_tool params must be an object")
-        tool_name = params.get("tool_name")
-        fingerprint = params.get("fingerprint")
-        if type(tool_name) is not str:
-            raise OpError("invalid_request", "call_tool needs a string tool_name")
-        if type(fingerprint) is not str:
-            raise OpError("invalid_request", "call_tool needs the string fingerprint the caller advertised")
+        require_dict(params, ("tool_name", "arguments", "fingerprint"), ("tool_name", "fingerprint"))
+        tool_name = require_str(params, "tool_name")
+        fingerprint = require_str(params, "fingerprint")
         registration = self._registrations.get(tool_name)
         if registration is None:
             raise OpError(
@@ -421,32 +388,23 @@ class Registry:
         return form.annotate({"value": form.value, "truncated": form.truncated})
 
     def _call_raised(self, tool_name: str, error: BaseException) -> OpError:
-        limits = self._limits
-        type_name = _qualified_type(error)
-        message, message_truncated = bound_text(_exception_text(error), limits.max_text_chars)
-        try:
-            # Skip this module's own frame: the traceback starts in the tool.
-            tb = error.__traceback__.tb_next if error.__traceback__ is not None else None
-            text = "".join(traceback.format_exception(type(error), error, tb))
-        except Exception:  # noqa: BLE001
-            text = f"{type_name}: <traceback unavailable>\n"
-        # Keep the end of the traceback, where the failing frame and the exception are.
-        limit = limits.max_traceback_chars
-        traceback_truncated = len(text) > limit
-        if traceback_truncated:
-            text = text[len(text) - limit :]
-        summary, _ = bound_text(f"{type_name}: {message}", limits.max_repr_chars)
-        return OpError(
-            "call_raised",
-            f"tool {_show(tool_name)} raised {summary}",
-            {
-                "type": type_name,
-                "message": message,
-                "message_truncated": message_truncated,
-                "traceback": text,
-                "traceback_truncated": traceback_truncated,
-            },
-        )
+        # One frame to skip: call()'s own, so the traceback starts in the tool.
+        details = exception_details(error, self._limits, skip_frames=1, with_module=True)
+        summary, _ = bound_text(f"{details['type']}: {details['message']}", self._limits.max_repr_chars)
+        return OpError("call_raised", f"tool {_show(tool_name)} raised {summary}", details)
+
+    def reconcile_all(self) -> int:
+        """Reconcile every registration against the live namespace (what ``discover`` does first) and return
+        the revision. Costs one ``signature_token`` per fresh registration; nothing when the catalog is empty."""
+        changed = False
+        for tool_name in sorted(self._registrations):
+            changed = self._reconcile(self._registrations[tool_name]) or changed
+        if changed:
+            self._revision += 1
+        return self._revision
+
+    def __len__(self) -> int:
+        return len(self._registrations)
 
     def invalidate_names(self, names: list[str]) -> None:
         """The backing symbols ``names`` were removed from the namespace: their registrations turn stale."""

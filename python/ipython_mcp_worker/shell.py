@@ -19,6 +19,7 @@ from traitlets.config import Config
 
 from .capture import FdCapture, PrefixSink, StreamRouter, Throttle
 from .errors import OpError
+from .failure import exception_details
 from .jsonvalue import JsonCut, JsonForm, NotJson, child_path, json_form, safe_repr
 from .limits import Limits, bound_text
 from .packages import install_package_magics
@@ -347,19 +348,8 @@ def describe_error(error: BaseException, traceback_text: str, limits: Limits, *,
         kind = "interrupted"
     else:
         kind = "exception"
-    message, message_truncated = bound_text(_safe_str(error), limits.max_text_chars)
-    if len(traceback_text) > limits.max_traceback_chars:
-        traceback_text, traceback_truncated = traceback_text[-limits.max_traceback_chars :], True
-    else:
-        traceback_truncated = False
-    described: dict[str, Any] = {
-        "kind": kind,
-        "type": type(error).__name__,
-        "message": message,
-        "message_truncated": message_truncated,
-        "traceback": traceback_text,
-        "traceback_truncated": traceback_truncated,
-    }
+    # IPython already rendered the traceback (in the configured xmode): only bound it.
+    described = {"kind": kind, **exception_details(error, limits, traceback_text=traceback_text)}
     if isinstance(error, SyntaxError):
         filename, filename_truncated = bound_text(str(error.filename or ""), limits.max_repr_chars)
         described.update(filename=filename, filename_truncated=filename_truncated, lineno=_line_number(error.lineno))
@@ -369,15 +359,6 @@ def describe_error(error: BaseException, traceback_text: str, limits: Limits, *,
 def _line_number(value: Any) -> int:
     """SyntaxError.lineno as a small int: user code can set it to anything."""
     return value if type(value) is int and 0 <= value <= 2**31 - 1 else 0
-
-
-def _safe_str(error: BaseException) -> str:
-    try:
-        return str(error)
-    except KeyboardInterrupt:
-        raise
-    except BaseException:  # noqa: BLE001 - a __str__ may raise anything, SystemExit included
-        return f"<{type(error).__name__}; str() raised>"
 
 
 @contextlib.contextmanager

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import platform
 import traceback
-from collections.abc import Callable
 from typing import Any
 
 from . import PROTOCOL_VERSION, __version__
@@ -22,7 +21,11 @@ BOOT_LIMIT = 1 << 20
 
 
 class Worker:
+    """One worker lifespan: the shell, the handler table, and the request loop (the handlers' WorkerContext)."""
+
     def __init__(self, channel: Channel, configure: dict[str, Any]) -> None:
+        # Imported when the worker is built, not at module load: both pull in IPython's shell machinery.
+        from .ops import Operations
         from .shell import ShellOwner
 
         self.channel = channel
@@ -31,17 +34,13 @@ class Worker:
         channel.reader.limit = self.limits.max_ipc_message_bytes
         self.owner = ShellOwner(self.limits)
         self.shell = self.owner.shell
-        self.handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-            "health": self.health,
-        }
         # The id of the request being handled, or None between requests (the tool bridge reads it).
         self.active_request_id: int | None = None
-        self.extensions = _load_extensions(self, configure)
+        # Every operation, execute included (ops.py); this worker is the handlers' WorkerContext.
+        self.operations = Operations(self, configure)
+        self.handlers = self.operations.handlers
         # Set last, so start-up (IPython, preloads) is not held to it: the memory guard watches operations.
         self.memory_backstop = apply_backstop(configure.get("data_limit_bytes"))
-
-    def health(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"pid": os.getpid(), "execution_count": self.shell.execution_count - 1}
 
     def run_forever(self, interrupter: Interrupter) -> None:
         while True:
@@ -68,23 +67,33 @@ class Worker:
         response: dict[str, Any]
         # Whether the operation ended in MemoryError (reported as memory_limit while the backstop is on).
         out_of_memory = False
+        # The registry's revision after the operation, when the response carries one (ops.py).
+        revision: int | None = None
         try:
             try:
                 interrupter.arm(request_id)
-                if op == "execute":
-                    result = self.owner.execute(params, operation)
-                else:
-                    handler = self.handlers.get(op)
-                    if handler is None:
-                        raise OpError("invalid_request", f"unknown operation {op[:64]!r}")
+                handler = self.handlers.get(op)
+                if handler is None:
+                    raise OpError("invalid_request", f"unknown operation {op[:64]!r}")
+                # Reconciled while still armed: it may run user code (a __signature__) that an interrupt must
+                # reach. After an OpError too: the operation may have redefined callables before it failed.
+                try:
                     result = handler(params)
+                except OpError:
+                    revision = self.operations.catalog_revision(op)
+                    raise
+                revision = self.operations.catalog_revision(op)
             finally:
                 interrupter.disarm()
             response = {"type": "response", "id": request_id, "ok": True, "result": result}
+            if revision is not None:
+                response["catalog_revision"] = revision
         except OpError as error:
             # call_function / call_tool wrap what the call raised; the original stays the context.
             out_of_memory = error.code == "call_raised" and is_memory_error(error.__context__)
             response = {"type": "response", "id": request_id, "ok": False, "error": error.to_wire()}
+            if revision is not None:
+                response["catalog_revision"] = revision
         except KeyboardInterrupt:
             interrupter.disarm()
             response = {"type": "response", "id": request_id, "ok": False,
@@ -114,13 +123,6 @@ class Worker:
         except BaseException:  # noqa: BLE001 - best effort (a late interrupt, MemoryError while collecting)
             pass
         return {"type": "response", "id": request_id, "ok": False, "error": memory_limit_error(trigger).to_wire()}
-
-
-def _load_extensions(worker: Worker, configure: dict[str, Any]) -> Any:
-    """Wire the namespace, registry and tool-bridge operations, when their modules are present."""
-    from .ops import install
-
-    return install(worker, configure)
 
 
 def _startup_failed(channel: Channel, message: str) -> int:
@@ -188,7 +190,7 @@ def main() -> int:
     channel.send({
         "type": "ready",
         "execution_count": worker.shell.execution_count - 1,
-        "protected_names": sorted(worker.extensions.protected_names()) if worker.extensions else [],
+        "protected_names": sorted(worker.operations.protected_names()),
     })
     worker.run_forever(interrupter)
     return 0

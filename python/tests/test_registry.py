@@ -169,10 +169,10 @@ def test_tool_name_limits() -> None:
 def test_malformed_params() -> None:
     registry, ns = make()
     ns["add"] = add
-    fails("invalid_request", registry.register, {"tool_name": "x"})
-    fails("invalid_request", registry.register, {"name": "add", "tool_name": 3})
-    fails("invalid_request", registry.register, {"name": "add", "description": ["x"]})
-    fails("invalid_request", registry.register, ["add"])
+    fails("invalid_arguments", registry.register, {"tool_name": "x"})
+    fails("invalid_arguments", registry.register, {"name": "add", "tool_name": 3})
+    fails("invalid_arguments", registry.register, {"name": "add", "description": ["x"]})
+    fails("invalid_arguments", registry.register, ["add"])
     assert registry.revision == 0
 
 
@@ -264,8 +264,8 @@ def test_unregister_partitions_sorted_and_is_idempotent() -> None:
         "revision": 3,
     }
     assert registry.unregister({"names": []}) == {"unregistered": [], "unknown": [], "revision": 3}
-    fails("invalid_request", registry.unregister, {"names": "a_tool"})
-    fails("invalid_request", registry.unregister, {"names": [1]})
+    fails("invalid_arguments", registry.unregister, {"names": "a_tool"})
+    fails("invalid_arguments", registry.unregister, {"names": [1]})
     assert registry.discover({})["tools"] == []
 
 
@@ -674,8 +674,8 @@ def test_call_lookup_and_fingerprint() -> None:
     error = fails("stale_registration", call, registry, "add", {"a": 1}, "0" * 64)
     assert error.details["reason"] == "fingerprint_mismatch"
     assert error.details["fingerprint"] == registration["fingerprint"]
-    fails("invalid_request", registry.call, {"tool_name": "add", "arguments": {"a": 1}})
-    fails("invalid_request", registry.call, {"arguments": {"a": 1}, "fingerprint": "x"})
+    fails("invalid_arguments", registry.call, {"tool_name": "add", "arguments": {"a": 1}})
+    fails("invalid_arguments", registry.call, {"arguments": {"a": 1}, "fingerprint": "x"})
     assert registry.revision == 1
     assert call(registry, "add", {"a": 1, "b": 5}, registration["fingerprint"])["value"] == 6
 
@@ -829,4 +829,4 @@ def test_discover_with_the_known_revision_answers_unchanged_until_something_chan
     assert moved["revision"] == full["revision"] + 1 and moved["stale"] == ["add"] and moved["tools"] == []
     with pytest.raises(OpError) as raised:
         registry.discover({"known_revision": "1"})
-    assert raised.value.code == "invalid_request"
+    assert raised.value.code == "invalid_arguments"

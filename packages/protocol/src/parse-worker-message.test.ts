@@ -34,6 +34,15 @@ const variants: Record<string, unknown>[] = [
   { ...base.error, error: { code: 'c', message: 'm', details: [] } },
   { ...base.error, error: { code: 'c', message: 'm', extra: true } },
   { ...base.error, result: {} },
+  { ...base.ok, catalog_revision: 4 },
+  { ...base.ok, catalog_revision: 0 },
+  { ...base.ok, catalog_revision: -1 },
+  { ...base.ok, catalog_revision: 1.5 },
+  { ...base.ok, catalog_revision: '4' },
+  { ...base.ok, catalog_revision: null },
+  { ...base.ok, catalog_revision: 2 ** 53 },
+  { ...base.error, catalog_revision: 7 },
+  { ...base.error, catalog_revision: -7 },
   { ...base.event, kind: 'stdin' },
   { ...base.event, text: 5 },
   { ...base.event, id: -1 },
@@ -57,6 +66,12 @@ describe('parseWorkerMessage', () => {
       expect(parseWorkerMessage(message) !== undefined).toBe(WorkerMessageSchema.safeParse(message).success);
     },
   );
+
+  it('accepts an optional integer catalog_revision on both kinds of response (docs/protocol.md)', () => {
+    expect(parseWorkerMessage({ ...base.ok, catalog_revision: 4 })).toBeDefined();
+    expect(parseWorkerMessage({ ...base.error, catalog_revision: 0 })).toBeDefined();
+    expect(parseWorkerMessage({ ...base.ok, catalog_revision: -1 })).toBeUndefined();
+  });
 
   it.each(variants.map((message, index) => [index, message] as const))('agrees with the zod schema on variant %i', (_index, message) => {
     expect(parseWorkerMessage(message) !== undefined).toBe(WorkerMessageSchema.safeParse(message).success);
