@@ -5,5 +5,6 @@ from .worker import main
 
 if __name__ == "__main__":
     code = main()
-    sys.stdout.flush = lambda: None  # fd 1 may be a capture pipe nobody drains any more
+    # fd 1 may be a capture pipe nobody drains any more; replacing a method of the live stream on purpose.
+    sys.stdout.flush = lambda: None  # type: ignore[method-assign]
     os._exit(code)

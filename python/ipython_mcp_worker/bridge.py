@@ -322,8 +322,9 @@ def display_text(data: dict[str, Any]) -> str | None:
         except (TypeError, ValueError):
             pass
     for mime in ("text/html", "text/latex"):
-        if isinstance(data.get(mime), str):
-            return data[mime]
+        text = data.get(mime)
+        if isinstance(text, str):
+            return text
     return plain if isinstance(plain, str) else None
 
 

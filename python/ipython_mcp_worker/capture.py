@@ -20,7 +20,21 @@ import select
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
+
+
+class TextSink(Protocol):
+    """Where an operation's stdout or stderr goes: a PrefixSink, or Code Mode's stand-in feeding one combined
+    output (bridge.py)."""
+
+    omitted: int
+
+    @property
+    def truncated(self) -> bool: ...
+
+    def write(self, text: str) -> None: ...
+
+    def text(self) -> str: ...
 
 
 class PrefixSink:
@@ -80,10 +94,10 @@ def _current_origin() -> dict[StreamRouter, Any] | None:
 
 
 def _thread_origin() -> dict[StreamRouter, Any] | None:
-    origin = getattr(_work_origin, "origin", None)
-    if origin is not None:
-        return origin
-    return getattr(threading.current_thread(), _ORIGIN_ATTRIBUTE, None)
+    origin: dict[StreamRouter, Any] | None = getattr(_work_origin, "origin", None)
+    if origin is None:
+        origin = getattr(threading.current_thread(), _ORIGIN_ATTRIBUTE, None)
+    return origin
 
 
 def _install_thread_hooks() -> None:
@@ -106,7 +120,8 @@ def _install_thread_hooks() -> None:
 
     from concurrent.futures import ThreadPoolExecutor
 
-    original_submit = ThreadPoolExecutor.submit
+    # Typed loosely: the generic signature of submit cannot be restated for a wrapper that forwards everything.
+    original_submit: Callable[..., Any] = ThreadPoolExecutor.submit
 
     @functools.wraps(original_submit)
     def submit(self: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
@@ -122,7 +137,8 @@ def _install_thread_hooks() -> None:
 
         return original_submit(self, run_for_origin, *args, **kwargs)
 
-    ThreadPoolExecutor.submit = submit  # type: ignore[method-assign]
+    # Monkeypatching a stdlib method: the checker sees a plain function replacing a generic one.
+    ThreadPoolExecutor.submit = submit  # type: ignore[method-assign, assignment]
 
 
 class StreamRouter(io.TextIOBase):
@@ -132,7 +148,7 @@ class StreamRouter(io.TextIOBase):
     that thread belongs to the active operation (see the module docstring); otherwise they are dropped.
     """
 
-    def __init__(self, name: str, current: Callable[[], PrefixSink | None]) -> None:
+    def __init__(self, name: str, current: Callable[[], TextSink | None]) -> None:
         super().__init__()
         self._name = name
         self._current = current
@@ -140,7 +156,7 @@ class StreamRouter(io.TextIOBase):
         _install_thread_hooks()
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
         return f"<{self._name}>"
 
     @property
@@ -159,12 +175,14 @@ class StreamRouter(io.TextIOBase):
         sink = self._current()
         if sink is None:
             return len(text)
-        if threading.get_ident() != _MAIN_THREAD_IDENT:
-            origin = _thread_origin()
-            if origin is None or origin.get(self) is not sink:
-                return len(text)  # a thread of an earlier operation (or of none): not this operation's output
+        if threading.get_ident() != _MAIN_THREAD_IDENT and not self._from_this_operation(sink):
+            return len(text)  # a thread of an earlier operation (or of none): not this operation's output
         sink.write(text)
         return len(text)
+
+    def _from_this_operation(self, sink: TextSink) -> bool:
+        origin = _thread_origin()
+        return origin is not None and origin.get(self) is sink
 
     def flush(self) -> None:
         return None
@@ -178,7 +196,7 @@ class FdCapture:
     repairs fd 1 / fd 2 if user code closed or replaced them.
     """
 
-    def __init__(self, current: Callable[[int], PrefixSink | None]) -> None:
+    def __init__(self, current: Callable[[int], TextSink | None]) -> None:
         self._current = current
         self._lock = threading.Lock()
         self._pipes: dict[int, tuple[int, int]] = {}

@@ -6,6 +6,7 @@ import os
 import queue
 import signal
 import threading
+import typing
 from typing import Any
 
 from .codec import CODEC_JSON, FrameError, FrameReader, FrameTooLarge, encode_frame
@@ -22,7 +23,7 @@ class Interrupter:
         self._reason: str | None = None
         # Why the last disarmed request was interrupted (``"memory_limit"``, ``"interrupt"``), or None.
         self.stop_reason: str | None = None
-        self._main_ident = threading.main_thread().ident
+        self._main_ident: int = typing.cast(int, threading.main_thread().ident)  # set: the main thread runs
         signal.signal(signal.SIGINT, self._handle)
 
     def _handle(self, signum: int, frame: Any) -> None:
@@ -84,9 +85,10 @@ class Channel:
                                         f"the result is {error.size} bytes, over the {error.limit}-byte IPC message limit",
                                         {"size": error.size, "limit": error.limit})
         except Exception:  # noqa: BLE001 - UnicodeEncodeError, OverflowError, TypeError, ValueError, RecursionError
-            frame = self._repaired_frame(message)
-            if frame is None:
+            repaired = self._repaired_frame(message)
+            if repaired is None:
                 return
+            frame = repaired
         self.write_frame(frame)
 
     def _repaired_frame(self, message: dict[str, Any]) -> bytes | None:
@@ -120,7 +122,8 @@ class Channel:
 
     def read_one(self) -> dict[str, Any] | None:
         """Blocking read used during the handshake, before the reader thread starts."""
-        return self.reader.read()
+        message: dict[str, Any] | None = self.reader.read()
+        return message
 
     def start_reader(self) -> None:
         thread = threading.Thread(target=self._read_forever, name="ipython-mcp-ipc-reader", daemon=True)

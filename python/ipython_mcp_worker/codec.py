@@ -46,7 +46,8 @@ def encode_payload(message: Any, codec: int) -> bytes:
     if codec == CODEC_MSGPACK:
         if _msgpack is None:
             raise FrameError("msgpack is not available in this Python")
-        return _msgpack.packb(message, use_bin_type=True)
+        packed: bytes = _msgpack.packb(message, use_bin_type=True)
+        return packed
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 

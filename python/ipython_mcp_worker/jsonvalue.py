@@ -171,11 +171,11 @@ class _Walker:
             self.mark(path, kind_name)
             return self._text(text)
         if kind is float:
-            text = encode_float(value)
-            if text is None:
+            encoded = encode_float(value)
+            if encoded is None:
                 return self._scalar(value, len(repr(value)))
             self.mark(path, "float")
-            return self._text(text)
+            return self._text(encoded)
         if kind is str:
             if len(value) > self.limits.max_text_chars:
                 self.truncated = True
@@ -361,7 +361,7 @@ def to_json(value: Any, limits: Limits) -> tuple[Any, bool]:
     return form.value, form.truncated
 
 
-def to_json_bounded(value: Any, limits: Limits, max_bytes: int | None) -> tuple[Any, JsonCut]:
+def to_json_bounded(value: Any, limits: Limits, max_bytes: int | None) -> tuple[Any, JsonCut | None]:
     """``(json_value, cut)`` of :func:`json_form` within ``max_bytes``."""
     form = json_form(value, limits, max_bytes=max_bytes)
     return form.value, form.cut

@@ -103,9 +103,10 @@ def _pidfd(pid: int) -> int | None:
     if opener is None:
         return None
     try:
-        return opener(pid)
+        fd: int = opener(pid)
     except OSError:
         return None
+    return fd
 
 
 def _watch(worker_pid: int, pidfd: int | None) -> None:

@@ -13,8 +13,8 @@ from .jsonvalue import NotJson, bounded_repr, from_javascript, json_form
 from .limits import bound_text
 from .namespace_names import Names, Unresolvable, classify, quietly
 from .params import require_dict, require_name
-from .signature import NoSignature, signature_text
-from .static import doc_of, module_of, qualified_type_name
+from .signature import signature_text
+from .static import NoSignature, doc_of, module_of, qualified_type_name
 
 _INSPECT_BOUNDED = ("qualified_type", "signature", "module", "documentation", "representation")
 
@@ -33,7 +33,7 @@ class SignatureUnavailable(Exception):
     """Reported in inspect's ``error``: the signature could only be had by running user code."""
 
 
-def inspect_name(names: Names, params: dict) -> dict:
+def inspect_name(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     """Inspection of one name. Fields that could not be read stay null; the first failure is in ``error``."""
     require_dict(params, ("name",), ("name",))
     name = require_name(params)
@@ -78,7 +78,7 @@ def inspect_name(names: Names, params: dict) -> dict:
         result["representation"], result["truncated"]["representation"] = representation
     return result
 
-def call_function(names: Names, params: dict) -> dict:
+def call_function(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     """Resolve ``name``, bind ``arguments`` as keyword arguments, invoke exactly once, return JSON."""
     require_dict(params, ("name", "arguments"), ("name",))
     name = require_name(params)

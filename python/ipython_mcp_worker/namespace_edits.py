@@ -7,6 +7,7 @@ import importlib
 import os
 import sys
 import types
+from typing import Any
 
 from .failure import describe_exception
 from .namespace_names import Names
@@ -40,14 +41,14 @@ def _within_chars(names: list[str], budget: int) -> list[str]:
     return names
 
 
-def reload_modules(names: Names, params: dict) -> dict:
+def reload_modules(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     """Reload exactly the named, already imported modules and rebind user_ns names bound to them."""
     require_dict(params, ("modules",), ("modules",))
     modules = require_str_list(params, "modules")
     importlib.invalidate_caches()
     return {"results": [_reload_one(names, module) for module in modules]}
 
-def _reload_one(names: Names, module_name: str) -> dict:
+def _reload_one(names: Names, module_name: str) -> dict[str, Any]:
     old = sys.modules.get(module_name)
     if old is None or not issubclass(type(old), types.ModuleType):
         return {"module": module_name, "status": "not_imported", "bindings": []}
@@ -66,7 +67,7 @@ def _reload_one(names: Names, module_name: str) -> dict:
         namespace[name] = new
     return {"module": module_name, "status": "reloaded", "bindings": bindings}
 
-def remove_names(names: Names, params: dict) -> dict:
+def remove_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     """Partition the unique requested names into removed / refused / unknown (each sorted)."""
     require_dict(params, ("names",), ("names",))
     requested = require_str_list(params, "names")
@@ -86,7 +87,7 @@ def remove_names(names: Names, params: dict) -> dict:
         names.on_names_removed(list(removed))
     return {"removed": removed, "refused": sorted(refused), "unknown": sorted(unknown)}
 
-def reset_names(names: Names, params: dict) -> dict:
+def reset_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     """Delete every unprotected user name and restore configured module bindings. No shell.reset().
 
     ``removed`` lists the names sorted; a list too long for one IPC message (half the bound) is cut,

@@ -9,8 +9,8 @@ from .jsonvalue import bounded_repr
 from .limits import bound_text
 from .namespace_names import KINDS, RUNTIME_NAMES, Names, classify, quietly
 from .params import require_dict
-from .signature import NoSignature, signature_text
-from .static import doc_of, module_of, qualified_type_name, type_qualname
+from .signature import signature_text
+from .static import NoSignature, doc_of, module_of, qualified_type_name, type_qualname
 
 _NO_SIGNATURE = "(...)"
 
@@ -35,7 +35,7 @@ def _repr_text(obj: Any, limit: int) -> tuple[str, bool]:
     return bound_text(text, limit)
 
 
-def list_functions(names: Names, params: dict) -> dict:
+def list_functions(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     """Visible functions (kind "function", see FUNCTION_TYPES) sorted by name.
 
     Visible: unprotected top-level names, plus the public functions that a configured (preloaded or aliased)
@@ -55,7 +55,7 @@ def list_functions(names: Names, params: dict) -> dict:
     }
 
 
-def _function_entry(names: Names, name: str, obj: Any) -> dict:
+def _function_entry(names: Names, name: str, obj: Any) -> dict[str, Any]:
     signature = quietly(lambda: _listed_signature(obj)) or _NO_SIGNATURE
     module = quietly(lambda: module_of(obj, "function"))
     doc = quietly(lambda: doc_of(obj, "function"))
@@ -72,7 +72,7 @@ def _function_entry(names: Names, name: str, obj: Any) -> dict:
     }
 
 
-def search_names(names: Names, params: dict) -> dict:
+def search_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     """Names matching ``query``: case-insensitive substring, or exact with ``exact``.
 
     Searched: unprotected user names, the configured module bindings and the configured modules' own public
@@ -107,7 +107,7 @@ def search_names(names: Names, params: dict) -> dict:
         "truncated": len(shown) < len(hits),
     }
 
-def _match(names: Names, name: str, obj: Any) -> dict:
+def _match(names: Names, name: str, obj: Any) -> dict[str, Any]:
     text, cut = _repr_text(obj, names.limits.max_repr_chars)
     return {
         "name": name,

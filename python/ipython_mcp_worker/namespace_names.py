@@ -31,7 +31,7 @@ FUNCTION_TYPES: tuple[type, ...] = (
     functools.partial,
 )
 
-MODULE_DICT = types.ModuleType.__dict__["__dict__"]
+MODULE_DICT = vars(types.ModuleType)["__dict__"]
 
 
 def classify(obj: Any) -> str:
@@ -46,7 +46,7 @@ def classify(obj: Any) -> str:
     return "other" if callable(obj) else "variable"
 
 
-def static_path(namespace: dict, path: str) -> Any:
+def static_path(namespace: dict[str, Any], path: str) -> Any:
     """The module object at a dotted ``path`` through user_ns and module ``__dict__``s only; None otherwise."""
     parts = path.split(".")
     obj = namespace.get(parts[0])
@@ -194,7 +194,7 @@ class Names:
                 kind = classify(obj)
                 if kind not in ("function", "class"):
                     continue
-                if quietly(lambda obj=obj, kind=kind: module_of(obj, kind)) != own_name:
+                if quietly(functools.partial(module_of, obj, kind)) != own_name:
                     continue
                 members.append((f"{prefix}.{name}", obj))
         return members

@@ -50,7 +50,7 @@ def optional_int(params: Params, key: str) -> int | None:
 
 def require_str_list(params: Params, key: str) -> list[str]:
     """The unique strings of a list, first occurrence first."""
-    value = params.get(key)
+    value: Any = params.get(key)
     if type(value) not in (list, tuple) or any(type(item) is not str for item in value):
         raise OpError("invalid_arguments", f"{key} must be a list of strings")
     return list(dict.fromkeys(value))

@@ -93,12 +93,13 @@ def value_text(value: Any, budget: _Budget | None = None) -> str:
         if type(name) is str:
             return f"<{static.type_name(tp)}.{name}: {value_text(namespace.get('_value_'), budget)}>"
     if static.lookup(tp, "__repr__") is _OBJECT_REPR:
-        return _OBJECT_REPR(value)  # C: the type's module and qualname, and the address
+        text: str = _OBJECT_REPR(value)  # C: the type's module and qualname, and the address
+        return text
     return f"<{static.qualified_type_name(tp)} object>"
 
 
-def _first(items: Any) -> list:
-    out = []
+def _first(items: Any) -> list[Any]:
+    out: list[Any] = []
     for item in items:
         if len(out) >= _MAX_ITEMS:
             break

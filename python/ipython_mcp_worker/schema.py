@@ -150,4 +150,5 @@ def analyze_callable(callable_obj: Any) -> CallableSchema:
 def input_schema(callable_obj: Any) -> dict[str, Any]:
     """The JSON Schema advertised for ``callable_obj`` (a fresh dict), or ``OpError("unsupported_signature",
     ..., {"parameter", "reason"})`` with a reason from ``UNSUPPORTED_SIGNATURE_REASONS``."""
-    return _copy_json(analyze_callable(callable_obj).schema)
+    schema: dict[str, Any] = _copy_json(analyze_callable(callable_obj).schema)
+    return schema

@@ -5,11 +5,12 @@ from __future__ import annotations
 import base64
 import builtins
 import contextlib
+import functools
 import importlib.util
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from IPython.core.displayhook import DisplayHook
@@ -17,12 +18,12 @@ from IPython.core.displaypub import DisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
-from .capture import FdCapture, PrefixSink, StreamRouter, Throttle
-from .errors import OpError
+from .capture import FdCapture, PrefixSink, StreamRouter, TextSink, Throttle
 from .failure import exception_details
 from .jsonvalue import JsonCut, JsonForm, NotJson, child_path, json_form, safe_repr
 from .limits import Limits, bound_text
 from .packages import install_package_magics
+from .params import require_str
 
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
 INLINE_MATPLOTLIB_BACKEND = "module://matplotlib_inline.backend_inline"
@@ -32,21 +33,31 @@ MAX_IMAGE_BASE64_CHARS = 2 * 1024 * 1024
 class _QuietDisplayHook(DisplayHook):
     """Records the cell's value (``_``, ``Out``, ExecutionResult.result) without printing ``Out[n]``."""
 
+    # IPython's DisplayHook is unannotated: its methods are untyped calls to the checker.
     def __call__(self, result: Any = None) -> None:
-        self.check_for_underscore()
-        if result is not None and not self.quiet():
-            self.update_user_ns(result)
-            self.fill_exec_result(result)
+        self.check_for_underscore()  # type: ignore[no-untyped-call]
+        if result is not None and not self.quiet():  # type: ignore[no-untyped-call]
+            self.update_user_ns(result)  # type: ignore[no-untyped-call]
+            self.fill_exec_result(result)  # type: ignore[no-untyped-call]
 
 
 class _CollectingPublisher(DisplayPublisher):
     """Collects display() payloads into the active operation, capped as they arrive."""
 
     def __init__(self, owner: ShellOwner, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        super().__init__(**kwargs)  # type: ignore[no-untyped-call]  # IPython's DisplayPublisher is unannotated
         self._owner = owner
 
-    def publish(self, data, metadata=None, source=None, *, transient=None, update=False, **kwargs):  # noqa: ANN001
+    def publish(
+        self,
+        data: dict[str, Any],
+        metadata: dict[str, Any] | None = None,
+        source: str | None = None,
+        *,
+        transient: dict[str, Any] | None = None,
+        update: bool = False,
+        **kwargs: Any,
+    ) -> None:
         operation = self._owner.operation
         if operation is not None:
             operation.add_display(data, metadata or {})
@@ -58,14 +69,16 @@ class _CollectingPublisher(DisplayPublisher):
 class Operation:
     """Per-request capture state: the sinks, displays and the streaming callback."""
 
-    def __init__(self, limits: Limits, stream: Any | None) -> None:
+    def __init__(self, limits: Limits, stream: Callable[[str, str], None] | None) -> None:
         self.limits = limits
         self.throttles: dict[str, Throttle] = {}
         if stream is not None:
             for name in ("stdout", "stderr"):
-                self.throttles[name] = Throttle(lambda text, name=name: stream(name, text))
-        self.stdout = PrefixSink(limits.max_text_chars, self._forward("stdout"))
-        self.stderr = PrefixSink(limits.max_text_chars, self._forward("stderr"))
+                self.throttles[name] = Throttle(functools.partial(stream, name))
+        self.stdout: TextSink = PrefixSink(limits.max_text_chars, self._forward("stdout"))
+        self.stderr: TextSink = PrefixSink(limits.max_text_chars, self._forward("stderr"))
+        # An attribute, not only a method: Code Mode's run_code wraps it for one cell (bridge.py).
+        self.add_display: Callable[[dict[str, Any], dict[str, Any]], None] = self._add_display
         self.displays: list[dict[str, Any]] = []
         self.displays_omitted = 0
         self.traceback_text = ""
@@ -81,7 +94,7 @@ class Operation:
         self.result_cut: dict[str, Any] | None = None
         self._lock = threading.Lock()
 
-    def _forward(self, name: str):  # noqa: ANN202
+    def _forward(self, name: str) -> Callable[[str], None] | None:
         throttle = self.throttles.get(name)
         return throttle.add if throttle is not None else None
 
@@ -89,7 +102,7 @@ class Operation:
         for throttle in self.throttles.values():
             throttle.flush()
 
-    def add_display(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+    def _add_display(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
         with self._lock:
             if len(self.displays) >= self.limits.max_display_items:
                 self.displays_omitted += 1
@@ -185,7 +198,10 @@ class ShellOwner:
         self.limits = limits
         self.operation: Operation | None = None
         self.shell = build_shell()
-        self.shell.displayhook = _QuietDisplayHook(shell=self.shell, cache_size=self.shell.cache_size)
+        # IPython's DisplayHook constructor is unannotated.
+        self.shell.displayhook = _QuietDisplayHook(  # type: ignore[no-untyped-call]
+            shell=self.shell, cache_size=self.shell.cache_size
+        )
         self.shell.display_trap.hook = self.shell.displayhook
         self.shell.display_pub = _CollectingPublisher(self, shell=self.shell)
         self.shell._showtraceback = self._record_traceback  # type: ignore[method-assign]
@@ -193,7 +209,7 @@ class ShellOwner:
         self._stderr_router = StreamRouter("stderr", lambda: self._sink(2))
         sys.stdout = self._stdout_router
         sys.stderr = self._stderr_router
-        builtins.input = _empty_input  # type: ignore[assignment]
+        builtins.input = _empty_input
         self.shell.user_ns["input"] = _empty_input
         self.shell.user_ns_hidden["input"] = _empty_input
         self.fd_capture = FdCapture(self._sink)
@@ -204,18 +220,18 @@ class ShellOwner:
         prefer_inline_matplotlib()
         install_package_magics(self.shell)
 
-    def _sink(self, target: int) -> PrefixSink | None:
+    def _sink(self, target: int) -> TextSink | None:
         operation = self.operation
         if operation is None:
             return None
         return operation.stdout if target == 1 else operation.stderr
 
-    def _record_traceback(self, etype, evalue, stb) -> None:  # noqa: ANN001
+    def _record_traceback(self, etype: type[BaseException] | None, evalue: BaseException | None, stb: list[str]) -> None:
         operation = self.operation
         if operation is not None:
             operation.traceback_text = self.shell.InteractiveTB.stb2text(stb)
 
-    def begin(self, stream: Any | None) -> Operation:
+    def begin(self, stream: Callable[[str, str], None] | None) -> Operation:
         self.operation = Operation(self.limits, stream)
         return self.operation
 
@@ -239,10 +255,8 @@ class ShellOwner:
         self.operation = None
 
     def execute(self, params: dict[str, Any], operation: Operation) -> dict[str, Any]:
-        code = params.get("code")
-        if not isinstance(code, str):
-            raise OpError("invalid_arguments", "execute needs a string 'code'")
-        result = self.shell.run_cell(code, store_history=True)
+        code = require_str(params, "code")
+        result = self.shell.run_cell(code, store_history=True)  # type: ignore[no-untyped-call]  # IPython: unannotated
         self.shell.exit_now = False
         operation.memory_error = isinstance(result.error_in_exec, MemoryError)
         self.fd_capture.settle()
@@ -292,7 +306,10 @@ class ShellOwner:
             pass
         formatter = self.shell.display_formatter
         try:
-            data, _ = formatter.format(value, include=("text/plain", *IMAGE_MIME_TYPES))
+            # IPython's DisplayFormatter.format is unannotated.
+            data = {} if formatter is None else formatter.format(  # type: ignore[no-untyped-call]
+                value, include=("text/plain", *IMAGE_MIME_TYPES)
+            )[0]
         except KeyboardInterrupt:
             raise
         except BaseException:  # noqa: BLE001 - a broken _repr_ (even one raising SystemExit) must not fail the cell

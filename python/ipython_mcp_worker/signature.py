@@ -56,7 +56,7 @@ def _bound(signature: inspect.Signature) -> inspect.Signature:
     return signature.replace(parameters=parameters[1:])
 
 
-def _partial(wrapped: inspect.Signature, args: tuple, keywords: dict) -> inspect.Signature:
+def _partial(wrapped: inspect.Signature, args: tuple[Any, ...], keywords: dict[str, Any]) -> inspect.Signature:
     """``wrapped`` after a functools.partial binds ``args``/``keywords`` (inspect's rules, on a stand-in)."""
     try:
         wrapped.bind_partial(*args, **keywords)  # inspect's own failure message would repr the partial
@@ -94,7 +94,7 @@ def _builtin(obj: Any) -> inspect.Signature:
         raise refuse("the builtin is bound to an object whose class hooks attribute access")
     module_name = static.get_quietly(obj, "__module__")
     module = sys.modules.get(module_name) if type(module_name) is str else None
-    if module is not None and static.lookup(type(module), "__dict__") is not types.ModuleType.__dict__["__dict__"]:
+    if module is not None and static.lookup(type(module), "__dict__") is not vars(types.ModuleType)["__dict__"]:
         raise refuse(f"sys.modules[{module_name!r}] is not a plain module")
     try:
         return inspect.signature(obj, follow_wrapped=False)
@@ -157,7 +157,7 @@ def _is_enum_signature(obj: Any, explicit: Any) -> bool:
     )
 
 
-def _partialmethod(method: functools.partialmethod, depth: int) -> inspect.Signature:
+def _partialmethod(method: functools.partialmethod[Any], depth: int) -> inspect.Signature:
     func, args, keywords = (static.get_quietly(method, name) for name in ("func", "args", "keywords"))
     if type(args) is not tuple or type(keywords) is not dict:
         raise NoSignature("unexpected partialmethod state")

@@ -48,7 +48,7 @@ _TYPE_FLAGS = type.__dict__["__flags__"]
 _TYPE_MODULE = type.__dict__["__module__"]
 _TYPE_QUALNAME = type.__dict__["__qualname__"]
 _TYPE_NAME = type.__dict__["__name__"]
-_MODULE_DICT = types.ModuleType.__dict__["__dict__"]
+_MODULE_DICT = vars(types.ModuleType)["__dict__"]
 _FUNCTION_DOC = types.FunctionType.__dict__["__doc__"]
 _FUNCTION_NAME = types.FunctionType.__dict__["__name__"]
 _FUNCTION_QUALNAME = types.FunctionType.__dict__["__qualname__"]
@@ -111,8 +111,9 @@ def class_dict(tp: type) -> Any:
     return _TYPE_DICT.__get__(tp)
 
 
-def module_dict(module: types.ModuleType) -> dict:
-    return _MODULE_DICT.__get__(module)
+def module_dict(module: types.ModuleType) -> dict[str, Any]:
+    namespace: dict[str, Any] = _MODULE_DICT.__get__(module)
+    return namespace
 
 
 def lookup(tp: type, name: str) -> Any:
@@ -134,7 +135,7 @@ def defines_in_python(tp: type, names: tuple[str, ...]) -> bool:
     return False
 
 
-def is_one_of(tp: Any, candidates: tuple) -> bool:
+def is_one_of(tp: Any, candidates: tuple[Any, ...]) -> bool:
     """``tp in candidates`` by identity: ``in`` compares with ``==``, which a metaclass ``__eq__`` may define."""
     return any(tp is candidate for candidate in candidates)
 
@@ -188,7 +189,7 @@ def class_get(cls: type, name: str) -> Any:
     return MISSING
 
 
-def instance_dict(obj: Any) -> dict | None:
+def instance_dict(obj: Any) -> dict[str, Any] | None:
     """The instance ``__dict__`` when the type's ``__dict__`` entry is the C one (not a property)."""
     tp = type(obj)
     descriptor = lookup(tp, "__dict__")
@@ -235,7 +236,7 @@ def method_parts(method: types.MethodType) -> tuple[Any, Any]:
     return _METHOD_FUNC.__get__(method), _METHOD_SELF.__get__(method)
 
 
-def partial_parts(obj: functools.partial) -> tuple[Any, tuple, dict]:
+def partial_parts(obj: functools.partial[Any]) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
     """(func, args, keywords) of a functools.partial (subclasses included), through partial's own slots."""
     return _PARTIAL_FUNC.__get__(obj), _PARTIAL_ARGS.__get__(obj), _PARTIAL_KEYWORDS.__get__(obj)
 
@@ -261,7 +262,8 @@ def runs_attribute_hooks(obj: Any) -> bool:
     """True when getattr-based inspection of ``obj`` (inspect.signature, schema analysis) could run user attribute
     code: a Python-level ``__getattr__``/``__getattribute__``/``__class__`` of ``obj``'s class (a class's
     metaclass), a computed ``__signature__``/``__wrapped__``/``_partialmethod``, or any of that in what it wraps."""
-    pending, seen = [obj], set()
+    pending: list[Any] = [obj]
+    seen: set[int] = set()
     while pending and len(seen) < _MAX_PEEL:
         current = pending.pop()
         if id(current) in seen:
@@ -343,7 +345,7 @@ def _defining_class(function: types.FunctionType) -> Any:
     """The class a function was defined in, by its ``__qualname__`` from its module (None for top-level ones)."""
     qualname, module_name = _FUNCTION_QUALNAME.__get__(function), _FUNCTION_MODULE.__get__(function)
     module = sys.modules.get(module_name) if type(module_name) is str else None
-    if type(qualname) is not str or not issubclass(type(module), types.ModuleType):
+    if type(qualname) is not str or module is None or not issubclass(type(module), types.ModuleType):
         return None
     parts = qualname.split(".")[:-1]
     if not parts:

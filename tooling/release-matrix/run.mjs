@@ -111,12 +111,12 @@ function findInterpreters() {
   return [...found.entries()].sort((a, b) => Number(a[0].split('.')[1]) - Number(b[0].split('.')[1])).map(([, value]) => value);
 }
 
-/** The worker's test requirements, read from python/pyproject.toml's `test` extra (linters and msgpack removed). */
+/** The worker's test requirements, read from python/pyproject.toml's `test` extra (linters, the type checker and msgpack removed). */
 function testRequirements() {
   const text = readFileSync(join(root, 'python', 'pyproject.toml'), 'utf8');
   const match = /^test\s*=\s*\[([^\]]*)\]/m.exec(text);
   if (!match) throw new Error('python/pyproject.toml has no `test` extra');
-  return [...match[1].matchAll(/"([^"]+)"/g)].map((item) => item[1]).filter((requirement) => !/^(msgpack|ruff)\b/.test(requirement));
+  return [...match[1].matchAll(/"([^"]+)"/g)].map((item) => item[1]).filter((requirement) => !/^(msgpack|ruff|mypy)\b/.test(requirement));
 }
 
 /** The newest IPython on PyPI that installs on `python` (one `pip index` look-up). */
