@@ -8,7 +8,9 @@ Catalog revision (docs/protocol.md, "catalog_revision"): after an operation, ``c
 registry's revision the response should carry, or None. Operations may redefine or delete the callables
 behind dynamic tools, so while the registry holds a registration, every operation other than ``health`` and
 ``discover`` is followed by a reconciliation (what ``discover`` does first), and the parent only needs to ask
-for the catalog when the revision it sees differs from its snapshot. With an empty registry nothing is
+for the catalog when the revision it sees differs from its snapshot. A ``discover`` right after such an operation
+finds the registry already reconciled and does not reconcile it again, so a parent that still asks after every
+operation pays for one reconciliation, as before. With an empty registry nothing is
 reconciled and nothing is added, except after the operations that change the registry themselves.
 """
 
@@ -79,6 +81,13 @@ class Operations:
             "run_code": self.bridge.run_code,
         }
         self.handlers: Mapping[str, Handler] = MappingProxyType(handlers)
+
+    def handler(self, op: str) -> Handler | None:
+        """The handler of ``op``, or None for an unknown operation. Every operation that may run user code
+        makes the registry's last reconciliation out of date before it starts."""
+        if op not in _NO_RECONCILE:
+            self.registry.unsettle()
+        return self.handlers.get(op)
 
     def execute(self, params: dict[str, Any]) -> dict[str, Any]:
         owner = self._context.owner

@@ -2,7 +2,8 @@
 
 One ``Registry`` lives per worker lifespan and is used only from the shell owner thread, so it takes no
 locks. Each registration snapshots its description, input schema and fingerprint; the live binding behind
-it is reconciled on every ``discover`` and ``call``:
+it is reconciled on every ``discover`` and ``call``, and by the worker after every other operation while the
+catalog is not empty (``reconcile_all``; the response then carries ``catalog_revision``, ops.py):
 
 * backing name missing from the namespace -> stale;
 * same object and equal ``signature_token`` -> fresh (fast path);
@@ -116,6 +117,9 @@ class Registry:
         self._reserved = frozenset(reserved_tool_names)
         self._registrations: dict[str, _Registration] = {}
         self._revision = 0
+        # True while every registration was reconciled after the last operation that could run user code
+        # (see ``unsettle``): discover then need not reconcile again.
+        self._settled = False
 
     @property
     def revision(self) -> int:
@@ -184,6 +188,13 @@ class Registry:
         if analysis.canonical != registration.analysis.canonical:
             return _STALE, None
         return _FRESH, _Adoption(live, token, analysis)
+
+    def _reconcile_registrations(self) -> None:
+        changed = False
+        for tool_name in sorted(self._registrations):
+            changed = self._reconcile(self._registrations[tool_name]) or changed
+        if changed:
+            self._revision += 1
 
     def _reconcile(self, registration: _Registration) -> bool:
         """Apply the evaluation; True when the registration just turned stale (a catalog change)."""
@@ -314,7 +325,8 @@ class Registry:
         With ``{"known_revision": n}`` and nothing changed since revision ``n``, the answer is just
         ``{"revision": n, "unchanged": true}``: the common case after every execute costs no schema copies."""
         known = optional_int(require_dict({} if params is None else params, ("known_revision",)), "known_revision")
-        self.reconcile_all()
+        if not self._settled:
+            self._reconcile_registrations()
         if known == self._revision:
             return {"revision": self._revision, "unchanged": True}
         tools: list[dict[str, Any]] = []
@@ -395,13 +407,18 @@ class Registry:
 
     def reconcile_all(self) -> int:
         """Reconcile every registration against the live namespace (what ``discover`` does first) and return
-        the revision. Costs one ``signature_token`` per fresh registration; nothing when the catalog is empty."""
-        changed = False
-        for tool_name in sorted(self._registrations):
-            changed = self._reconcile(self._registrations[tool_name]) or changed
-        if changed:
-            self._revision += 1
+        the revision. Costs one ``signature_token`` per fresh registration; nothing when the catalog is empty.
+        The worker calls it after each operation (ops.py); until ``unsettle``, discover reuses it."""
+        self._reconcile_registrations()
+        self._settled = True
         return self._revision
+
+    def unsettle(self) -> None:
+        """An operation that may run user code is about to start: the last reconciliation stops counting.
+
+        Only a thread the user started could change the namespace between two operations; what it changes is
+        seen by the next operation's reconciliation, and ``call_tool`` always reconciles the tool it calls."""
+        self._settled = False
 
     def __len__(self) -> int:
         return len(self._registrations)

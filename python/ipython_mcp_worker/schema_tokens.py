@@ -59,6 +59,10 @@ def _annotation_is_volatile(annotation: Any, depth: int = 0) -> bool:
     """String or forward-reference annotations resolve against mutable globals: not trackable by identity."""
     if depth > _MAX_ANNOTATION_DEPTH or isinstance(annotation, (str, typing.ForwardRef)):
         return True
+    if annotation is None or type(annotation) is type:
+        # The common case (``int``, ``str``, ``-> None``), decided without typing's introspection: a plain class
+        # has no origin and no arguments. An exact type check: a generic alias only pretends to be a class.
+        return False
     try:
         if typing.get_origin(annotation) is Literal:
             return False

@@ -38,7 +38,6 @@ class Worker:
         self.active_request_id: int | None = None
         # Every operation, execute included (ops.py); this worker is the handlers' WorkerContext.
         self.operations = Operations(self, configure)
-        self.handlers = self.operations.handlers
         # Set last, so start-up (IPython, preloads) is not held to it: the memory guard watches operations.
         self.memory_backstop = apply_backstop(configure.get("data_limit_bytes"))
 
@@ -72,7 +71,7 @@ class Worker:
         try:
             try:
                 interrupter.arm(request_id)
-                handler = self.handlers.get(op)
+                handler = self.operations.handler(op)
                 if handler is None:
                     raise OpError("invalid_request", f"unknown operation {op[:64]!r}")
                 # Reconciled while still armed: it may run user code (a __signature__) that an interrupt must

@@ -94,3 +94,17 @@ def test_emptying_the_registry_reports_once_then_the_field_goes_away(worker):
     assert failed["error"]["code"] == "name_not_found" and failed["catalog_revision"] == emptied
     # unregister_tool of nothing: the revision, unchanged.
     assert ok(worker.request("unregister_tool", {"names": ["x"]}))["catalog_revision"] == emptied
+
+
+def test_discover_right_after_an_operation_reuses_its_reconciliation_and_stays_exact(worker):
+    ok(worker.request("execute", {"code": ADD}))
+    revision = ok(worker.request("register_tool", {"name": "add"}))["catalog_revision"]
+    # The parent that still asks after every operation: execute reconciled, discover answers from it.
+    for code, stale in [("1", []), ("def add(a: str) -> str:\n    return a", ["add"])]:
+        reported = ok(worker.request("execute", {"code": code}))["catalog_revision"]
+        discovered = ok(worker.request("discover", {}))["result"]
+        assert discovered["revision"] == reported and discovered["stale"] == stale
+    assert reported == revision + 1
+    # An interrupted or failed reconciliation is never reused: a malformed request in between changes nothing.
+    assert worker.request("no_such_op")["error"]["code"] == "invalid_request"
+    assert ok(worker.request("discover", {}))["result"]["revision"] == reported

@@ -830,3 +830,25 @@ def test_discover_with_the_known_revision_answers_unchanged_until_something_chan
     with pytest.raises(OpError) as raised:
         registry.discover({"known_revision": "1"})
     assert raised.value.code == "invalid_arguments"
+
+
+def test_discover_reuses_the_last_reconciliation_until_unsettled():
+    ns: dict = {}
+    registry = Registry(ns, Limits(), lambda name: False, frozenset())
+
+    def add(a: int) -> int:
+        return a
+
+    ns["add"] = add
+    registry.register({"name": "add"})
+    settled = registry.reconcile_all()
+
+    def changed(a: str) -> str:
+        return a
+
+    ns["add"] = changed
+    # Nothing ran between the reconciliation and discover as far as the worker knows (ops.py unsettles it
+    # before every operation that may run user code).
+    assert registry.discover({})["revision"] == settled
+    registry.unsettle()
+    assert registry.discover({})["stale"] == ["add"]
