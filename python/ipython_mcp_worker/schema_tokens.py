@@ -12,37 +12,40 @@ from .schema_resolution import _user_defined
 from .schema_shapes import _BUILTIN_CALLABLES, _MAX_ANNOTATION_DEPTH, _MAX_TOKEN_DEPTH, _MAX_TOKEN_VALUES
 
 
-class _Ident:
-    """Compares by identity and keeps its object alive, so an id can never be reused behind our back."""
+class _Keep:
+    """The objects a token's ids name, kept alive so an id can never be reused behind our back. Equal to every
+    other ``_Keep``: tokens compare by their ids (integers, compared in C), not by these objects."""
 
-    __slots__ = ("obj",)
+    __slots__ = ("objects",)
 
-    def __init__(self, obj: Any) -> None:
-        self.obj = obj
+    def __init__(self, objects: list[Any]) -> None:
+        self.objects = objects
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Ident) and other.obj is self.obj
+        return isinstance(other, _Keep)
 
     def __hash__(self) -> int:
-        return id(self.obj)
-
-    def __repr__(self) -> str:
-        return f"<ident {type(self.obj).__qualname__} {id(self.obj):#x}>"
+        return 0
 
 
-class _Volatile:
-    """Equal to nothing: a part whose effect on the schema cannot be tracked forces recomputation."""
+def _ident(obj: Any, keep: list[Any]) -> int:
+    """``obj`` by identity: its id, with ``obj`` kept alive by the token."""
+    keep.append(obj)
+    return id(obj)
+
+
+def _volatile(keep: list[Any]) -> tuple[str, int]:
+    """Equal to nothing: a part whose effect on the schema cannot be tracked forces recomputation (the id of a
+    fresh object, kept alive by its token, never equals an id in another live token)."""
+    marker = object()
+    keep.append(marker)
+    return ("volatile", id(marker))
+
+
+class _Unreadable:
+    """What ``_safe_getattr`` answers when reading the attribute raised: a fresh one each time."""
 
     __slots__ = ()
-
-    def __eq__(self, other: object) -> bool:
-        return False
-
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __repr__(self) -> str:
-        return "<volatile>"
 
 
 _MISSING = object()
@@ -52,7 +55,7 @@ def _safe_getattr(obj: Any, name: str) -> Any:
     try:
         return getattr(obj, name, _MISSING)
     except Exception:  # noqa: BLE001 - user __getattr__
-        return _Volatile()
+        return _Unreadable()
 
 
 def _annotation_is_volatile(annotation: Any, depth: int = 0) -> bool:
@@ -72,14 +75,17 @@ def _annotation_is_volatile(annotation: Any, depth: int = 0) -> bool:
 
 
 class _Budget:
+    """How many more values one token may take, and the objects its ids name (``_Keep``)."""
+
     def __init__(self) -> None:
         self.left = _MAX_TOKEN_VALUES
+        self.keep: list[Any] = []
 
 
 def _value_token(value: Any, budget: _Budget, depth: int = 0) -> Any:
     budget.left -= 1
     if budget.left < 0 or depth > _MAX_TOKEN_DEPTH:
-        return _Volatile()
+        return _volatile(budget.keep)
     kind = type(value)
     if value is None or kind in (bool, int, float, str):
         return (kind.__name__, value)
@@ -93,22 +99,23 @@ def _value_token(value: Any, budget: _Budget, depth: int = 0) -> Any:
                 for key, item in value.items()
             ),
         )
-    return _Ident(value)
+    return _ident(value, budget.keep)
 
 
-def _annotations_token(annotations: Any) -> Any:
+def _annotations_token(annotations: Any, keep: list[Any]) -> Any:
     if type(annotations) is not dict:
-        return _Ident(annotations)
+        return _ident(annotations, keep)
     return tuple(
-        (key, _Volatile() if _annotation_is_volatile(value) else _Ident(value))
+        (key, _volatile(keep) if _annotation_is_volatile(value) else _ident(value, keep))
         for key, value in annotations.items()
     )
 
 
 def _token(obj: Any, depth: int, budget: _Budget) -> tuple[Any, ...]:
+    keep = budget.keep
     if depth > _MAX_TOKEN_DEPTH:
-        return (_Volatile(),)
-    parts: list[Any] = [_Ident(obj), _Ident(type(obj)), _Ident(_safe_getattr(obj, "__signature__"))]
+        return (_volatile(keep),)
+    parts: list[Any] = [_ident(obj, keep), _ident(type(obj), keep), _ident(_safe_getattr(obj, "__signature__"), keep)]
     if isinstance(obj, functools.partial):
         parts += [
             "partial",
@@ -117,26 +124,26 @@ def _token(obj: Any, depth: int, budget: _Budget) -> tuple[Any, ...]:
             _value_token(obj.keywords, budget),
         ]
     elif inspect.ismethod(obj):
-        parts += ["method", _Ident(obj.__self__), _token(obj.__func__, depth + 1, budget)]
+        parts += ["method", _ident(obj.__self__, keep), _token(obj.__func__, depth + 1, budget)]
     elif inspect.isfunction(obj):
         parts += [
             "function",
-            _Ident(obj.__code__),
+            _ident(obj.__code__, keep),
             _value_token(obj.__defaults__, budget),
             _value_token(obj.__kwdefaults__, budget),
-            _annotations_token(obj.__annotations__),
+            _annotations_token(obj.__annotations__, keep),
         ]
     elif inspect.isclass(obj):
         metaclass = type(obj)
         parts += [
             "class",
-            tuple(_Ident(base) for base in obj.__mro__),
-            tuple(_Ident(base.__dict__.get("__call__")) for base in metaclass.__mro__),
+            tuple(_ident(base, keep) for base in obj.__mro__),
+            tuple(_ident(base.__dict__.get("__call__"), keep) for base in metaclass.__mro__),
             tuple(
                 (
-                    _Ident(base.__dict__.get("__new__")),
-                    _Ident(base.__dict__.get("__init__")),
-                    _Ident(base.__dict__.get("__signature__")),
+                    _ident(base.__dict__.get("__new__"), keep),
+                    _ident(base.__dict__.get("__init__"), keep),
+                    _ident(base.__dict__.get("__signature__"), keep),
                 )
                 for base in obj.__mro__
             ),
@@ -145,11 +152,13 @@ def _token(obj: Any, depth: int, budget: _Budget) -> tuple[Any, ...]:
             constructor = _user_defined(owner, name)
             parts.append(None if constructor is None else _token(constructor, depth + 1, budget))
     elif isinstance(obj, _BUILTIN_CALLABLES):
-        parts += ["builtin", _safe_getattr(obj, "__text_signature__")]
+        text_signature = _safe_getattr(obj, "__text_signature__")
+        parts += ["builtin", text_signature if text_signature is None or type(text_signature) is str
+                  else _ident(text_signature, keep)]
     else:
         call = _user_defined(type(obj), "__call__")
         if call is None or isinstance(call, _BUILTIN_CALLABLES):
-            parts += ["instance", _Ident(call)]
+            parts += ["instance", _ident(call, keep)]
         else:
             parts += ["instance", _token(call, depth + 1, budget)]
     wrapped = _safe_getattr(obj, "__wrapped__")
@@ -165,7 +174,10 @@ def signature_token(callable_obj: Any) -> tuple[Any, ...]:
     and every constructor callable consulted (metaclass ``__call__``, ``__new__``, ``__init__``). Parts that
     cannot be tracked (string annotations, oversized or exotic state) make it unequal to everything, which
     only costs a recomputation. Never raises."""
+    budget = _Budget()
     try:
-        return _token(callable_obj, 0, _Budget())
+        parts = _token(callable_obj, 0, budget)
     except Exception:  # noqa: BLE001 - user attribute access; fall back to "always recompute"
-        return (_Volatile(),)
+        parts = (_volatile(budget.keep),)
+    # Ids and exact scalars only, compared in C; the objects behind the ids ride along, alive.
+    return (*parts, _Keep(budget.keep))
