@@ -18,13 +18,8 @@ A failing operation leaves the catalog and the revision untouched.
 
 from __future__ import annotations
 
-import copy
-import functools
-import inspect
 import keyword
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from .errors import OpError
@@ -32,73 +27,22 @@ from .failure import exception_details
 from .jsonvalue import NotJson, from_javascript, json_form
 from .limits import Limits, bound_text
 from .params import optional_int, optional_str, require_dict, require_str, require_str_list
-from .schema import ArgumentError, CallableSchema, analyze_callable, signature_token
+from .registration import (
+    FRESH,
+    SHOWN_CHARS,
+    STALE,
+    TOOL_NAME,
+    Adoption,
+    Registration,
+    clip,
+    description_of,
+    show,
+)
+from .schema import ArgumentError, analyze_callable, signature_token
 from .static import runs_attribute_hooks
 
 __all__ = ["Registry"]
 
-_TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-_SHOWN_CHARS = 80
-_MAX_UNWRAP = 100
-
-
-def _show(text: str) -> str:
-    if len(text) > _SHOWN_CHARS:
-        return repr(text[:_SHOWN_CHARS]) + "…"
-    return repr(text)
-
-
-def _clip(text: str) -> str:
-    return text[:_SHOWN_CHARS]
-
-
-def _description_of(obj: Any) -> str:
-    """The cleaned docstring, looking through ``functools.partial`` (whose own doc describes partial)."""
-    target = obj
-    for _ in range(_MAX_UNWRAP):
-        if not isinstance(target, functools.partial) or "__doc__" in getattr(target, "__dict__", {}):
-            break
-        target = target.func
-    try:
-        doc = inspect.getdoc(target)
-    except Exception:  # noqa: BLE001 - user __doc__ property
-        return ""
-    return doc if isinstance(doc, str) else ""
-
-
-@dataclass
-class _Registration:
-    tool_name: str
-    name: str
-    description: str
-    description_truncated: bool
-    revision: int
-    obj: Any
-    token: tuple[Any, ...]
-    analysis: CallableSchema
-    stale: bool = False
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "tool_name": self.tool_name,
-            "name": self.name,
-            "description": self.description,
-            "description_truncated": self.description_truncated,
-            "input_schema": copy.deepcopy(self.analysis.schema),
-            "fingerprint": self.analysis.fingerprint,
-            "revision": self.revision,
-        }
-
-
-@dataclass
-class _Adoption:
-    obj: Any
-    token: tuple[Any, ...]
-    analysis: CallableSchema
-
-
-_FRESH = "fresh"
-_STALE = "stale"
 
 
 class Registry:
@@ -115,7 +59,7 @@ class Registry:
         self._limits = limits
         self._is_protected = is_protected
         self._reserved = frozenset(reserved_tool_names)
-        self._registrations: dict[str, _Registration] = {}
+        self._registrations: dict[str, Registration] = {}
         self._revision = 0
         # True while every registration was reconciled after the last operation that could run user code
         # (see ``unsettle``): discover then need not reconcile again.
@@ -132,12 +76,12 @@ class Registry:
         if not name.isidentifier() or keyword.iskeyword(name):
             raise OpError(
                 "invalid_name",
-                f"{_show(name)} is not a top-level Python identifier",
-                {"name": _clip(name)},
+                f"{show(name)} is not a top-level Python identifier",
+                {"name": clip(name)},
             )
         if name.startswith("_") or self._is_protected(name):
             raise OpError(
-                "protected_name", f"{_show(name)} is protected and cannot back a tool", {"name": _clip(name)}
+                "protected_name", f"{show(name)} is protected and cannot back a tool", {"name": clip(name)}
             )
 
     def _check_tool_name(self, tool_name: str) -> None:
@@ -145,49 +89,49 @@ class Registry:
         if len(tool_name) > limit:
             raise OpError(
                 "invalid_name",
-                f"tool name {_show(tool_name)} is longer than {limit} characters",
+                f"tool name {show(tool_name)} is longer than {limit} characters",
                 {"tool_name": tool_name[:limit], "limit": limit},
             )
-        if _TOOL_NAME.fullmatch(tool_name) is None:
+        if TOOL_NAME.fullmatch(tool_name) is None:
             raise OpError(
                 "invalid_name",
-                f"tool name {_show(tool_name)} must start with an ASCII letter and contain only ASCII letters, digits, _ or -",
-                {"tool_name": _clip(tool_name)},
+                f"tool name {show(tool_name)} must start with an ASCII letter and contain only ASCII letters, digits, _ or -",
+                {"tool_name": clip(tool_name)},
             )
 
     # -- reconciliation ----------------------------------------------------------------------------------
 
-    def _evaluate(self, registration: _Registration) -> tuple[str, _Adoption | None]:
+    def _evaluate(self, registration: Registration) -> tuple[str, Adoption | None]:
         """Fresh or stale against the live namespace, without changing anything."""
         if registration.stale:
-            return _STALE, None
+            return STALE, None
         try:
             if registration.name not in self._user_ns:
-                return _STALE, None
+                return STALE, None
             live = self._user_ns[registration.name]
         except Exception:  # noqa: BLE001 - an exotic namespace mapping
-            return _STALE, None
+            return STALE, None
         if live is not registration.obj and (not callable(live) or runs_attribute_hooks(live)):
             # A different object now sits under the backing name. Inspecting it could run its __getattr__ /
             # __getattribute__ (or its metaclass's): discover never runs such code for an object nobody
             # registered. It turns stale; registering it again inspects it knowingly.
-            return _STALE, None
+            return STALE, None
         token = signature_token(live)
         try:
             unchanged = live is registration.obj and token == registration.token
         except Exception:  # noqa: BLE001
             unchanged = False
         if unchanged:
-            return _FRESH, None
+            return FRESH, None
         try:
             analysis = analyze_callable(live)
         except KeyboardInterrupt:
             raise
         except Exception:  # noqa: BLE001 - OpError or anything user code raised while being inspected
-            return _STALE, None
+            return STALE, None
         if analysis.canonical != registration.analysis.canonical:
-            return _STALE, None
-        return _FRESH, _Adoption(live, token, analysis)
+            return STALE, None
+        return FRESH, Adoption(live, token, analysis)
 
     def _reconcile_registrations(self) -> None:
         changed = False
@@ -196,12 +140,12 @@ class Registry:
         if changed:
             self._revision += 1
 
-    def _reconcile(self, registration: _Registration) -> bool:
+    def _reconcile(self, registration: Registration) -> bool:
         """Apply the evaluation; True when the registration just turned stale (a catalog change)."""
         if registration.stale:
             return False
         status, adoption = self._evaluate(registration)
-        if status == _STALE:
+        if status == STALE:
             registration.stale = True
             return True
         if adoption is not None:
@@ -234,10 +178,10 @@ class Registry:
             )
 
         if name not in self._user_ns:
-            raise OpError("name_not_found", f"{_show(name)} is not defined", {"name": _clip(name)})
+            raise OpError("name_not_found", f"{show(name)} is not defined", {"name": clip(name)})
         obj = self._user_ns[name]
         if not callable(obj):
-            raise OpError("not_callable", f"{_show(name)} is not callable", {"name": _clip(name)})
+            raise OpError("not_callable", f"{show(name)} is not callable", {"name": clip(name)})
         token = signature_token(obj)
         try:
             analysis = analyze_callable(obj)
@@ -248,38 +192,38 @@ class Registry:
         except Exception as error:  # noqa: BLE001 - user code run by inspection
             raise OpError(
                 "unsupported_signature",
-                f"inspecting {_show(name)} raised {type(error).__name__}",
+                f"inspecting {show(name)} raised {type(error).__name__}",
                 {"parameter": None, "reason": "no_signature"},
             ) from None
 
         if description is None:
-            description, description_truncated = bound_text(_description_of(obj), description_limit)
+            description, description_truncated = bound_text(description_of(obj), description_limit)
         else:
             description_truncated = False
 
         if tool_name in self._reserved:
             raise OpError(
                 "name_collision",
-                f"{_show(tool_name)} is a stable tool name",
+                f"{show(tool_name)} is a stable tool name",
                 {"tool_name": tool_name, "with": "stable"},
             )
-        replacing: _Registration | None = None
+        replacing: Registration | None = None
         existing = self._registrations.get(tool_name)
         if existing is not None:
-            if existing.name == name and self._evaluate(existing)[0] == _STALE:
+            if existing.name == name and self._evaluate(existing)[0] == STALE:
                 replacing = existing  # explicit re-registration of a stale tool
             else:
                 raise OpError(
                     "name_collision",
-                    f"tool name {_show(tool_name)} is already registered",
+                    f"tool name {show(tool_name)} is already registered",
                     {"tool_name": tool_name, "with": "dynamic"},
                 )
         for other in self._registrations.values():
             if other is not replacing and other.name == name:
                 raise OpError(
                     "name_collision",
-                    f"{_show(name)} already backs tool {_show(other.tool_name)}",
-                    {"name": _clip(name), "tool_name": other.tool_name, "with": "backing_symbol"},
+                    f"{show(name)} already backs tool {show(other.tool_name)}",
+                    {"name": clip(name), "tool_name": other.tool_name, "with": "backing_symbol"},
                 )
         if replacing is None and len(self._registrations) >= self._limits.max_dynamic_tools:
             raise OpError(
@@ -289,7 +233,7 @@ class Registry:
             )
 
         self._revision += 1
-        registration = _Registration(
+        registration = Registration(
             tool_name=tool_name,
             name=name,
             description=description,
@@ -349,23 +293,23 @@ class Registry:
         if registration is None:
             raise OpError(
                 "tool_not_found",
-                f"no dynamic tool {_show(tool_name)}",
-                {"tool_name": _clip(tool_name)},
+                f"no dynamic tool {show(tool_name)}",
+                {"tool_name": clip(tool_name)},
             )
         if self._reconcile(registration):
             self._revision += 1
         if registration.stale:
             raise OpError(
                 "stale_registration",
-                f"tool {_show(tool_name)} is stale; register it again",
-                {"tool_name": _clip(tool_name), "reason": "stale"},
+                f"tool {show(tool_name)} is stale; register it again",
+                {"tool_name": clip(tool_name), "reason": "stale"},
             )
         if fingerprint != registration.analysis.fingerprint:
             raise OpError(
                 "stale_registration",
-                f"tool {_show(tool_name)} changed since the caller discovered it",
+                f"tool {show(tool_name)} changed since the caller discovered it",
                 {
-                    "tool_name": _clip(tool_name),
+                    "tool_name": clip(tool_name),
                     "reason": "fingerprint_mismatch",
                     "fingerprint": registration.analysis.fingerprint,
                 },
@@ -375,8 +319,8 @@ class Registry:
             kwargs = registration.analysis.convert_arguments(arguments)
         except ArgumentError as error:
             message, _ = bound_text(error.message, self._limits.max_repr_chars)
-            path, _ = bound_text(error.path, _SHOWN_CHARS)
-            parameter = None if error.parameter is None else _clip(error.parameter)
+            path, _ = bound_text(error.path, SHOWN_CHARS)
+            parameter = None if error.parameter is None else clip(error.parameter)
             raise OpError(
                 "invalid_arguments", message, {"parameter": parameter, "path": path, "reason": error.reason}
             ) from None
@@ -394,8 +338,8 @@ class Registry:
         except NotJson as error:
             raise OpError(
                 "result_not_json",
-                f"tool {_show(tool_name)} returned a value without a JSON form ({error.type_name} at {error.path})",
-                {"type": error.type_name[:_SHOWN_CHARS], "path": error.path[:_SHOWN_CHARS]},
+                f"tool {show(tool_name)} returned a value without a JSON form ({error.type_name} at {error.path})",
+                {"type": error.type_name[:SHOWN_CHARS], "path": error.path[:SHOWN_CHARS]},
             ) from None
         return form.annotate({"value": form.value, "truncated": form.truncated})
 
@@ -403,7 +347,7 @@ class Registry:
         # One frame to skip: call()'s own, so the traceback starts in the tool.
         details = exception_details(error, self._limits, skip_frames=1, with_module=True)
         summary, _ = bound_text(f"{details['type']}: {details['message']}", self._limits.max_repr_chars)
-        return OpError("call_raised", f"tool {_show(tool_name)} raised {summary}", details)
+        return OpError("call_raised", f"tool {show(tool_name)} raised {summary}", details)
 
     def reconcile_all(self) -> int:
         """Reconcile every registration against the live namespace (what ``discover`` does first) and return
