@@ -81,9 +81,16 @@ export const RequestSchema = z
 export type Request = z.infer<typeof RequestSchema>;
 
 /** Worker → parent: the single answer to a request. */
+/**
+ * The worker registry's revision after the operation, on any response (optional): the parent calls `discover` only
+ * when it differs from its catalog snapshot's, and falls back to its own policy when the field is absent.
+ */
+const CatalogRevision = z.number().int().nonnegative().optional();
 export const ResponseSchema = z.discriminatedUnion('ok', [
-  z.object({ type: z.literal('response'), id: RequestId, ok: z.literal(true), result: z.record(z.string(), z.unknown()) }).strict(),
-  z.object({ type: z.literal('response'), id: RequestId.nullable(), ok: z.literal(false), error: WireError }).strict(),
+  z
+    .object({ type: z.literal('response'), id: RequestId, ok: z.literal(true), result: z.record(z.string(), z.unknown()), catalog_revision: CatalogRevision })
+    .strict(),
+  z.object({ type: z.literal('response'), id: RequestId.nullable(), ok: z.literal(false), error: WireError, catalog_revision: CatalogRevision }).strict(),
 ]);
 /** A request's answer. */
 export type Response = z.infer<typeof ResponseSchema>;

@@ -8,13 +8,18 @@ function isRequestId(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value > 0;
 }
 
+/** The optional `catalog_revision` of a response: absent, or a non-negative integer. */
+function isCatalogRevision(value: unknown): boolean {
+  return value === undefined || (typeof value === 'number' && Number.isInteger(value) && value >= 0);
+}
+
 function hasOnlyKeys(value: Record<string, unknown>, allowed: ReadonlySet<string>): boolean {
   for (const key in value) if (!allowed.has(key)) return false;
   return true;
 }
 
-const RESPONSE_OK_KEYS = new Set(['type', 'id', 'ok', 'result']);
-const RESPONSE_ERROR_KEYS = new Set(['type', 'id', 'ok', 'error']);
+const RESPONSE_OK_KEYS = new Set(['type', 'id', 'ok', 'result', 'catalog_revision']);
+const RESPONSE_ERROR_KEYS = new Set(['type', 'id', 'ok', 'error', 'catalog_revision']);
 const ERROR_KEYS = new Set(['code', 'message', 'details']);
 const EVENT_KEYS = new Set(['type', 'id', 'kind', 'text']);
 const TOOL_CALL_KEYS = new Set(['type', 'id', 'call_id', 'name', 'arguments']);
@@ -27,7 +32,7 @@ const TOOL_CALL_KEYS = new Set(['type', 'id', 'call_id', 'name', 'arguments']);
 export function parseWorkerMessage(raw: unknown): WorkerMessage | undefined {
   if (isPlainObject(raw)) {
     if (raw.type === 'response') {
-      if (raw.ok === true && isRequestId(raw.id) && isPlainObject(raw.result) && hasOnlyKeys(raw, RESPONSE_OK_KEYS)) {
+      if (raw.ok === true && isRequestId(raw.id) && isPlainObject(raw.result) && hasOnlyKeys(raw, RESPONSE_OK_KEYS) && isCatalogRevision(raw.catalog_revision)) {
         return raw as WorkerMessage;
       }
       const error = raw.error;
@@ -36,6 +41,7 @@ export function parseWorkerMessage(raw: unknown): WorkerMessage | undefined {
         (raw.id === null || isRequestId(raw.id)) &&
         isPlainObject(error) &&
         hasOnlyKeys(raw, RESPONSE_ERROR_KEYS) &&
+        isCatalogRevision(raw.catalog_revision) &&
         hasOnlyKeys(error, ERROR_KEYS) &&
         typeof error.code === 'string' &&
         error.code.length >= 1 &&

@@ -21,5 +21,9 @@ export type {
   RuntimeStatus,
 } from './runtime.js';
 export { EXIT_NO_IPYTHON, WorkerExitedError, WorkerProcess, WorkerStartupError } from './worker-process.js';
-export type { RequestHooks, ToolAnswer, WorkerInfo, WorkerReply, WorkerSpawnOptions } from './worker-process.js';
+export type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply, WorkerSpawnOptions } from './worker-process.js';
 export { workerBootstrapCode, workerSourceDirectory } from './worker-source.js';
+export { ChannelWorker } from './channel-worker.js';
+export type { ChannelWorkerOptions } from './channel-worker.js';
+export { InMemoryChannel, StreamChannel } from './worker-channel.js';
+export type { WorkerChannel } from './worker-channel.js';
