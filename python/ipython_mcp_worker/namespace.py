@@ -28,10 +28,10 @@ from typing import Any
 from .errors import OpError
 from .jsonvalue import NotJson, bounded_repr, from_javascript, json_form
 from .limits import Limits, bound_text
+from .runtime_names import RUNTIME_NAMES
 from .signature import NoSignature, signature_text
 from .static import doc_of, module_of, qualified_type_name, type_qualname
 
-RUNTIME_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 KINDS = ("function", "class", "module", "variable", "other")
 
 # What ``list`` reports and classification calls "function": plain and builtin functions, bound methods,

@@ -4,7 +4,8 @@ import type { Logger } from './logger.js';
 import { describeMemoryStop, type MemoryTrigger, type OperationMemoryWatch, type WorkerMemory } from './memory-watch.js';
 import { boundedMessage, interruptionFailure, namespaceWording, workerCrashedMessage } from './outcome-wording.js';
 import { PausableTimer } from './pausable-timer.js';
-import type { InterruptionKind, NamespaceOutcome, OperationMeta, OperationOutcome, RunOptions, RuntimeOptions } from './runtime-types.js';
+import type { ResolvedRuntimeOptions } from './runtime-options.js';
+import type { InterruptionKind, NamespaceOutcome, OperationMeta, OperationOutcome, RunOptions } from './runtime-types.js';
 import type { WorkerPool } from './worker-pool.js';
 import { WorkerExitedError, type WorkerHandle, type WorkerReply } from './worker-process.js';
 
@@ -17,7 +18,7 @@ type Settled = Promise<{ kind: 'reply'; value: WorkerReply } | { kind: 'failed';
  */
 export class Dispatcher {
   constructor(
-    private readonly options: RuntimeOptions,
+    private readonly options: ResolvedRuntimeOptions,
     private readonly pool: WorkerPool,
     private readonly memory: WorkerMemory,
     private readonly logger: Logger,
@@ -48,7 +49,7 @@ export class Dispatcher {
     const stopped = new Promise<InterruptionKind>((resolve) => {
       stop = resolve;
     });
-    const timeoutMs = options.timeoutMs === null ? Infinity : (options.timeoutMs ?? this.options.settings.operationTimeoutSeconds * 1000);
+    const timeoutMs = options.timeoutMs === null ? Infinity : (options.timeoutMs ?? this.options.operationTimeoutMs);
     const deadline = new PausableTimer(timeoutMs, () => stop?.('timeout'));
     const onAbort = (): void => {
       const reason: unknown = signal.reason;
@@ -89,9 +90,9 @@ export class Dispatcher {
           // The worker's backstop turned an allocation into MemoryError: the operation already stopped.
           return await this.interrupt(worker, id, settled, 'memory_limit', epoch, options, finish, watch, 'allocation');
         }
-        return first.value.ok
-          ? { ok: true, result: first.value.result, meta: finish() }
-          : { ok: false, error: first.value.error, meta: finish() };
+        const meta = finish();
+        if (first.value.catalogRevision !== undefined) meta.catalogRevision = first.value.catalogRevision;
+        return first.value.ok ? { ok: true, result: first.value.result, meta } : { ok: false, error: first.value.error, meta };
       }
       if (first.kind === 'failed' && watch?.tripped !== 'hard') return await this.onRequestFailure(worker, first.error, finish);
       return await this.interrupt(worker, id, settled, first.kind === 'stop' ? first.stop : 'memory_limit', epoch, options, finish, watch);
@@ -139,7 +140,7 @@ export class Dispatcher {
     watch?: OperationMemoryWatch | undefined,
     trigger?: MemoryTrigger | undefined,
   ): Promise<OperationOutcome> {
-    const graceMs = options.graceMs ?? this.options.settings.interruptionGraceSeconds * 1000;
+    const graceMs = options.graceMs ?? this.options.interruptionGraceMs;
     // A stop the worker reported itself (trigger 'allocation') needs no interrupt.
     if (trigger === undefined) worker.interrupt(id, kind === 'memory_limit' ? 'memory_limit' : undefined);
     let timer: NodeJS.Timeout | undefined;
@@ -192,10 +193,14 @@ export class Dispatcher {
   private async verify(worker: WorkerHandle, boundMs: number): Promise<boolean> {
     const bound = Math.max(boundMs, 1000);
     const call = (op: string, params: Record<string, unknown>): Promise<WorkerReply> => withTimeout(worker.request(op, params).reply, bound);
+    const policy = this.options.afterInterrupt;
     try {
       const health = await call('health', {});
       if (!health.ok) return false;
-      if (this.options.reconcile) await this.options.reconcile(call);
+      if (policy?.needed()) {
+        const reply = await call(policy.operation, policy.params());
+        if (!reply.ok || !policy.accept(reply.result, this.pool.epoch)) return false;
+      }
       return worker.alive;
     } catch {
       return false;

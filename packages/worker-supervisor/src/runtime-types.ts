@@ -1,9 +1,5 @@
-import type { ErrorCode, Settings, ToolCall, WorkerEvent } from '@ipython-mcp/protocol';
-import type { Logger } from './logger.js';
-import type { ToolAnswer, WorkerHandle, WorkerReply, WorkerSpawnOptions } from './worker-process.js';
-// For the TSDoc links only.
-import type { ChannelWorker } from './channel-worker.js';
-import type { WorkerProcess } from './worker-process.js';
+import type { ErrorCode, ToolCall, WorkerEvent } from '@ipython-mcp/protocol';
+import type { ToolAnswer } from './worker-process.js';
 
 /** Control-plane state, as runtime_status reports it. */
 export type RuntimeState = 'starting' | 'ready' | 'busy' | 'recovering' | 'unavailable' | 'closed';
@@ -12,37 +8,20 @@ export type InterruptionKind = 'timeout' | 'cancelled' | 'crash' | 'shutdown' | 
 /** What became of the namespace after an interruption. */
 export type NamespaceOutcome = 'preserved' | 'reset' | 'unknown';
 
-/** Options of a {@link Runtime}. */
-export interface RuntimeOptions {
-  /** Python interpreter for the workers. */
-  python: string;
-  /** Resolved server settings (limits, deadlines, paths, preloads). */
-  settings: Settings;
-  /** Tool names the worker must refuse for dynamic registrations (the stable tools). */
-  reservedToolNames?: string[] | undefined;
-  cwd?: string | undefined;
-  env?: Record<string, string> | undefined;
-  logger?: Logger | undefined;
-  /** Keep a started, configured spare worker for fast replacement (default true). */
-  warmStandby?: boolean | undefined;
-  /** Send JSON frames even when msgpack is available. */
-  forceJsonCodec?: boolean | undefined;
-  /**
-   * Let the workers keep Node's event loop alive only while an operation is admitted or the runtime closes
-   * (default false: always). A library user that forgets {@link Runtime.close} then does not hang its program;
-   * the workers still exit with it (pipe EOF).
-   */
-  unrefWhenIdle?: boolean | undefined;
-  /**
-   * Runs after a cooperative interruption, before the namespace is reported preserved (registry
-   * reconciliation). A throw makes the outcome `unknown` → the worker is replaced.
-   */
-  reconcile?: ((call: (op: string, params: Record<string, unknown>) => Promise<WorkerReply>) => Promise<void>) | undefined;
-  /**
-   * Starts one worker (default: a {@link WorkerProcess}, a real Python process). A seam for tests and embedders: a
-   * {@link ChannelWorker} over an in-memory channel runs the runtime without Python.
-   */
-  spawnWorker?: ((options: WorkerSpawnOptions) => WorkerHandle) | undefined;
+/**
+ * A step of the verification after a cooperative interruption: when {@link needed}, the runtime runs the read-only
+ * `operation` on the same worker (within the verification bound) and hands its result to {@link accept}. A failed
+ * operation, a throw or `false` makes the namespace `unknown`: the worker is replaced.
+ */
+export interface AfterInterruptPolicy {
+  /** The worker operation to run (read-only, e.g. `discover`). */
+  readonly operation: string;
+  /** Its parameters, read when it runs. */
+  params(): Record<string, unknown>;
+  /** Whether the step must run now. */
+  needed(): boolean;
+  /** Takes the operation's result; false when it is unusable. */
+  accept(result: Record<string, unknown>, epoch: number): boolean;
 }
 
 /** Per-call options of {@link Runtime.run}. */
@@ -70,6 +49,8 @@ export interface OperationMeta {
   durationMs: number;
   interruption: InterruptionKind | null;
   namespace: NamespaceOutcome | null;
+  /** The worker registry's revision after the operation, when the worker sent one (`catalog_revision`). */
+  catalogRevision?: number | undefined;
 }
 
 /** A structured failure of an operation. */

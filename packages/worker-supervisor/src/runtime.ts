@@ -4,11 +4,13 @@ import { Dispatcher } from './dispatch.js';
 import { silentLogger, type Logger } from './logger.js';
 import { WorkerMemory, toMb } from './memory-watch.js';
 import { admissionMessage, boundedMessage, loneSurrogateMessage } from './outcome-wording.js';
-import type { EpochChange, OperationOutcome, RunOptions, RuntimeOptions, RuntimeState, RuntimeStatus } from './runtime-types.js';
+import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type RuntimeOptions } from './runtime-options.js';
+import type { EpochChange, OperationOutcome, RunOptions, RuntimeState, RuntimeStatus } from './runtime-types.js';
 import { startupConfigurationProblem } from './startup-checks.js';
 import { WorkerPool } from './worker-pool.js';
 
 export type {
+  AfterInterruptPolicy,
   EpochChange,
   InterruptionKind,
   NamespaceOutcome,
@@ -16,10 +18,10 @@ export type {
   OperationMeta,
   OperationOutcome,
   RunOptions,
-  RuntimeOptions,
   RuntimeState,
   RuntimeStatus,
 } from './runtime-types.js';
+export type { RuntimeOptions, WorkerConfiguration } from './runtime-options.js';
 
 /**
  * The supervised runtime: one active worker (plus a warm standby), an admission queue in front of it, deadlines
@@ -29,7 +31,7 @@ export type {
  * {@link Dispatcher} (deadline, interrupt, verification) and outcome-wording.ts (what a failure says).
  */
 export class Runtime {
-  private readonly options: RuntimeOptions;
+  private readonly options: ResolvedRuntimeOptions;
   private readonly logger: Logger;
   private readonly admission: AdmissionQueue;
   private readonly memory: WorkerMemory;
@@ -41,28 +43,25 @@ export class Runtime {
   private admitted = 0;
 
   constructor(options: RuntimeOptions) {
-    this.options = options;
+    this.options = resolveRuntimeOptions(options);
     this.logger = options.logger ?? silentLogger;
-    this.admission = new AdmissionQueue({
-      maxPending: options.settings.maxPendingOperations,
-      queueWaitTimeoutMs: options.settings.queueWaitTimeoutSeconds * 1000,
-    });
-    this.memory = new WorkerMemory(options.settings.memoryLimitMb ?? null);
+    this.admission = new AdmissionQueue({ maxPending: this.options.maxPendingOperations, queueWaitTimeoutMs: this.options.queueWaitTimeoutMs });
+    this.memory = new WorkerMemory(this.options.memoryLimitMb);
     this.pool = new WorkerPool(
-      options,
+      this.options,
       this.logger,
       this.memory,
       () => this.admitted > 0 || this.closing !== undefined,
       () => this.admission.active,
     );
-    this.dispatcher = new Dispatcher(options, this.pool, this.memory, this.logger);
+    this.dispatcher = new Dispatcher(this.options, this.pool, this.memory, this.logger);
   }
 
   /** Starts the first worker in the background; operations wait for it. Idempotent. */
   start(): void {
     if (this.started || this.closing) return;
     this.started = true;
-    const problem = startupConfigurationProblem(this.options.settings);
+    const problem = startupConfigurationProblem(this.options.libraryPaths);
     if (problem !== undefined) {
       // Deferred, so a listener subscribed right after start() still hears it.
       queueMicrotask(() => this.pool.becomeUnavailable(problem));
@@ -213,7 +212,7 @@ export class Runtime {
     const standby = pool.killSpares();
     this.admission.close();
     await this.admission.onIdle();
-    const grace = this.options.settings.interruptionGraceSeconds * 1000;
+    const grace = this.options.interruptionGraceMs;
     await Promise.all([pool.current?.shutdown(grace), standby?.exited]);
     await pool.replacing?.catch(() => undefined);
     // A replacement finished during close may have spawned another standby: end everything.

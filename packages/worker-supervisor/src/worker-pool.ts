@@ -2,7 +2,8 @@ import { workerLimits } from '@ipython-mcp/protocol';
 import type { Logger } from './logger.js';
 import type { WorkerMemory } from './memory-watch.js';
 import { MAX_ERROR_CHARS, unavailableMessage } from './outcome-wording.js';
-import type { EpochChange, InterruptionKind, NamespaceOutcome, OperationFailure, RuntimeOptions, RuntimeStatus } from './runtime-types.js';
+import type { ResolvedRuntimeOptions } from './runtime-options.js';
+import type { EpochChange, InterruptionKind, NamespaceOutcome, OperationFailure, RuntimeStatus } from './runtime-types.js';
 import { WorkerProcess, type WorkerHandle, type WorkerInfo } from './worker-process.js';
 
 /**
@@ -29,7 +30,7 @@ export class WorkerPool {
   readonly unavailableListeners = new Set<(error: string) => void>();
 
   constructor(
-    private readonly options: RuntimeOptions,
+    private readonly options: ResolvedRuntimeOptions,
     private readonly logger: Logger,
     private readonly memory: WorkerMemory,
     /** Whether the workers should hold Node's event loop now (see `unrefWhenIdle`). */
@@ -124,21 +125,21 @@ export class WorkerPool {
   }
 
   private spawnWorker(): WorkerHandle {
-    const settings = this.options.settings;
+    const options = this.options;
     const spawnOptions = {
-      python: this.options.python,
-      maxMessageBytes: settings.maxIpcMessageBytes,
-      startupTimeoutMs: settings.workerStartupTimeoutSeconds * 1000,
-      cwd: this.options.cwd,
-      env: this.options.env,
-      forceJsonCodec: this.options.forceJsonCodec,
+      python: options.python,
+      maxMessageBytes: options.limits.maxIpcMessageBytes,
+      startupTimeoutMs: options.startupTimeoutMs,
+      cwd: options.cwd,
+      env: options.env,
+      forceJsonCodec: options.forceJsonCodec,
       logger: this.logger,
       configure: {
-        limits: workerLimits(settings),
-        library_paths: settings.libraryPaths,
-        preload_modules: settings.preloadModules,
-        module_aliases: settings.moduleAliases,
-        reserved_tool_names: this.options.reservedToolNames ?? [],
+        limits: workerLimits(options.limits),
+        library_paths: options.libraryPaths,
+        preload_modules: options.preloadModules,
+        module_aliases: options.moduleAliases,
+        reserved_tool_names: options.reservedToolNames ?? [],
         ...(this.memory.backstopBytes ? { data_limit_bytes: this.memory.backstopBytes } : {}),
       },
     };
