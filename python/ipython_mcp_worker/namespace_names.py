@@ -13,9 +13,9 @@ from typing import Any
 from .errors import OpError
 from .failure import describe_exception
 from .limits import Limits, bound_text
+from .runtime_names import RUNTIME_NAMES
 from .static import module_of
 
-RUNTIME_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 KINDS = ("function", "class", "module", "variable", "other")
 
 # What ``list`` reports and classification calls "function": plain and builtin functions, bound methods,

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { SETTING_DEFINITIONS, type SettingKind } from '@ipython-mcp/protocol';
+import { SETTING_DEFINITIONS, type SettingKind } from '@ipython-mcp/mcp-server';
 
 /** What the command line asked for. */
 export interface CommandLine {

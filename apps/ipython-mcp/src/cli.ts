@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { SETTING_DEFINITIONS, SettingsError, resolveSettings, type Settings } from '@ipython-mcp/protocol';
+import { SETTING_DEFINITIONS, SettingsError, resolveSettings, type Settings } from '@ipython-mcp/mcp-server';
 import { serveStdio } from '@ipython-mcp/mcp-server';
 import { chooseInterpreter, createStderrLogger, type LogLevel } from '@ipython-mcp/worker-supervisor';
 import { UsageError, helpText, parseCommandLine } from './arguments.js';

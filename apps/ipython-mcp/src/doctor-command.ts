@@ -1,5 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
-import type { Settings } from '@ipython-mcp/protocol';
+import type { Settings } from '@ipython-mcp/mcp-server';
 import type { InterpreterChoice } from '@ipython-mcp/worker-supervisor';
 import { probePython, workerSourceDirectory } from '@ipython-mcp/worker-supervisor';
 

@@ -3,7 +3,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SETTING_DEFINITIONS } from '@ipython-mcp/protocol';
+import { SETTING_DEFINITIONS } from '@ipython-mcp/mcp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, startServer, testPython } from './harness.js';
 import { docsBlock } from './fixtures/docs-blocks.js';

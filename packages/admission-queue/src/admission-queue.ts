@@ -13,8 +13,8 @@
  *    dispatch), and no admission sequence.
  * Working around all three would mean keeping our own entry list, timers and state
  * next to p-queue's copy of the same facts, so this file keeps one small FIFO instead:
- * a `Set` keeps insertion order and removes any entry in O(1). The `p-queue`
- * dependency in package.json is therefore unused.
+ * a `Set` keeps insertion order and removes any entry in O(1). This package has no
+ * dependencies (docs/decisions/0003-hand-written-admission-queue.md).
  */
 import { AdmissionError } from './errors.js';
 import { type AdmissionQueueOptions, type ResolvedAdmissionQueueOptions, resolveAdmissionQueueOptions } from './options.js';

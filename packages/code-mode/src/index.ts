@@ -23,7 +23,7 @@ export {
 export type { CodeModeErrorCode, MemoryLimitOutcome, TimeoutOutcome } from './errors.js';
 export { validateJsonSchema } from './json-schema.js';
 export type { JsonSchema, JsonValue } from './json-schema.js';
-export { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_IPC_LIMIT_BYTES, SHUTDOWN_WAIT_MS, kernelSettings } from './kernel.js';
+export { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_IPC_LIMIT_BYTES, SHUTDOWN_WAIT_MS, kernelRuntimeOptions } from './kernel.js';
 export type { IPythonKernelOptions, KernelSession } from './kernel.js';
 export { toKernelValue } from './nested-call.js';
 export type { NestedToolCall, NestedToolReturn } from './nested-call.js';

@@ -1,5 +1,13 @@
-import { MAX_MEMORY_LIMIT_MB, defaultMemoryLimitMb, defaultSettings, type Settings } from '@ipython-mcp/protocol';
-import { Runtime, chooseInterpreter, type Logger, type OperationOutcome, type RunOptions } from '@ipython-mcp/worker-supervisor';
+import {
+  MAX_MEMORY_LIMIT_MB,
+  Runtime,
+  chooseInterpreter,
+  defaultMemoryLimitMb,
+  type Logger,
+  type OperationOutcome,
+  type RunOptions,
+  type RuntimeOptions,
+} from '@ipython-mcp/worker-supervisor';
 import PQueue from 'p-queue';
 import { CodeModeCancelledError, KernelClosedError, KernelStartupError } from './errors.js';
 import { MAX_RESULT_BYTES, MAX_RESULT_DEPTH } from './result-cut.js';
@@ -88,6 +96,8 @@ const HEALTH_TIMEOUT_MS = 10_000;
  */
 export class IPythonKernel implements AsyncDisposable {
   private readonly options: IPythonKernelOptions;
+  // Not a second admission queue: the runtime admits single operations, while this serialises whole sessions
+  // (exclusive(): define_tools, run_code and a restart as one unit, with pre-start cancellation by signal).
   private readonly queue = new PQueue({ concurrency: 1 });
   private runtime: Runtime | undefined;
   private starting: Promise<Runtime> | undefined;
@@ -230,7 +240,8 @@ export class IPythonKernel implements AsyncDisposable {
     const startupTimeoutMs = this.options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
     const runtime = new Runtime({
       python: this.options.python ?? chooseInterpreter(undefined).python,
-      settings: { ...kernelSettings(startupTimeoutMs), memoryLimitMb: this.memoryLimitMb },
+      ...kernelRuntimeOptions(startupTimeoutMs),
+      memoryLimitMb: this.memoryLimitMb,
       cwd: this.options.cwd,
       env: this.options.env,
       logger: this.options.logger,
@@ -257,24 +268,27 @@ export class IPythonKernel implements AsyncDisposable {
 }
 
 /**
- * Worker settings for a Code Mode kernel: 10 MiB of printed output and 10 MiB of result, both with exact counts of
+ * Runtime options for a Code Mode kernel: 10 MiB of printed output and 10 MiB of result, both with exact counts of
  * what was dropped, tracebacks generous enough for a model to read, and an IPC limit that carries all of it at
- * once ({@link KERNEL_IPC_LIMIT_BYTES}).
+ * once ({@link KERNEL_IPC_LIMIT_BYTES}). Built directly in the runtime's own units (ms), not as server settings.
  */
-export function kernelSettings(startupTimeoutMs: number): Settings {
+export function kernelRuntimeOptions(startupTimeoutMs: number): Omit<RuntimeOptions, 'python'> {
   return {
-    ...defaultSettings(),
-    maxTextChars: MAX_OUTPUT_CHARS,
-    maxTracebackChars: 64 * 1024,
-    // Results are bounded by bytes (run_code's max_result_bytes), not counted in items: every item takes at least
-    // one byte of JSON, so an item limit equal to the byte budget can never cut first.
-    maxResults: MAX_RESULT_BYTES,
-    maxJsonDepth: MAX_RESULT_DEPTH,
-    maxDisplayItems: 50,
-    interruptionGraceSeconds: INTERRUPT_GRACE_MS / 1000,
-    workerStartupTimeoutSeconds: startupTimeoutMs / 1000,
+    worker: {
+      limits: {
+        maxTextChars: MAX_OUTPUT_CHARS,
+        maxTracebackChars: 64 * 1024,
+        // Results are bounded by bytes (run_code's max_result_bytes), not counted in items: every item takes at
+        // least one byte of JSON, so an item limit equal to the byte budget can never cut first.
+        maxResults: MAX_RESULT_BYTES,
+        maxJsonDepth: MAX_RESULT_DEPTH,
+        maxDisplayItems: 50,
+        maxIpcMessageBytes: KERNEL_IPC_LIMIT_BYTES,
+      },
+    },
+    interruptionGraceMs: INTERRUPT_GRACE_MS,
+    startupTimeoutMs,
     maxPendingOperations: 8,
-    queueWaitTimeoutSeconds: 24 * 60 * 60,
-    maxIpcMessageBytes: KERNEL_IPC_LIMIT_BYTES,
+    queueWaitTimeoutMs: 24 * 60 * 60 * 1000,
   };
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { survivors, testPython } from '../test/python.js';
-import { KERNEL_IPC_LIMIT_BYTES, kernelSettings } from './kernel.js';
+import { KERNEL_IPC_LIMIT_BYTES, kernelRuntimeOptions } from './kernel.js';
 import { MAX_RESULT_BYTES } from './result-cut.js';
 import { MAX_OUTPUT_CHARS, type CodeModeReturn } from './return-value.js';
 import { CodeMode } from './run-code.js';
@@ -26,11 +26,11 @@ afterEach(async () => {
 
 describe('results bounded by bytes, with a real kernel', () => {
   it('sizes the kernel IPC limit for the worst reply, and never cuts results by item count first', () => {
-    const settings = kernelSettings(60_000);
-    const worst = MAX_OUTPUT_CHARS * 6 + MAX_RESULT_BYTES * 4 + 50 * 2 * 1024 * 1024 + settings.maxTracebackChars * 4;
-    expect(settings.maxIpcMessageBytes).toBe(KERNEL_IPC_LIMIT_BYTES);
+    const limits = kernelRuntimeOptions(60_000).worker?.limits ?? {};
+    const worst = MAX_OUTPUT_CHARS * 6 + MAX_RESULT_BYTES * 4 + 50 * 2 * 1024 * 1024 + (limits.maxTracebackChars ?? 0) * 4;
+    expect(limits.maxIpcMessageBytes).toBe(KERNEL_IPC_LIMIT_BYTES);
     expect(KERNEL_IPC_LIMIT_BYTES).toBeGreaterThan(worst);
-    expect(settings.maxResults).toBeGreaterThanOrEqual(MAX_RESULT_BYTES);
+    expect(limits.maxResults).toBeGreaterThanOrEqual(MAX_RESULT_BYTES);
   });
 
   it('returns a list of 50,000 ints whole', async () => {

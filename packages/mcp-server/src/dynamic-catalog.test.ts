@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { schemaFingerprint } from '@ipython-mcp/schema-fingerprint';
 import type { OperationOutcome, Runtime } from '@ipython-mcp/worker-supervisor';
-import { DynamicCatalog, type Registration } from './dynamic-catalog.js';
+import { DynamicCatalog, parseDiscoverResult, type Registration } from './dynamic-catalog.js';
 
 function registration(toolName: string, schema: Record<string, unknown>, fingerprint = schemaFingerprint(schema)): Registration {
   return { tool_name: toolName, name: toolName, description: `${toolName} tool`, input_schema: schema, fingerprint };
@@ -211,5 +211,34 @@ describe('DynamicCatalog.refresh', () => {
     fake.hold(false);
     await catalog.reconcileAfter(fake.runtime);
     expect(fake.runs()).toBe(2);
+  });
+});
+
+describe('the discover parser and the after-interrupt policy', () => {
+  it('parses a snapshot, an unchanged answer, and refuses anything else', () => {
+    expect(parseDiscoverResult({ revision: 2, tools: [], stale: ['old', 7] })).toEqual({ unchanged: false, revision: 2, tools: [], stale: ['old'] });
+    expect(parseDiscoverResult({ revision: 2, unchanged: true })).toEqual({ unchanged: true, revision: 2 });
+    expect(parseDiscoverResult({ revision: '2', tools: [] })).toBeUndefined();
+    expect(parseDiscoverResult({ revision: 2 })).toBeUndefined();
+    expect(parseDiscoverResult({ revision: 2, tools: {} })).toBeUndefined();
+  });
+
+  it('is needed only when there may be registrations; it adopts a snapshot and refuses a bad one', () => {
+    const { catalog, notified } = counted();
+    const policy = catalog.afterInterruptPolicy();
+    expect(policy.operation).toBe('discover');
+    expect(policy.needed()).toBe(false);
+    catalog.adopt(1, [registration('add', intSchema)]);
+    expect(policy.needed()).toBe(true);
+    expect(policy.accept({ revision: 'x' }, 1)).toBe(false);
+    expect(policy.accept({ revision: 1, unchanged: true }, 1)).toBe(false);
+    const before = notified();
+    expect(policy.accept({ revision: 2, tools: [registration('add', intSchema), registration('pair', tupleSchema)] }, 1)).toBe(true);
+    expect(catalog.tools().map((tool) => tool.name)).toEqual(['add', 'pair']);
+    expect(notified()).toBe(before + 1);
+    // The snapshot now reflects revision 2 of epoch 1, and nothing else.
+    expect(catalog.reflects(2, 1)).toBe(true);
+    expect(catalog.reflects(3, 1)).toBe(false);
+    expect(catalog.reflects(2, 2)).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { schemaFingerprint } from '@ipython-mcp/schema-fingerprint';
-import type { Runtime } from '@ipython-mcp/worker-supervisor';
+import type { AfterInterruptPolicy, Runtime } from '@ipython-mcp/worker-supervisor';
 
 /** A dynamic registration as the worker reports it. */
 export interface Registration {
@@ -10,6 +10,24 @@ export interface Registration {
   description: string;
   input_schema: Record<string, unknown>;
   fingerprint: string;
+}
+
+/** A `discover` answer: the full snapshot, or `unchanged` when the worker's revision is the one asked about. */
+export type DiscoverResult =
+  | { unchanged: true; revision: number }
+  | { unchanged: false; revision: number; tools: Registration[]; stale: string[] | undefined };
+
+/**
+ * Parses the worker's `discover` result: the one reader of it (catalog refresh and the verification after an
+ * interruption both use it). Undefined when the result is not a snapshot.
+ */
+export function parseDiscoverResult(result: Record<string, unknown>): DiscoverResult | undefined {
+  const revision = result.revision;
+  if (typeof revision !== 'number') return undefined;
+  if (result.unchanged === true) return { unchanged: true, revision };
+  if (!Array.isArray(result.tools)) return undefined;
+  const stale = Array.isArray(result.stale) ? result.stale.filter((name): name is string => typeof name === 'string') : undefined;
+  return { unchanged: false, revision, tools: result.tools as Registration[], stale };
 }
 
 interface Entry {
@@ -167,6 +185,34 @@ export class DynamicCatalog {
   /** The worker epoch the snapshot was taken from; a new epoch always gets a full discovery. */
   private snapshotEpoch = 0;
 
+  /**
+   * Whether `workerRevision`, a worker's `catalog_revision` after an operation of `epoch`, is the revision this
+   * snapshot reflects: then nothing changed and no `discover` is needed.
+   */
+  reflects(workerRevision: number, epoch: number): boolean {
+    return this.snapshotEpoch === epoch && this.workerRevision === workerRevision;
+  }
+
+  /**
+   * The re-read after a cooperative interruption, handed to the runtime (which never calls up into the server):
+   * when there may be registrations, a full `discover` on the interrupted worker, adopted before the namespace is
+   * reported preserved.
+   */
+  afterInterruptPolicy(): AfterInterruptPolicy {
+    return {
+      operation: 'discover',
+      params: () => ({}),
+      needed: () => this.needsDiscovery,
+      accept: (result, epoch) => {
+        const parsed = parseDiscoverResult(result);
+        if (parsed === undefined || parsed.unchanged) return false;
+        this.snapshotEpoch = epoch;
+        this.adopt(parsed.revision, parsed.tools, parsed.stale);
+        return true;
+      },
+    };
+  }
+
   private async discover(runtime: Runtime, signal: AbortSignal | undefined): Promise<boolean> {
     // Ask for the full snapshot only when the worker's revision moved since the one this snapshot reflects.
     const known = this.workerRevision;
@@ -175,12 +221,11 @@ export class DynamicCatalog {
     const outcome = await runtime.run('discover', params, { signal });
     if (!outcome.ok) return false;
     if (outcome.meta.epoch !== runtime.epoch) return false;
-    const result = outcome.result as { revision?: unknown; tools?: unknown; stale?: unknown; unchanged?: unknown };
-    if (result.unchanged === true && result.revision === known && this.workerRevision === known) return true;
+    const result = parseDiscoverResult(outcome.result);
+    if (result?.unchanged === true && result.revision === known && this.workerRevision === known) return true;
     this.snapshotEpoch = outcome.meta.epoch;
-    if (typeof result.revision !== 'number' || !Array.isArray(result.tools)) return false;
-    const stale = Array.isArray(result.stale) ? result.stale.filter((name): name is string => typeof name === 'string') : undefined;
-    this.adopt(result.revision, result.tools as Registration[], stale);
+    if (result === undefined || result.unchanged) return false;
+    this.adopt(result.revision, result.tools, result.stale);
     return true;
   }
 

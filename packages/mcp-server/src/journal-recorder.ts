@@ -1,4 +1,4 @@
-import type { Settings } from '@ipython-mcp/protocol';
+import type { Settings } from './settings.js';
 import {
   SessionJournal,
   codeCell,

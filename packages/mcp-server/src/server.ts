@@ -8,10 +8,10 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Settings } from '@ipython-mcp/protocol';
-import { Runtime, silentLogger, type Logger, type OperationMeta, type OperationOutcome, type RunOptions } from '@ipython-mcp/worker-supervisor';
+import { Runtime, silentLogger, type Logger, type OperationMeta, type OperationOutcome, type RunOptions, type RuntimeOptions } from '@ipython-mcp/worker-supervisor';
 import { DynamicCatalog } from './dynamic-catalog.js';
-import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type StableToolDefinition } from './stable-tools.js';
+import { runtimeOptionsFromSettings, type Settings } from './settings.js';
+import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type CatalogEffect, type StableToolDefinition } from './stable-tools.js';
 import { ResultWriter } from './tool-result.js';
 import { progressReporter } from './progress.js';
 import { RelistGate } from './relist-gate.js';
@@ -34,6 +34,8 @@ export interface IpythonMcpServerOptions {
   /** Keep a warm standby worker (default true). */
   warmStandby?: boolean | undefined;
   forceJsonCodec?: boolean | undefined;
+  /** Starts each worker instead of a Python process (see {@link RuntimeOptions.spawnWorker}): tests, embedders. */
+  spawnWorker?: RuntimeOptions['spawnWorker'];
 }
 
 /** A server bound to its runtime; close() ends both. */
@@ -64,21 +66,16 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     server.sendToolListChanged().catch(() => undefined);
   });
   const runtime = new Runtime({
+    ...runtimeOptionsFromSettings(options.settings),
     python: options.python,
-    settings: options.settings,
+    spawnWorker: options.spawnWorker,
     reservedToolNames: [...STABLE_TOOL_NAMES],
     logger,
     cwd: options.cwd,
     env: options.env,
     warmStandby: options.warmStandby,
     forceJsonCodec: options.forceJsonCodec,
-    reconcile: async (call) => {
-      if (!catalog.needsDiscovery) return;
-      const reply = await call('discover', {});
-      if (!reply.ok) throw new Error('registry reconciliation failed');
-      const result = reply.result as { revision: number; tools: never[] };
-      catalog.adopt(result.revision, result.tools);
-    },
+    afterInterrupt: catalog.afterInterruptPolicy(),
   });
   runtime.onEpochChange(() => catalog.clear());
   const journal = openJournal(options.settings, runtime, logger, options.version ?? '0.0.0');
@@ -234,16 +231,16 @@ async function afterStableTool(
 ): Promise<CallToolResult> {
   if (!outcome.ok) return results.failure(outcome.error, outcome.meta);
   const structured: Record<string, unknown> = { ...outcome.result };
-  if (tool.name === 'register_tool' || tool.name === 'unregister_tool' || tool.name === 'remove' || tool.name === 'reset') {
-    // Catalog changes: reconcile the snapshot now so list_changed goes out with the new revision.
+  if (mustReconcile(tool.catalogEffect, outcome.meta, catalog, runtime)) {
+    // Reconcile the snapshot now, so list_changed goes out (with the new revision) before the result.
     await catalog.reconcileAfter(runtime);
-    // Explicitly unregistered names become plain unknown tools (not stale ones).
+  }
+  if (tool.catalogEffect === 'changes') {
+    // Explicitly unregistered names become plain unknown tools (not stale ones). This reads unregister's own
+    // result fields (remove's `unknown` lists namespace names, not tools), so it stays tied to that tool.
     if (tool.name === 'unregister_tool') catalog.forget([...stringList(outcome.result.unregistered), ...stringList(outcome.result.unknown)]);
     // Clients see the server's catalog revision (monotonic across worker replacement), never the worker's.
     if ('revision' in structured) structured.revision = catalog.revision;
-  } else if ((tool.name === 'execute' || tool.name === 'call_function' || tool.name === 'reload') && catalog.size > 0) {
-    // Namespace mutations may make registrations stale: reconcile so list_changed goes out before the result.
-    await catalog.reconcileAfter(runtime);
   }
   return results.success(tool.name, structured, outcome.meta);
 }
@@ -294,8 +291,22 @@ async function callDynamicTool(
   }
   // The tool may have changed the namespace, and so other registrations: reconcile in the background (joined, so
   // a burst of calls adds at most one discover to the queue) without holding this result back.
-  if (catalog.size > 0) void catalog.reconcileAfter(runtime);
+  if (mustReconcile('may-change', outcome.meta, catalog, runtime)) void catalog.reconcileAfter(runtime);
   return results.success('call_tool', outcome.result, outcome.meta);
+}
+
+/**
+ * Whether a successful call must be followed by a `discover`, by the tool's declared catalog effect. When the
+ * worker sent its registry revision (`catalog_revision`) for the current epoch, only a revision the snapshot does
+ * not reflect needs one: an execute that touched no registration costs no second round trip. Without it (an older
+ * worker, or one holding no registrations): registry operations always reconcile, namespace mutations when there
+ * are registrations that they could have made stale.
+ */
+function mustReconcile(effect: CatalogEffect, meta: OperationMeta, catalog: DynamicCatalog, runtime: Runtime): boolean {
+  if (effect === 'none') return false;
+  const revision = meta.catalogRevision;
+  if (revision !== undefined && meta.epoch === runtime.epoch) return !catalog.reflects(revision, meta.epoch);
+  return effect === 'changes' || catalog.size > 0;
 }
 
 function staleFailure(results: ResultWriter, name: string, reason: string, meta?: OperationMeta): CallToolResult {

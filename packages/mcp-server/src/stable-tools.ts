@@ -25,7 +25,16 @@ export interface StableToolDefinition {
   /** The worker operation it maps to; `null` for runtime_status, which never reaches the worker. */
   op: string | null;
   readOnly: boolean;
+  /**
+   * What the tool does to the dynamic tool catalog: `changes` (registry operations: reconcile after every call),
+   * `may-change` (namespace mutations can make registrations stale: reconcile when there are registrations and the
+   * worker's `catalog_revision` moved, or when it sent none), `none` (never reconcile).
+   */
+  catalogEffect: CatalogEffect;
 }
+
+/** A stable tool's effect on the dynamic tool catalog (see {@link StableToolDefinition.catalogEffect}). */
+export type CatalogEffect = 'none' | 'may-change' | 'changes';
 
 /** The eleven stable tool names. */
 export const STABLE_TOOL_NAMES = [
@@ -53,6 +62,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Execute Python',
     op: 'execute',
     readOnly: false,
+    catalogEffect: 'may-change',
     description:
       'Run Python in the persistent IPython namespace: statements, expressions, definitions, magics, `!` shell escapes. ' +
       'Names, imports and objects persist between calls. Returns stdout/stderr (bounded, exact omitted counts), the ' +
@@ -81,6 +91,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Call a live function',
     op: 'call_function',
     readOnly: false,
+    catalogEffect: 'may-change',
     description:
       'Call a live callable by name (dotted paths like `lib.tool` allowed, never evaluated) once, with a JSON object ' +
       'as keyword arguments; returns its JSON value. Error codes: name_not_found, not_callable, invalid_arguments, ' +
@@ -101,6 +112,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'List functions',
     op: 'list',
     readOnly: true,
+    catalogEffect: 'none',
     description:
       'List functions with signatures, modules and docstrings (bounded): top-level ones, and the public functions of ' +
       'configured library modules under their dotted path (e.g. `mylib.tool`), ready for call_function.',
@@ -115,6 +127,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Search the namespace',
     op: 'search',
     readOnly: true,
+    catalogEffect: 'none',
     description:
       'Find names by exact or case-insensitive partial match across functions, classes, modules, variables and other ' +
       'objects (top-level names, configured modules and what they define, dotted), with type and bounded repr. Never ' +
@@ -139,6 +152,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Inspect a live object',
     op: 'inspect',
     readOnly: true,
+    catalogEffect: 'none',
     description:
       'Describe one live name (dotted allowed): kind, qualified type, callable, signature, module, documentation and a ' +
       'safe repr, each bounded. A failure reading any of them is reported in `error`.',
@@ -164,6 +178,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Reload modules',
     op: 'reload',
     readOnly: false,
+    catalogEffect: 'may-change',
     description:
       'Reload the named imported modules (only those: dependencies are never guessed) and rebind every name, aliases ' +
       'included, that pointed at the old module. One result per module.',
@@ -183,6 +198,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Remove names',
     op: 'remove',
     readOnly: false,
+    catalogEffect: 'changes',
     description:
       'Delete top-level names; reports them as removed, refused (names starting with _, IPython runtime and configured ' +
       'module bindings) or unknown. Repeating a removal removes nothing more.',
@@ -194,6 +210,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Reset the namespace',
     op: 'reset',
     readOnly: false,
+    catalogEffect: 'changes',
     description:
       'Remove every unprotected user-created name, restore configured module bindings and drop all dynamic tools; ' +
       'reports the removed names (sorted) and the unchanged execution count.',
@@ -213,6 +230,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Publish a callable as a tool',
     op: 'register_tool',
     readOnly: false,
+    catalogEffect: 'changes',
     description:
       'Publish a top-level live callable as an MCP tool whose input schema comes from its annotations. Returns the ' +
       'description snapshot, input schema, SHA-256 schema fingerprint and registry revision. An incompatible ' +
@@ -242,6 +260,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Withdraw dynamic tools',
     op: 'unregister_tool',
     readOnly: false,
+    catalogEffect: 'changes',
     description: 'Withdraw dynamic tools by name; reports unregistered and unknown names. Idempotent; stable tools cannot be removed.',
     input: z.object({ names: z.array(z.string().min(1).max(512)).max(1000).describe('Dynamic tool names.') }).strict(),
     outputSchema: output({ unregistered: emptyList, unknown: emptyList, revision: { type: 'integer' } }, ['revision']),
@@ -251,6 +270,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Runtime status',
     op: null,
     readOnly: true,
+    catalogEffect: 'none',
     description:
       'Control-plane state, answered at once even while code runs: state, epoch, queue depth, active operation, the ' +
       'last interruption and its namespace outcome, worker start-up times, worker memory (MiB) and its limit. Never ' +

@@ -45,15 +45,6 @@ export type {
   WorkerMessage,
 } from './messages.js';
 export { parseWorkerMessage } from './parse-worker-message.js';
-export {
-  DEFAULT_MEMORY_SHARE,
-  MAX_MEMORY_LIMIT_MB,
-  SETTING_DEFINITIONS,
-  SettingsError,
-  defaultMemoryLimitMb,
-  defaultSettings,
-  resolveSettings,
-  workerLimits,
-} from './settings.js';
-export type { SettingDefinition, SettingKind, Settings } from './settings.js';
+export { DEFAULT_WORKER_LIMITS, workerLimits } from './settings.js';
+export type { WorkerLimits } from './settings.js';
 export { ValueJsonError, loneSurrogatePath, toPythonJson } from './value-json.js';

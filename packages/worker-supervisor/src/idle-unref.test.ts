@@ -20,11 +20,9 @@ function runNode(source: string, boundMs: number): Promise<{ code: number | null
 
 function script(unrefWhenIdle: boolean): string {
   const runtime = JSON.stringify(fileURLToPath(new URL('./runtime.js', import.meta.url)).replace('/src/', '/dist/'));
-  const protocol = JSON.stringify(import.meta.resolve('@ipython-mcp/protocol'));
   return `
     const { Runtime } = await import(${runtime});
-    const { defaultSettings } = await import(${protocol});
-    const runtime = new Runtime({ python: ${JSON.stringify(testPython())}, settings: defaultSettings(), warmStandby: true, unrefWhenIdle: ${unrefWhenIdle} });
+    const runtime = new Runtime({ python: ${JSON.stringify(testPython())}, warmStandby: true, unrefWhenIdle: ${unrefWhenIdle} });
     const outcome = await runtime.run('execute', { code: '1 + 1' });
     await new Promise((resolve) => setTimeout(resolve, 300)); // let the warm standby start too
     process.stdout.write(JSON.stringify({ ok: outcome.ok, pids: runtime.workerPids() }));

@@ -3,7 +3,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readlinkSync } from 'node:fs';
 import { eventually, isAlive, testPython } from '@ipython-mcp/test-support';
-import { defaultSettings } from '@ipython-mcp/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OperationMemoryWatch, memoryBounds } from './memory-watch.js';
 import { ProcessTreeMemory } from './process-tree-memory.js';
@@ -107,7 +106,7 @@ function openProcFiles(): number {
 describe('Runtime memory guard', () => {
   it('closes the /proc files of workers that exited', { timeout: 30_000 }, async () => {
     const before = openProcFiles();
-    const runtime = new Runtime({ python: testPython(), settings: { ...defaultSettings(), memoryLimitMb: 400 }, warmStandby: false });
+    const runtime = new Runtime({ python: testPython(), memoryLimitMb: 400, warmStandby: false });
     runtime.start();
     await runtime.run('execute', { code: 'import time\ntime.sleep(0.1)' });
     expect(runtime.status().memoryMb).toBeGreaterThan(10);
@@ -117,7 +116,7 @@ describe('Runtime memory guard', () => {
   });
 
   it('reports memory with the guard off, and sends no backstop', { timeout: 30_000 }, async () => {
-    const runtime = new Runtime({ python: testPython(), settings: { ...defaultSettings(), memoryLimitMb: null }, warmStandby: false });
+    const runtime = new Runtime({ python: testPython(), memoryLimitMb: null, warmStandby: false });
     runtimes.push(runtime);
     runtime.start();
     const outcome = await runtime.run('execute', { code: 'import resource\nresource.getrlimit(resource.RLIMIT_DATA)[0] == resource.RLIM_INFINITY' });
@@ -128,7 +127,7 @@ describe('Runtime memory guard', () => {
   });
 
   it('an operation that starts above the limit and keeps growing is killed past its own hard line (reset)', { timeout: 60_000 }, async () => {
-    const runtime = new Runtime({ python: testPython(), settings: { ...defaultSettings(), memoryLimitMb: 100 }, warmStandby: false });
+    const runtime = new Runtime({ python: testPython(), memoryLimitMb: 100, warmStandby: false });
     runtimes.push(runtime);
     runtime.start();
     // 150 MiB held between operations (filled by a thread after the cell answered).

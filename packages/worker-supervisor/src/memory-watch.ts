@@ -1,3 +1,4 @@
+import { totalmem } from 'node:os';
 import { ProcessTreeMemory, procAvailable } from './process-tree-memory.js';
 
 const MIB = 2 ** 20;
@@ -9,6 +10,22 @@ export const MEMORY_WATCH_INTERVAL_MS = 20;
  * well under a millisecond) then costs one timer and no read; growth in 2 ms is a few MB at most.
  */
 export const MEMORY_BASELINE_DELAY_MS = 2;
+
+/** The share of physical memory the memory guard allows by default. */
+export const DEFAULT_MEMORY_SHARE = 0.5;
+/** The largest memory limit accepted, in MiB (1 PiB): far past any machine, and exact as bytes. */
+export const MAX_MEMORY_LIMIT_MB = 1024 ** 3;
+
+/**
+ * The default memory limit: half of the memory this process may use, in MiB. That is physical memory, or a smaller
+ * cgroup limit (a container's `--memory`) where Node reports one.
+ */
+export function defaultMemoryLimitMb(): number {
+  let bytes = totalmem();
+  const constrained = (process as { constrainedMemory?: () => number | undefined }).constrainedMemory?.();
+  if (typeof constrained === 'number' && constrained > 0 && constrained < bytes) bytes = constrained;
+  return Math.max(1, Math.floor((bytes * DEFAULT_MEMORY_SHARE) / 2 ** 20));
+}
 
 /** The memory guard's three lines, in bytes. */
 export interface MemoryBounds {

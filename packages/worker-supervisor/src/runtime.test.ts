@@ -1,21 +1,20 @@
 // Runtime and WorkerProcess against real Python workers: deadlines from dispatch, stale interrupts, close.
 import { eventually, isAlive as alive, testPython } from '@ipython-mcp/test-support';
-import { defaultSettings, type Settings } from '@ipython-mcp/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PausableTimer } from './pausable-timer.js';
-import { Runtime, type OperationOutcome } from './runtime.js';
+import { Runtime, type OperationOutcome, type RuntimeOptions } from './runtime.js';
 import { WorkerProcess } from './worker-process.js';
 
-function settings(overrides: Partial<Settings> = {}): Settings {
-  return { ...defaultSettings(), operationTimeoutSeconds: 1, interruptionGraceSeconds: 1, ...overrides };
+function settings(overrides: Partial<RuntimeOptions> = {}): Omit<RuntimeOptions, 'python'> {
+  return { operationTimeoutMs: 1000, interruptionGraceMs: 1000, ...overrides };
 }
 
 const runtimes: Runtime[] = [];
 const workers: WorkerProcess[] = [];
 const seenPids = new Set<number>();
 
-function newRuntime(overrides: Partial<Settings> = {}, warmStandby = true): Runtime {
-  const runtime = new Runtime({ python: testPython(), settings: settings(overrides), warmStandby });
+function newRuntime(overrides: Partial<RuntimeOptions> = {}, warmStandby = true): Runtime {
+  const runtime = new Runtime({ python: testPython(), ...settings(overrides), warmStandby });
   runtimes.push(runtime);
   runtime.start();
   return runtime;
@@ -123,7 +122,7 @@ describe('WorkerProcess interrupts', () => {
 
 describe('Runtime deadlines and admission', () => {
   it('the deadline counts from dispatch: time spent queued does not consume it', async () => {
-    const runtime = newRuntime({ operationTimeoutSeconds: 1 });
+    const runtime = newRuntime({ operationTimeoutMs: 1000 });
     expect(value(await runtime.run('execute', { code: '1' }))).toBe(1);
     const first = runtime.run('execute', { code: 'import time\ntime.sleep(0.7)' });
     const second = runtime.run('execute', { code: 'import time\ntime.sleep(0.6)\n"second"' });
@@ -150,9 +149,14 @@ describe('Runtime deadlines and admission', () => {
   it('a failed reconciliation makes the outcome unknown and replaces the worker', async () => {
     const runtime = new Runtime({
       python: testPython(),
-      settings: settings(),
-      reconcile: async () => {
-        throw new Error('registry out of sync');
+      ...settings(),
+      afterInterrupt: {
+        operation: 'health',
+        params: () => ({}),
+        needed: () => true,
+        accept: () => {
+          throw new Error('registry out of sync');
+        },
       },
     });
     runtimes.push(runtime);
@@ -237,7 +241,7 @@ describe('Runtime closed during start-up', () => {
     const lines: Array<{ level: string; event: string }> = [];
     const record = (level: string) => (event: string) => lines.push({ level, event });
     const logger = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
-    const runtime = new Runtime({ python: testPython(), settings: settings(), logger });
+    const runtime = new Runtime({ python: testPython(), ...settings(), logger });
     runtimes.push(runtime);
     runtime.start();
     await new Promise((resolve) => setTimeout(resolve, delayMs));
@@ -250,7 +254,7 @@ describe('Runtime closed during start-up', () => {
   });
 
   it('a worker start-up that really fails is still reported unavailable', async () => {
-    const runtime = new Runtime({ python: testPython(), settings: settings({ preloadModules: ['no_such_module_for_this_test'] }) });
+    const runtime = new Runtime({ python: testPython(), ...settings({ worker: { preloadModules: ['no_such_module_for_this_test'] } }) });
     runtimes.push(runtime);
     runtime.start();
     const outcome = await runtime.run('execute', { code: '1' });
@@ -261,7 +265,7 @@ describe('Runtime closed during start-up', () => {
 
 describe('Runtime with an interpreter that cannot start', () => {
   it('is unavailable with a clear error, and close() still resolves', async () => {
-    const runtime = new Runtime({ python: '/nonexistent/python3', settings: settings() });
+    const runtime = new Runtime({ python: '/nonexistent/python3', ...settings() });
     runtime.start();
     const outcome = await runtime.run('execute', { code: '1' });
     expect(!outcome.ok && outcome.error.code).toBe('runtime_unavailable');
@@ -277,7 +281,7 @@ describe('Runtime with an interpreter that cannot start', () => {
 
 describe('a library directory that does not exist', () => {
   it('leaves the runtime unavailable before any worker starts, naming the setting, and tells onUnavailable', async () => {
-    const runtime = new Runtime({ python: testPython(), settings: settings({ libraryPaths: ['/nonexistent/ipython-mcp-lib'] }) });
+    const runtime = new Runtime({ python: testPython(), ...settings({ worker: { libraryPaths: ['/nonexistent/ipython-mcp-lib'] } }) });
     runtimes.push(runtime);
     const heard: string[] = [];
     runtime.onUnavailable((error) => heard.push(error));

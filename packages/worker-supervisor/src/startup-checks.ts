@@ -1,12 +1,11 @@
 import { statSync } from 'node:fs';
-import type { Settings } from '@ipython-mcp/protocol';
 
 /**
  * Settings the worker would accept but that cannot work, found before any worker starts: a library directory
  * that does not exist (doctor rejects it too). Returns the start-up failure, naming the setting and the fix.
  */
-export function startupConfigurationProblem(settings: Settings): string | undefined {
-  for (const path of settings.libraryPaths) {
+export function startupConfigurationProblem(libraryPaths: readonly string[]): string | undefined {
+  for (const path of libraryPaths) {
     let isDirectory = false;
     try {
       isDirectory = statSync(path).isDirectory();

@@ -2,23 +2,19 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import {
-  ConfigureSchema,
-  FrameDecoder,
-  FrameError,
-  HelloSchema,
-  PROTOCOL_VERSION,
-  ReadySchema,
-  parseWorkerMessage,
-  encodeFrame,
-  type CodecName,
-  type Configure,
-  type Hello,
-  type ToolCall,
-  type WireError,
-  type WorkerEvent,
-} from '@ipython-mcp/protocol';
+import { ConfigureSchema, HelloSchema, PROTOCOL_VERSION, ReadySchema, type CodecName, type Configure, type FrameError, type Hello } from '@ipython-mcp/protocol';
 import { silentLogger, type Logger } from './logger.js';
+import { StreamChannel } from './worker-channel.js';
+import {
+  RequestMatcher,
+  WorkerExitedError,
+  WorkerStartupError,
+  type RequestHooks,
+  type ToolAnswer,
+  type WorkerHandle,
+  type WorkerInfo,
+  type WorkerReply,
+} from './worker-connection.js';
 import { workerIpythonDirectory } from './python-interpreter.js';
 import { workerBootstrapCode } from './worker-source.js';
 
@@ -45,72 +41,25 @@ export interface WorkerSpawnOptions {
   logger?: Logger | undefined;
 }
 
-/** What a successful handshake tells the parent. */
-export interface WorkerInfo {
-  pid: number;
-  python: string;
-  ipython: string;
-  codec: CodecName;
-  protectedNames: string[];
-  startupMs: number;
-}
-
-/** A request's answer from the worker. */
-export type WorkerReply = { ok: true; result: Record<string, unknown> } | { ok: false; error: WireError };
-
-/** The answer to a nested tool call: the value as JSON text for Python (`toPythonJson`), or a failure message. */
-export type ToolAnswer = { ok: true; valueJson: string } | { ok: false; message: string };
-
-/** Hooks for one in-flight request. */
-export interface RequestHooks {
-  onEvent?: ((event: WorkerEvent) => void) | undefined;
-  onToolCall?: ((call: ToolCall) => void) | undefined;
-}
-
-/** Why a worker stopped being usable. */
-export class WorkerExitedError extends Error {
-  readonly exitCode: number | null;
-  readonly signal: NodeJS.Signals | null;
-  constructor(message: string, exitCode: number | null, signal: NodeJS.Signals | null) {
-    super(message);
-    this.name = 'WorkerExitedError';
-    this.exitCode = exitCode;
-    this.signal = signal;
-  }
-}
-
-/** Start-up failed: the message is one clear line for a person. */
-export class WorkerStartupError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'WorkerStartupError';
-  }
-}
-
-interface Pending {
-  resolve: (reply: WorkerReply) => void;
-  reject: (error: Error) => void;
-  hooks: RequestHooks;
-}
+export { WorkerExitedError, WorkerStartupError } from './worker-connection.js';
+export type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply } from './worker-connection.js';
 
 /**
- * One Python worker process and its framed IPC channel (fd 3 in, fd 4 out). It knows nothing about deadlines
- * or admission: the runtime owns those.
+ * One Python worker process: spawn, handshake, process group and exit. Its messages travel over a
+ * {@link StreamChannel} on fd 3 (to the worker) and fd 4 (from it), matched to requests by a {@link RequestMatcher}.
+ * It knows nothing about deadlines or admission: the runtime owns those.
  */
-export class WorkerProcess {
+export class WorkerProcess implements WorkerHandle {
   /** Resolves after `ready`; rejects with {@link WorkerStartupError}. */
   readonly ready: Promise<WorkerInfo>;
   /** Resolves when the process has exited. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 
   private readonly child: ChildProcess;
-  private readonly toWorker: Duplex;
-  private readonly decoder: FrameDecoder;
+  private readonly channel: StreamChannel;
+  private readonly requests: RequestMatcher;
   private readonly logger: Logger;
   private readonly options: WorkerSpawnOptions;
-  private readonly pending = new Map<number, Pending>();
-  private codec: CodecName = 'json';
-  private nextId = 1;
   private stderrTail = '';
   private exitInfo: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private readyState: 'starting' | 'ready' | 'failed' = 'starting';
@@ -120,7 +69,6 @@ export class WorkerProcess {
   private constructor(options: WorkerSpawnOptions) {
     this.options = options;
     this.logger = options.logger ?? silentLogger;
-    this.decoder = new FrameDecoder(options.maxMessageBytes);
     this.ready = new Promise<WorkerInfo>((resolve, reject) => {
       this.settleReady = { resolve, reject };
     });
@@ -161,14 +109,20 @@ export class WorkerProcess {
           : `could not start Python interpreter ${options.python}: ${error.message}`;
       this.failStartup(message);
       this.exitInfo ??= { code: null, signal: null };
-      this.rejectAll(new WorkerExitedError(message, null, null));
+      this.requests.rejectAll(new WorkerExitedError(message, null, null));
     });
-    const toWorker = this.child.stdio[3] as Duplex;
-    const fromWorker = this.child.stdio[4] as Duplex;
-    this.toWorker = toWorker;
-    toWorker.on('error', () => undefined);
-    fromWorker.on('error', () => undefined);
-    fromWorker.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.channel = new StreamChannel(this.child.stdio[3] as Duplex, this.child.stdio[4] as Duplex, options.maxMessageBytes);
+    this.requests = new RequestMatcher(
+      this.channel,
+      this.logger,
+      () =>
+        this.alive && this.readyState === 'ready'
+          ? undefined
+          : new WorkerExitedError('the worker is not running', this.exitInfo?.code ?? null, this.exitInfo?.signal ?? null),
+      () => this.alive && this.readyState !== 'failed',
+    );
+    this.channel.onmessage = (message) => this.onMessage(message);
+    this.channel.onerror = (error) => this.onProtocolError(error);
     this.child.stdout?.on('data', () => undefined);
     this.child.stderr?.on('data', (chunk: Buffer) => {
       this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
@@ -198,7 +152,7 @@ export class WorkerProcess {
 
   /** Requests sent and not yet answered. */
   get inFlight(): number {
-    return this.pending.size;
+    return this.requests.inFlight;
   }
 
   /**
@@ -206,23 +160,7 @@ export class WorkerProcess {
    * dies first, or with a `message_too_large` {@link FrameError} if the request cannot be framed.
    */
   request(op: string, params: Record<string, unknown>, hooks: RequestHooks = {}): { id: number; reply: Promise<WorkerReply> } {
-    const id = this.nextId++;
-    const reply = new Promise<WorkerReply>((resolve, reject) => {
-      if (!this.alive || this.readyState !== 'ready') {
-        reject(new WorkerExitedError('the worker is not running', this.exitInfo?.code ?? null, this.exitInfo?.signal ?? null));
-        return;
-      }
-      let frame: Buffer;
-      try {
-        frame = encodeFrame({ type: 'request', id, op, params, stream: hooks.onEvent !== undefined }, this.codec, this.options.maxMessageBytes);
-      } catch (error) {
-        reject(error as Error);
-        return;
-      }
-      this.pending.set(id, { resolve, reject, hooks });
-      this.toWorker.write(frame);
-    });
-    return { id, reply };
+    return this.requests.request(op, params, hooks);
   }
 
   /**
@@ -249,16 +187,12 @@ export class WorkerProcess {
    * the stopped code left unreachable before it answers.
    */
   interrupt(id: number, reason?: 'memory_limit'): void {
-    this.send(reason === undefined ? { type: 'interrupt', id } : { type: 'interrupt', id, reason });
+    this.requests.interrupt(id, reason);
   }
 
   /** Answers a nested tool call. */
   sendToolResult(callId: number, result: ToolAnswer): void {
-    this.send(
-      result.ok
-        ? { type: 'tool_result', call_id: callId, ok: true, value_json: result.valueJson }
-        : { type: 'tool_result', call_id: callId, ok: false, message: result.message },
-    );
+    this.requests.sendToolResult(callId, result);
   }
 
   /**
@@ -282,8 +216,8 @@ export class WorkerProcess {
   async shutdown(graceMs: number): Promise<void> {
     if (!this.alive) return;
     if (this.readyState === 'starting') this.abandonedStartup = true;
-    else this.send({ type: 'shutdown' });
-    this.toWorker.end();
+    else this.requests.send({ type: 'shutdown' });
+    this.channel.close();
     const timer = setTimeout(() => this.kill(), graceMs);
     await this.exited;
     clearTimeout(timer);
@@ -308,25 +242,6 @@ export class WorkerProcess {
     }
   }
 
-  private send(message: unknown): void {
-    if (!this.alive || this.readyState === 'failed') return;
-    try {
-      this.toWorker.write(encodeFrame(message, this.codec, this.options.maxMessageBytes));
-    } catch (error) {
-      this.logger.warn('worker.send_failed', { reason: (error as Error).message });
-    }
-  }
-
-  private onData(chunk: Buffer): void {
-    for (const frame of this.decoder.push(chunk)) {
-      if (!frame.ok) {
-        this.onProtocolError(frame.error);
-        continue;
-      }
-      this.onMessage(frame.message);
-    }
-  }
-
   private onProtocolError(error: FrameError): void {
     this.logger.warn('worker.bad_frame', { code: error.code, size: error.size });
     if (this.readyState !== 'ready') {
@@ -342,46 +257,7 @@ export class WorkerProcess {
       this.onHandshakeMessage(raw);
       return;
     }
-    const message = parseWorkerMessage(raw);
-    if (message === undefined) {
-      this.logger.warn('worker.invalid_message', { type: typeof raw === 'object' && raw !== null ? String((raw as { type?: unknown }).type).slice(0, 32) : typeof raw });
-      return;
-    }
-    switch (message.type) {
-      case 'response': {
-        if (message.id === null) return;
-        const pending = this.pending.get(message.id);
-        if (pending === undefined) return;
-        this.pending.delete(message.id);
-        pending.resolve(message.ok ? { ok: true, result: message.result } : { ok: false, error: message.error });
-        return;
-      }
-      case 'event':
-        this.pending.get(message.id)?.hooks.onEvent?.(message);
-        return;
-      case 'tool_call': {
-        const pending = this.pending.get(message.id);
-        if (pending?.hooks.onToolCall === undefined) {
-          this.sendToolResult(message.call_id, { ok: false, message: 'tool calls are not available here' });
-          return;
-        }
-        pending.hooks.onToolCall(message);
-        return;
-      }
-      case 'protocol_error': {
-        this.logger.warn('worker.protocol_error', { code: message.code });
-        if (message.id !== undefined) {
-          const pending = this.pending.get(message.id);
-          if (pending !== undefined) {
-            this.pending.delete(message.id);
-            pending.resolve({ ok: false, error: { code: message.code, message: message.message } });
-          }
-        }
-        return;
-      }
-      default:
-        return;
-    }
+    this.requests.handle(raw);
   }
 
   private onHandshakeMessage(raw: unknown): void {
@@ -396,8 +272,10 @@ export class WorkerProcess {
       this.hello = hello.data;
       const codec: CodecName = !this.options.forceJsonCodec && hello.data.codecs.includes('msgpack') ? 'msgpack' : 'json';
       const configure = ConfigureSchema.parse({ type: 'configure', protocol: PROTOCOL_VERSION, codec, ...this.options.configure });
-      this.toWorker.write(encodeFrame(configure, 'json', this.options.maxMessageBytes));
-      this.codec = codec;
+      // The configure message itself is JSON: the worker switches to the negotiated codec after reading it.
+      this.channel.setCodec('json');
+      this.sendHandshake(configure);
+      this.channel.setCodec(codec);
       return;
     }
     if (type === 'ready') {
@@ -413,7 +291,7 @@ export class WorkerProcess {
         pid: this.hello.pid,
         python: this.hello.python,
         ipython: this.hello.ipython,
-        codec: this.codec,
+        codec: this.channel.codec,
         protectedNames: ready.data.protected_names,
         startupMs: performance.now() - this.startedAt,
       });
@@ -443,7 +321,16 @@ export class WorkerProcess {
     if (this.readyState === 'starting') {
       this.failStartup(this.describeEarlyExit(code, signal));
     }
-    this.rejectAll(new WorkerExitedError(`the worker exited (${signal ?? `code ${String(code)}`})`, code, signal));
+    this.requests.rejectAll(new WorkerExitedError(`the worker exited (${signal ?? `code ${String(code)}`})`, code, signal));
+  }
+
+  private sendHandshake(message: unknown): void {
+    try {
+      this.channel.send(message);
+    } catch (error) {
+      this.failStartup(`the configure message cannot be sent: ${(error as Error).message}`);
+      this.kill();
+    }
   }
 
   private describeEarlyExit(code: number | null, signal: NodeJS.Signals | null): string {
@@ -452,11 +339,5 @@ export class WorkerProcess {
     }
     const tail = this.stderrTail.trim().split('\n').slice(-3).join(' | ').slice(0, 600);
     return `the worker exited during start-up (${signal ?? `code ${String(code)}`})${tail ? `: ${tail}` : ''}`;
-  }
-
-  private rejectAll(error: Error): void {
-    const pending = [...this.pending.values()];
-    this.pending.clear();
-    for (const entry of pending) entry.reject(error);
   }
 }

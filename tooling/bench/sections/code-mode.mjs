@@ -143,8 +143,7 @@ function combine(list) {
 
 async function measureBridge(ctx, engine) {
   const { Runtime } = ctx.modules.supervisor;
-  const settings = ctx.modules.protocol.defaultSettings();
-  const runtime = new Runtime({ python: ctx.python, settings, warmStandby: false });
+  const runtime = new Runtime({ python: ctx.python, warmStandby: false });
   const count = ctx.n.toolCalls;
   let served = 0;
   const onToolCall = async (call) => {

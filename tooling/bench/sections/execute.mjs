@@ -64,7 +64,7 @@ export async function measureMcpExecute(ctx) {
 /** The same operation through Runtime.run directly (no MCP, no JSON-RPC): what the IPC + worker path costs. */
 export async function measureRuntimeExecute(ctx) {
   const { Runtime } = ctx.modules.supervisor;
-  const runtime = new Runtime({ python: ctx.python, settings: ctx.modules.protocol.defaultSettings(), warmStandby: false });
+  const runtime = new Runtime({ python: ctx.python, warmStandby: false });
   try {
     runtime.start();
     const first = await runtime.run('execute', { code: '0' });

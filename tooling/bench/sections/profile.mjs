@@ -215,7 +215,7 @@ async function profileCodeMode(ctx) {
 /** The Code Mode loop through Runtime (in this process) with the worker bridge; Runtime side and worker profiled. */
 async function profileCodeModeBridge(ctx) {
   const { Runtime } = ctx.modules.supervisor;
-  const runtime = new Runtime({ python: ctx.python, settings: ctx.modules.protocol.defaultSettings(), warmStandby: false });
+  const runtime = new Runtime({ python: ctx.python, warmStandby: false });
   const calls = ctx.n.toolCalls;
   try {
     runtime.start();

@@ -27,8 +27,7 @@ function oneSample(dispatchedAt, loopOutcome, nextAt) {
 /** Through Runtime directly, with or without the warm standby. */
 export async function measureRuntimeRecovery(ctx, warmStandby) {
   const { Runtime } = ctx.modules.supervisor;
-  const settings = { ...ctx.modules.protocol.defaultSettings(), operationTimeoutSeconds: TIMEOUT_S, interruptionGraceSeconds: GRACE_S };
-  const runtime = new Runtime({ python: ctx.python, settings, warmStandby });
+  const runtime = new Runtime({ python: ctx.python, operationTimeoutMs: TIMEOUT_S * 1000, interruptionGraceMs: GRACE_S * 1000, warmStandby });
   const samples = [];
   try {
     runtime.start();

@@ -1,0 +1,252 @@
+// The server's settings: the CLI's IPYTHON_MCP_* env/flag table, in the units a person writes (seconds, MiB).
+// Each layer below takes its own options in milliseconds (runtimeOptionsFromSettings converts, once).
+import { delimiter } from 'node:path';
+import { DEFAULT_WORKER_LIMITS } from '@ipython-mcp/protocol';
+import { MAX_MEMORY_LIMIT_MB, RUNTIME_DEFAULTS, defaultMemoryLimitMb, type RuntimeOptions } from '@ipython-mcp/worker-supervisor';
+import { IPYTHON_RUNTIME_NAMES } from './runtime-names.js';
+
+/** Kinds of value a setting takes. */
+export type SettingKind = 'path' | 'paths' | 'list' | 'aliases' | 'count' | 'seconds' | 'megabytes';
+
+/** One `IPYTHON_MCP_*` setting: its env var, CLI flag, kind, default and meaning. */
+export interface SettingDefinition {
+  readonly key: keyof Settings;
+  readonly env: string;
+  readonly flag: string;
+  readonly kind: SettingKind;
+  readonly defaultValue: Settings[keyof Settings];
+  readonly description: string;
+}
+
+/**
+ * Resolved server settings. Counts are positive integers; seconds are positive and finite; megabytes are positive
+ * integers of MiB, or `null` for off.
+ */
+export interface Settings {
+  libraryPaths: string[];
+  preloadModules: string[];
+  moduleAliases: Record<string, string>;
+  maxTextChars: number;
+  maxReprChars: number;
+  maxTracebackChars: number;
+  maxResults: number;
+  maxDisplayItems: number;
+  maxJsonDepth: number;
+  maxToolNameChars: number;
+  maxToolDescriptionChars: number;
+  maxDynamicTools: number;
+  operationTimeoutSeconds: number;
+  interruptionGraceSeconds: number;
+  workerStartupTimeoutSeconds: number;
+  maxPendingOperations: number;
+  queueWaitTimeoutSeconds: number;
+  maxIpcMessageBytes: number;
+  /** The memory guard's limit in MiB (2^20 bytes) for the worker and the processes it started; `null` is off. */
+  memoryLimitMb: number | null;
+  /** The session journal notebook, or null for none. */
+  journal: string | null;
+  journalMaxBytes: number;
+}
+
+function define(
+  key: keyof Settings,
+  suffix: string,
+  kind: SettingKind,
+  defaultValue: Settings[keyof Settings],
+  description: string,
+): SettingDefinition {
+  const flag = `--${suffix.toLowerCase().replaceAll('_', '-')}`;
+  return { key, env: `IPYTHON_MCP_${suffix}`, flag, kind, defaultValue, description };
+}
+
+/** Every setting, in documentation order. */
+export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
+  define('libraryPaths', 'LIBRARY_PATHS', 'paths', [], 'Trusted library directories, separated by the platform path separator.'),
+  define('preloadModules', 'PRELOAD_MODULES', 'list', [], 'Comma-separated modules imported at worker start.'),
+  define('moduleAliases', 'MODULE_ALIASES', 'aliases', {}, 'JSON object mapping module names to namespace aliases.'),
+  define('maxTextChars', 'MAX_TEXT_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxTextChars, 'Maximum returned text size (stdout, stderr, results, docs).'),
+  define('maxReprChars', 'MAX_REPR_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxReprChars, 'Maximum representation size in search and inspect.'),
+  define('maxTracebackChars', 'MAX_TRACEBACK_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxTracebackChars, 'Maximum returned traceback size.'),
+  define('maxResults', 'MAX_RESULTS', 'count', DEFAULT_WORKER_LIMITS.maxResults, 'Maximum items retained in lists, mappings and discovery results.'),
+  define('maxDisplayItems', 'MAX_DISPLAY_ITEMS', 'count', DEFAULT_WORKER_LIMITS.maxDisplayItems, 'Maximum display payloads retained per execution.'),
+  define('maxJsonDepth', 'MAX_JSON_DEPTH', 'count', DEFAULT_WORKER_LIMITS.maxJsonDepth, 'Maximum nesting depth of translated JSON values.'),
+  define('maxToolNameChars', 'MAX_TOOL_NAME_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxToolNameChars, 'Maximum dynamic MCP tool-name length.'),
+  define('maxToolDescriptionChars', 'MAX_TOOL_DESCRIPTION_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxToolDescriptionChars, 'Maximum registration description snapshot.'),
+  define('maxDynamicTools', 'MAX_DYNAMIC_TOOLS', 'count', DEFAULT_WORKER_LIMITS.maxDynamicTools, 'Maximum live dynamic tool registrations.'),
+  define('operationTimeoutSeconds', 'OPERATION_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.operationTimeoutMs / 1000, 'Deadline from dispatch to result.'),
+  define('interruptionGraceSeconds', 'INTERRUPTION_GRACE_SECONDS', 'seconds', RUNTIME_DEFAULTS.interruptionGraceMs / 1000, 'Time a cooperative interruption gets before the worker is replaced.'),
+  define('workerStartupTimeoutSeconds', 'WORKER_STARTUP_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.startupTimeoutMs / 1000, 'Bound on initial and replacement worker start-up.'),
+  define('maxPendingOperations', 'MAX_PENDING_OPERATIONS', 'count', RUNTIME_DEFAULTS.maxPendingOperations, 'Pending FIFO capacity, not counting the active operation.'),
+  define('queueWaitTimeoutSeconds', 'QUEUE_WAIT_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.queueWaitTimeoutMs / 1000, 'Longest time a request may wait for dispatch.'),
+  define('maxIpcMessageBytes', 'MAX_IPC_MESSAGE_BYTES', 'count', DEFAULT_WORKER_LIMITS.maxIpcMessageBytes, 'Largest message allowed across the worker boundary.'),
+  define(
+    'memoryLimitMb',
+    'MEMORY_LIMIT_MB',
+    'megabytes',
+    defaultMemoryLimitMb(),
+    'Memory (MiB, resident) the worker and its processes may use while an operation runs; past it the operation is stopped as memory_limit. 0 or off turns the guard off. The default is half of physical memory.',
+  ),
+  define('journal', 'JOURNAL', 'path', null, 'Jupyter notebook to record every cell the agent runs in (holds code and values; mode 0600).'),
+  define('journalMaxBytes', 'JOURNAL_MAX_BYTES', 'count', 16_777_216, 'Size at which a journal file is closed and the next numbered file begins.'),
+];
+
+/** A setting with a value that is not allowed; the message names the setting. */
+export class SettingsError extends Error {
+  /** The env var of the bad setting. */
+  readonly setting: string;
+  constructor(setting: string, message: string) {
+    super(message);
+    this.name = 'SettingsError';
+    this.setting = setting;
+  }
+}
+
+/** The defaults of every setting. */
+export function defaultSettings(): Settings {
+  const settings: Record<string, unknown> = {};
+  for (const definition of SETTING_DEFINITIONS) {
+    const value = definition.defaultValue;
+    settings[definition.key] = Array.isArray(value) ? [...value] : value !== null && typeof value === 'object' ? { ...value } : value;
+  }
+  return settings as unknown as Settings;
+}
+
+/** Longest timeout a Node timer can hold (2^31 - 1 ms): larger delays would fire at once. */
+export const MAX_TIMEOUT_SECONDS = 2_147_483;
+
+/** IPython's own bindings, which no configured alias may take (one list for both languages: the fixture). */
+const RUNTIME_BINDINGS: ReadonlySet<string> = new Set(IPYTHON_RUNTIME_NAMES);
+const IDENTIFIER = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*$/u;
+const DECIMAL_INTEGER = /^\+?\d+$/;
+const DECIMAL_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+function isModuleName(name: string): boolean {
+  return name.split('.').every((part) => IDENTIFIER.test(part));
+}
+
+function quoted(raw: string): string {
+  return JSON.stringify(raw.length > 40 ? `${raw.slice(0, 40)}…` : raw);
+}
+
+function parseValue(definition: SettingDefinition, raw: string, source: string): Settings[keyof Settings] {
+  const where = source === definition.env ? definition.env : `${source} (${definition.env})`;
+  const bad = (message: string): never => {
+    throw new SettingsError(definition.env, `${where}${message.startsWith(':') ? '' : ' '}${message}`);
+  };
+  switch (definition.kind) {
+    case 'path':
+      if (raw.trim() === '') bad('must be a file path, got an empty value');
+      return raw;
+    case 'paths':
+      return raw.split(delimiter).filter((part) => part.length > 0);
+    case 'list': {
+      const modules = raw
+        .split(',')
+        .map((part) => part.trim())
+        .filter((part) => part.length > 0);
+      for (const module of modules) {
+        if (!isModuleName(module)) bad(`must be comma-separated module names; ${quoted(module)} is not one`);
+      }
+      return modules;
+    }
+    case 'aliases': {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        return bad('must be a JSON object mapping module names to aliases, e.g. {"numpy": "np"}; it is not valid JSON');
+      }
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+        return bad('must be a JSON object mapping module names to aliases, e.g. {"numpy": "np"}');
+      }
+      const aliases: Record<string, string> = {};
+      for (const [module, alias] of Object.entries(parsed)) {
+        if (!isModuleName(module)) bad(`: ${quoted(module)} is not a module name`);
+        if (typeof alias !== 'string' || !IDENTIFIER.test(alias)) bad(`: the alias for ${quoted(module)} must be a Python identifier`);
+        if (RUNTIME_BINDINGS.has(alias as string)) bad(`: the alias ${quoted(alias as string)} would replace an IPython binding`);
+        aliases[module] = alias as string;
+      }
+      return aliases;
+    }
+    case 'count': {
+      const text = raw.trim();
+      const value = Number(text);
+      if (!DECIMAL_INTEGER.test(text) || !Number.isSafeInteger(value) || value <= 0) {
+        bad(`must be a positive integer, got ${quoted(raw)}`);
+      }
+      return value;
+    }
+    case 'seconds': {
+      const text = raw.trim();
+      const value = Number(text);
+      if (!DECIMAL_NUMBER.test(text) || !Number.isFinite(value) || value <= 0) {
+        bad(`must be a positive, finite number of seconds, got ${quoted(raw)}`);
+      }
+      if (value > MAX_TIMEOUT_SECONDS) bad(`must be at most ${MAX_TIMEOUT_SECONDS} seconds, got ${quoted(raw)}`);
+      return value;
+    }
+    case 'megabytes': {
+      const text = raw.trim();
+      if (text.toLowerCase() === 'off') return null;
+      const value = Number(text);
+      if (!DECIMAL_INTEGER.test(text) || !Number.isSafeInteger(value)) {
+        bad(`must be a whole number of MiB, or 0 or off to turn it off, got ${quoted(raw)}`);
+      }
+      if (value > MAX_MEMORY_LIMIT_MB) bad(`must be at most ${MAX_MEMORY_LIMIT_MB} MiB, got ${quoted(raw)}`);
+      return value === 0 ? null : value;
+    }
+  }
+}
+
+/**
+ * Resolves settings from the environment and from CLI flag values (flags win). Throws {@link SettingsError}
+ * naming the first bad setting.
+ */
+export function resolveSettings(
+  env: Readonly<Record<string, string | undefined>>,
+  flags: Readonly<Record<string, string | undefined>> = {},
+): Settings {
+  const settings = defaultSettings() as unknown as Record<string, unknown>;
+  for (const definition of SETTING_DEFINITIONS) {
+    const flagValue = flags[definition.flag];
+    const envValue = env[definition.env];
+    if (flagValue !== undefined) {
+      settings[definition.key] = parseValue(definition, flagValue, definition.flag);
+    } else if (envValue !== undefined) {
+      settings[definition.key] = parseValue(definition, envValue, definition.env);
+    }
+  }
+  return settings as unknown as Settings;
+}
+
+/**
+ * The runtime's options from the server's settings: the one place seconds become milliseconds. The rest of
+ * {@link RuntimeOptions} (interpreter, logger, hooks) is the caller's.
+ */
+export function runtimeOptionsFromSettings(settings: Settings): Omit<RuntimeOptions, 'python'> {
+  return {
+    worker: {
+      limits: {
+        maxTextChars: settings.maxTextChars,
+        maxReprChars: settings.maxReprChars,
+        maxTracebackChars: settings.maxTracebackChars,
+        maxResults: settings.maxResults,
+        maxDisplayItems: settings.maxDisplayItems,
+        maxJsonDepth: settings.maxJsonDepth,
+        maxToolNameChars: settings.maxToolNameChars,
+        maxToolDescriptionChars: settings.maxToolDescriptionChars,
+        maxDynamicTools: settings.maxDynamicTools,
+        maxIpcMessageBytes: settings.maxIpcMessageBytes,
+      },
+      libraryPaths: settings.libraryPaths,
+      preloadModules: settings.preloadModules,
+      moduleAliases: settings.moduleAliases,
+    },
+    operationTimeoutMs: settings.operationTimeoutSeconds * 1000,
+    interruptionGraceMs: settings.interruptionGraceSeconds * 1000,
+    startupTimeoutMs: settings.workerStartupTimeoutSeconds * 1000,
+    maxPendingOperations: settings.maxPendingOperations,
+    queueWaitTimeoutMs: settings.queueWaitTimeoutSeconds * 1000,
+    memoryLimitMb: settings.memoryLimitMb,
+  };
+}

@@ -1,0 +1,114 @@
+import { DEFAULT_WORKER_LIMITS, type WorkerLimits } from '@ipython-mcp/protocol';
+import type { Logger } from './logger.js';
+import { defaultMemoryLimitMb } from './memory-watch.js';
+import type { AfterInterruptPolicy } from './runtime-types.js';
+import type { WorkerHandle, WorkerSpawnOptions } from './worker-process.js';
+// For the TSDoc links only.
+import type { ChannelWorker } from './channel-worker.js';
+import type { WorkerProcess } from './worker-process.js';
+
+/** What each worker is started with (the `configure` message); every field defaults. */
+export interface WorkerConfiguration {
+  /** Limits the worker enforces; each one left out takes its {@link DEFAULT_WORKER_LIMITS} value. */
+  limits?: Partial<WorkerLimits> | undefined;
+  /** Trusted library directories put in front of `sys.path`. */
+  libraryPaths?: readonly string[] | undefined;
+  /** Modules imported at worker start. */
+  preloadModules?: readonly string[] | undefined;
+  /** Module name → namespace alias, imported at worker start. */
+  moduleAliases?: Readonly<Record<string, string>> | undefined;
+}
+
+/** Options of a `Runtime`. All durations are in milliseconds. */
+export interface RuntimeOptions {
+  /** Python interpreter for the workers. */
+  python: string;
+  /** What each worker is configured with: limits, library paths, preloads, aliases (defaults for what is left out). */
+  worker?: WorkerConfiguration | undefined;
+  /** Deadline of an operation from dispatch, in ms (default 30 000); a call may override it. */
+  operationTimeoutMs?: number | undefined;
+  /** Time a cooperative interruption gets before the worker is replaced, in ms (default 2 000). */
+  interruptionGraceMs?: number | undefined;
+  /** Bound on a worker's start-up (spawn → ready), in ms (default 10 000). */
+  startupTimeoutMs?: number | undefined;
+  /** Pending FIFO capacity, not counting the active operation (default 32). */
+  maxPendingOperations?: number | undefined;
+  /** Longest time an operation may wait for dispatch, in ms (default 30 000). */
+  queueWaitTimeoutMs?: number | undefined;
+  /**
+   * The memory guard's limit in MiB for the worker and the processes it started; `null` is off (default: half of
+   * the memory this process may use, {@link defaultMemoryLimitMb}).
+   */
+  memoryLimitMb?: number | null | undefined;
+  /** Tool names the worker must refuse for dynamic registrations (the stable tools). */
+  reservedToolNames?: string[] | undefined;
+  cwd?: string | undefined;
+  env?: Record<string, string> | undefined;
+  logger?: Logger | undefined;
+  /** Keep a started, configured spare worker for fast replacement (default true). */
+  warmStandby?: boolean | undefined;
+  /** Send JSON frames even when msgpack is available. */
+  forceJsonCodec?: boolean | undefined;
+  /**
+   * Let the workers keep Node's event loop alive only while an operation is admitted or the runtime closes
+   * (default false: always). A library user that forgets `Runtime.close()` then does not hang its program;
+   * the workers still exit with it (pipe EOF).
+   */
+  unrefWhenIdle?: boolean | undefined;
+  /**
+   * What must be re-read after a cooperative interruption, before the namespace is reported preserved (the
+   * dynamic catalog's registry reconciliation). A policy object handed down, so the runtime never calls up into
+   * the server.
+   */
+  afterInterrupt?: AfterInterruptPolicy | undefined;
+  /**
+   * Starts one worker (default: a {@link WorkerProcess}, a real Python process). A seam for tests and embedders: a
+   * {@link ChannelWorker} over an in-memory channel runs the runtime without Python.
+   */
+  spawnWorker?: ((options: WorkerSpawnOptions) => WorkerHandle) | undefined;
+}
+
+/** {@link RuntimeOptions} with every default filled in: all durations in ms. */
+export interface ResolvedRuntimeOptions extends RuntimeOptions {
+  limits: WorkerLimits;
+  libraryPaths: string[];
+  preloadModules: string[];
+  moduleAliases: Record<string, string>;
+  operationTimeoutMs: number;
+  interruptionGraceMs: number;
+  startupTimeoutMs: number;
+  maxPendingOperations: number;
+  queueWaitTimeoutMs: number;
+  memoryLimitMb: number | null;
+}
+
+/** The defaults of the runtime's own options (the server's settings default to the same values). */
+export const RUNTIME_DEFAULTS = Object.freeze({
+  operationTimeoutMs: 30_000,
+  interruptionGraceMs: 2_000,
+  startupTimeoutMs: 10_000,
+  maxPendingOperations: 32,
+  queueWaitTimeoutMs: 30_000,
+});
+
+/** Fills in every default, once. */
+export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeOptions {
+  const worker = options.worker ?? {};
+  return {
+    ...options,
+    limits: { ...DEFAULT_WORKER_LIMITS, ...definedOnly(worker.limits ?? {}) },
+    libraryPaths: [...(worker.libraryPaths ?? [])],
+    preloadModules: [...(worker.preloadModules ?? [])],
+    moduleAliases: { ...worker.moduleAliases },
+    operationTimeoutMs: options.operationTimeoutMs ?? RUNTIME_DEFAULTS.operationTimeoutMs,
+    interruptionGraceMs: options.interruptionGraceMs ?? RUNTIME_DEFAULTS.interruptionGraceMs,
+    startupTimeoutMs: options.startupTimeoutMs ?? RUNTIME_DEFAULTS.startupTimeoutMs,
+    maxPendingOperations: options.maxPendingOperations ?? RUNTIME_DEFAULTS.maxPendingOperations,
+    queueWaitTimeoutMs: options.queueWaitTimeoutMs ?? RUNTIME_DEFAULTS.queueWaitTimeoutMs,
+    memoryLimitMb: options.memoryLimitMb === undefined ? defaultMemoryLimitMb() : options.memoryLimitMb,
+  };
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, each]) => each !== undefined)) as Partial<T>;
+}

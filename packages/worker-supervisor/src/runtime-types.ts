@@ -1,0 +1,94 @@
+import type { ErrorCode, ToolCall, WorkerEvent } from '@ipython-mcp/protocol';
+import type { ToolAnswer } from './worker-process.js';
+
+/** Control-plane state, as runtime_status reports it. */
+export type RuntimeState = 'starting' | 'ready' | 'busy' | 'recovering' | 'unavailable' | 'closed';
+/** Why an operation stopped early. */
+export type InterruptionKind = 'timeout' | 'cancelled' | 'crash' | 'shutdown' | 'memory_limit';
+/** What became of the namespace after an interruption. */
+export type NamespaceOutcome = 'preserved' | 'reset' | 'unknown';
+
+/**
+ * A step of the verification after a cooperative interruption: when {@link needed}, the runtime runs the read-only
+ * `operation` on the same worker (within the verification bound) and hands its result to {@link accept}. A failed
+ * operation, a throw or `false` makes the namespace `unknown`: the worker is replaced.
+ */
+export interface AfterInterruptPolicy {
+  /** The worker operation to run (read-only, e.g. `discover`). */
+  readonly operation: string;
+  /** Its parameters, read when it runs. */
+  params(): Record<string, unknown>;
+  /** Whether the step must run now. */
+  needed(): boolean;
+  /** Takes the operation's result; false when it is unusable. */
+  accept(result: Record<string, unknown>, epoch: number): boolean;
+}
+
+/** Per-call options of {@link Runtime.run}. */
+export interface RunOptions {
+  /** The caller's cancellation (MCP notifications/cancelled). */
+  signal?: AbortSignal | undefined;
+  /** Client request id, echoed in metadata. */
+  requestId?: string | number | undefined;
+  /** Streamed stdout/stderr chunks; also asks the worker to stream. */
+  onEvent?: ((event: WorkerEvent) => void) | undefined;
+  /** Nested tool calls (Code Mode). The deadline clock stops while one is outstanding. */
+  onToolCall?: ((call: ToolCall) => Promise<ToolAnswer>) | undefined;
+  /** Overrides the operation deadline; `null` means none. */
+  timeoutMs?: number | null | undefined;
+  /** Overrides the interruption grace. */
+  graceMs?: number | undefined;
+}
+
+/** Metadata of one operation: never code, arguments or values. */
+export interface OperationMeta {
+  requestId: string | number | null;
+  sequence: number | null;
+  epoch: number;
+  queueWaitMs: number;
+  durationMs: number;
+  interruption: InterruptionKind | null;
+  namespace: NamespaceOutcome | null;
+  /** The worker registry's revision after the operation, when the worker sent one (`catalog_revision`). */
+  catalogRevision?: number | undefined;
+}
+
+/** A structured failure of an operation. */
+export interface OperationFailure {
+  code: ErrorCode | string;
+  message: string;
+  details?: Record<string, unknown> | undefined;
+  retryable?: boolean | undefined;
+  retryAfterMs?: number | undefined;
+}
+
+/** The outcome of {@link Runtime.run}: it never throws. */
+export type OperationOutcome =
+  | { ok: true; result: Record<string, unknown>; meta: OperationMeta }
+  | { ok: false; error: OperationFailure; meta: OperationMeta };
+
+/** A snapshot for runtime_status: control-plane facts only. */
+export interface RuntimeStatus {
+  state: RuntimeState;
+  epoch: number;
+  queueDepth: number;
+  active: boolean;
+  lastInterruption: { kind: InterruptionKind; namespace: NamespaceOutcome; epoch: number } | null;
+  replacementStartupMs: number | null;
+  workerStartupMs: number | null;
+  standby: 'ready' | 'starting' | 'none';
+  error: string | null;
+  python: string | null;
+  ipython: string | null;
+  codec: string | null;
+  /** Resident MiB of the worker and the processes it started, now; null when not running or not measurable. */
+  memoryMb: number | null;
+  /** The memory guard's limit in MiB; null when it is off. */
+  memoryLimitMb: number | null;
+}
+
+/** Why the namespace was replaced. */
+export interface EpochChange {
+  epoch: number;
+  reason: InterruptionKind | 'reset';
+}

@@ -1,0 +1,202 @@
+import { parseWorkerMessage, type CodecName, type ToolCall, type WireError, type WorkerEvent } from '@ipython-mcp/protocol';
+import type { Logger } from './logger.js';
+import type { WorkerChannel } from './worker-channel.js';
+
+/** What a successful handshake tells the parent. */
+export interface WorkerInfo {
+  pid: number;
+  python: string;
+  ipython: string;
+  codec: CodecName;
+  protectedNames: string[];
+  startupMs: number;
+}
+
+/**
+ * A request's answer from the worker. `catalogRevision` is the worker's registry revision after the operation,
+ * when the worker sent one (the shared wire contract: absent means "not known", never "unchanged").
+ */
+export type WorkerReply =
+  | { ok: true; result: Record<string, unknown>; catalogRevision?: number | undefined }
+  | { ok: false; error: WireError; catalogRevision?: number | undefined };
+
+/** The answer to a nested tool call: the value as JSON text for Python (`toPythonJson`), or a failure message. */
+export type ToolAnswer = { ok: true; valueJson: string } | { ok: false; message: string };
+
+/** Hooks for one in-flight request. */
+export interface RequestHooks {
+  onEvent?: ((event: WorkerEvent) => void) | undefined;
+  onToolCall?: ((call: ToolCall) => void) | undefined;
+}
+
+/** Why a worker stopped being usable. */
+export class WorkerExitedError extends Error {
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  constructor(message: string, exitCode: number | null, signal: NodeJS.Signals | null) {
+    super(message);
+    this.name = 'WorkerExitedError';
+    this.exitCode = exitCode;
+    this.signal = signal;
+  }
+}
+
+/** Start-up failed: the message is one clear line for a person. */
+export class WorkerStartupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkerStartupError';
+  }
+}
+
+/**
+ * What the runtime needs of one worker: a {@link WorkerProcess} (a real Python process), or a worker over any
+ * {@link WorkerChannel} without a process (unit tests, embedders).
+ */
+export interface WorkerHandle {
+  /** Resolves after the handshake; rejects with {@link WorkerStartupError}. */
+  readonly ready: Promise<WorkerInfo>;
+  /** Resolves when the worker has ended. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly pid: number | undefined;
+  readonly alive: boolean;
+  request(op: string, params: Record<string, unknown>, hooks?: RequestHooks): { id: number; reply: Promise<WorkerReply> };
+  interrupt(id: number, reason?: 'memory_limit'): void;
+  sendToolResult(callId: number, result: ToolAnswer): void;
+  kill(): void;
+  shutdown(graceMs: number): Promise<void>;
+  setHeld(held: boolean): void;
+}
+
+interface Pending {
+  resolve: (reply: WorkerReply) => void;
+  reject: (error: Error) => void;
+  hooks: RequestHooks;
+}
+
+/**
+ * Request matching over a {@link WorkerChannel}, after the handshake: numbers requests, routes responses, stream
+ * events and nested tool calls to the request they name, and fails every outstanding request at once when the
+ * worker ends. It knows nothing about deadlines or admission: the runtime owns those.
+ */
+export class RequestMatcher {
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+
+  /**
+   * @param unusable why a request cannot be sent now (the worker is not ready or has ended), or undefined.
+   * @param canSend whether control messages (interrupt, tool results) may be sent now.
+   */
+  constructor(
+    private readonly channel: WorkerChannel,
+    private readonly logger: Logger,
+    private readonly unusable: () => Error | undefined,
+    private readonly canSend: () => boolean,
+  ) {}
+
+  /** Requests sent and not yet answered. */
+  get inFlight(): number {
+    return this.pending.size;
+  }
+
+  /**
+   * Sends one request. Resolves with the worker's reply; rejects with the `unusable` error, or with a
+   * `message_too_large` FrameError if the request cannot be framed.
+   */
+  request(op: string, params: Record<string, unknown>, hooks: RequestHooks = {}): { id: number; reply: Promise<WorkerReply> } {
+    const id = this.nextId++;
+    const reply = new Promise<WorkerReply>((resolve, reject) => {
+      const problem = this.unusable();
+      if (problem !== undefined) {
+        reject(problem);
+        return;
+      }
+      try {
+        this.channel.send({ type: 'request', id, op, params, stream: hooks.onEvent !== undefined });
+      } catch (error) {
+        reject(error as Error);
+        return;
+      }
+      this.pending.set(id, { resolve, reject, hooks });
+    });
+    return { id, reply };
+  }
+
+  /** Asks the worker to interrupt request `id` if it is still the active one. */
+  interrupt(id: number, reason?: 'memory_limit'): void {
+    this.send(reason === undefined ? { type: 'interrupt', id } : { type: 'interrupt', id, reason });
+  }
+
+  /** Answers a nested tool call. */
+  sendToolResult(callId: number, result: ToolAnswer): void {
+    this.send(
+      result.ok
+        ? { type: 'tool_result', call_id: callId, ok: true, value_json: result.valueJson }
+        : { type: 'tool_result', call_id: callId, ok: false, message: result.message },
+    );
+  }
+
+  /** Sends a control message; a message that cannot be framed is logged, not thrown. */
+  send(message: unknown): void {
+    if (!this.canSend()) return;
+    try {
+      this.channel.send(message);
+    } catch (error) {
+      this.logger.warn('worker.send_failed', { reason: (error as Error).message });
+    }
+  }
+
+  /** Routes one decoded message received after the handshake. */
+  handle(raw: unknown): void {
+    const message = parseWorkerMessage(raw);
+    if (message === undefined) {
+      this.logger.warn('worker.invalid_message', { type: typeof raw === 'object' && raw !== null ? String((raw as { type?: unknown }).type).slice(0, 32) : typeof raw });
+      return;
+    }
+    switch (message.type) {
+      case 'response': {
+        if (message.id === null) return;
+        const pending = this.pending.get(message.id);
+        if (pending === undefined) return;
+        this.pending.delete(message.id);
+        const revision = message.catalog_revision;
+        const reply: WorkerReply = message.ok ? { ok: true, result: message.result } : { ok: false, error: message.error };
+        if (revision !== undefined) reply.catalogRevision = revision;
+        pending.resolve(reply);
+        return;
+      }
+      case 'event':
+        this.pending.get(message.id)?.hooks.onEvent?.(message);
+        return;
+      case 'tool_call': {
+        const pending = this.pending.get(message.id);
+        if (pending?.hooks.onToolCall === undefined) {
+          this.sendToolResult(message.call_id, { ok: false, message: 'tool calls are not available here' });
+          return;
+        }
+        pending.hooks.onToolCall(message);
+        return;
+      }
+      case 'protocol_error': {
+        this.logger.warn('worker.protocol_error', { code: message.code });
+        if (message.id !== undefined) {
+          const pending = this.pending.get(message.id);
+          if (pending !== undefined) {
+            this.pending.delete(message.id);
+            pending.resolve({ ok: false, error: { code: message.code, message: message.message } });
+          }
+        }
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Fails every outstanding request (the worker ended). */
+  rejectAll(error: Error): void {
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    for (const entry of pending) entry.reject(error);
+  }
+}
