@@ -1,4 +1,12 @@
-import { MAX_MEMORY_LIMIT_MB, defaultMemoryLimitMb, defaultSettings, type Settings } from '@ipython-mcp/protocol';
+import {
+  MAX_MEMORY_LIMIT_MB,
+  defaultMemoryLimitMb,
+  defaultSettings,
+  type OperationName,
+  type OperationParams,
+  type OperationResult,
+  type Settings,
+} from '@ipython-mcp/protocol';
 import { Runtime, chooseInterpreter, type Logger, type OperationOutcome, type RunOptions } from '@ipython-mcp/worker-supervisor';
 import PQueue from 'p-queue';
 import { CodeModeCancelledError, KernelClosedError, KernelStartupError } from './errors.js';
@@ -55,7 +63,7 @@ export interface KernelSession {
   /** Changes whenever the kernel's state is lost: restart, crash, forced replacement. */
   readonly stateId: string;
   /** Runs one worker operation (no queueing: the session already holds the kernel). */
-  run(op: string, params: Record<string, unknown>, options?: RunOptions): Promise<OperationOutcome>;
+  run<Op extends OperationName>(op: Op, params: OperationParams<Op>, options?: RunOptions): Promise<OperationOutcome<OperationResult<Op>>>;
   /** Replaces the kernel process with a fresh one, discarding its state. */
   restart(): Promise<void>;
 }

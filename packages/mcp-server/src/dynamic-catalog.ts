@@ -175,12 +175,11 @@ export class DynamicCatalog {
     const outcome = await runtime.run('discover', params, { signal });
     if (!outcome.ok) return false;
     if (outcome.meta.epoch !== runtime.epoch) return false;
-    const result = outcome.result as { revision?: unknown; tools?: unknown; stale?: unknown; unchanged?: unknown };
-    if (result.unchanged === true && result.revision === known && this.workerRevision === known) return true;
+    const result = outcome.result;
+    if ('unchanged' in result && result.revision === known && this.workerRevision === known) return true;
     this.snapshotEpoch = outcome.meta.epoch;
-    if (typeof result.revision !== 'number' || !Array.isArray(result.tools)) return false;
-    const stale = Array.isArray(result.stale) ? result.stale.filter((name): name is string => typeof name === 'string') : undefined;
-    this.adopt(result.revision, result.tools as Registration[], stale);
+    if ('unchanged' in result) return false;
+    this.adopt(result.revision, result.tools, result.stale);
     return true;
   }
 

@@ -8,7 +8,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { Settings } from '@ipython-mcp/protocol';
+import type { OperationName, OperationParams, Settings } from '@ipython-mcp/protocol';
 import { Runtime, silentLogger, type Logger, type OperationMeta, type OperationOutcome, type RunOptions } from '@ipython-mcp/worker-supervisor';
 import { DynamicCatalog } from './dynamic-catalog.js';
 import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type StableToolDefinition } from './stable-tools.js';
@@ -113,7 +113,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
-        const outcome = await runtime.run(stable.op, parsed.data as Record<string, unknown>, runOptions);
+        const outcome = await runtime.run(stable.op, parsed.data as OperationParams<OperationName>, runOptions);
         const result = await afterStableTool(stable, outcome, catalog, runtime, results);
         journal?.stableTool(stable.name, parsed.data as Record<string, unknown>, outcome);
         return result;

@@ -1,5 +1,16 @@
 import { AdmissionError, AdmissionQueue, type AdmissionTicket } from '@ipython-mcp/admission-queue';
-import { FrameError, loneSurrogatePath, workerLimits, type ErrorCode, type Settings, type ToolCall, type WorkerEvent } from '@ipython-mcp/protocol';
+import {
+  FrameError,
+  loneSurrogatePath,
+  workerLimits,
+  type ErrorCode,
+  type OperationName,
+  type OperationParams,
+  type OperationResult,
+  type Settings,
+  type ToolCall,
+  type WorkerEvent,
+} from '@ipython-mcp/protocol';
 import { silentLogger, type Logger } from './logger.js';
 import { WorkerMemory, describeMemoryStop, toMb, type MemoryTrigger, type OperationMemoryWatch } from './memory-watch.js';
 import { PausableTimer } from './pausable-timer.js';
@@ -77,9 +88,12 @@ export interface OperationFailure {
   retryAfterMs?: number | undefined;
 }
 
-/** The outcome of {@link Runtime.run}: it never throws. */
-export type OperationOutcome =
-  | { ok: true; result: Record<string, unknown>; meta: OperationMeta }
+/**
+ * The outcome of {@link Runtime.run}: it never throws. `Result` is the operation's result type from the catalogue
+ * (`@ipython-mcp/protocol` operations.ts); untyped code sees a plain record.
+ */
+export type OperationOutcome<Result = Record<string, unknown>> =
+  | { ok: true; result: Result; meta: OperationMeta }
   | { ok: false; error: OperationFailure; meta: OperationMeta };
 
 /** A snapshot for runtime_status: control-plane facts only. */
@@ -229,7 +243,12 @@ export class Runtime {
 
   /**
    * Admits one operation, runs it on the worker under the deadline, and reports its outcome. Never throws.
+   *
+   * Typed by the operations catalogue. The result is trusted to have its catalogued shape after the cheap frame
+   * checks (parse-worker-message.ts): validating every result in full would cost the hot path, and the contract
+   * tests (operations.test.ts, python/tests/test_operations_contract.py) hold the worker to the catalogue instead.
    */
+  run<Op extends OperationName>(op: Op, params: OperationParams<Op>, options?: RunOptions): Promise<OperationOutcome<OperationResult<Op>>>;
   async run(op: string, params: Record<string, unknown>, options: RunOptions = {}): Promise<OperationOutcome> {
     const illFormed = loneSurrogatePath(params);
     const outcome =
