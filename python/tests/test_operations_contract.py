@@ -73,7 +73,8 @@ def scenario(worker: WorkerProcess, library: Path) -> list[tuple[str, dict[str, 
              "class Point:\n    '''A point.'''\n    def __init__(self, x: int = 0):\n        self.x = x\n"
              "value = {'n': 10**20, 'f': float('nan')}\n")
     run("execute", {"code": f"import sys\nsys.path.insert(0, {str(library)!r})\n{setup}print('hi')\nvalue"})
-    run("execute", {"code": "from IPython.display import display, HTML\ndisplay(HTML('<b>x</b>'))\nPoint(1)"})
+    run("execute", {"code": "from IPython.display import display as _display, HTML as _HTML\n_display(_HTML('<b>x</b>'))\n"
+                            "Point(1)"})
     run("execute", {"code": "1/0"})
     run("execute", {"code": "def broken(:\n  pass"})
     run("list", {})
