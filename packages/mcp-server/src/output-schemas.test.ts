@@ -25,6 +25,12 @@ describe('stable tool output schemas derived from the operations catalogue', () 
     expect(validate(compact) ? [] : validate.errors).toEqual([]);
   });
 
+  it.each(tools)('%s accepts a structured failure (isError) beside its success shape', (tool) => {
+    const validate = ajv.compile(compactOutputSchema(tool));
+    const failure = { error: { code: 'name_not_found', message: "name 'x' is not defined", details: { name: 'x' } }, runtime: { epoch: 2 } };
+    expect(validate(failure) ? [] : validate.errors).toEqual([]);
+  });
+
   it('has an example for every tool that runs a worker operation', () => {
     expect(tools.filter((tool) => !examples.some((example) => example.op === tool))).toEqual([]);
   });

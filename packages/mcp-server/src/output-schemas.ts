@@ -153,11 +153,18 @@ const escapedSchema = {
   description: 'Fields whose text held lone surrogates (or other parts JSON cannot carry), written escaped (docs/protocol.md, "Value contract").',
 };
 
-/** A result schema: the success fields, or (for a failed call, `isError`) a structured `error` object. */
+/**
+ * A result schema: the success fields, or (for a failed call, `isError`) a structured `error` object. A success that
+ * has an `error` field of its own (execute's failed cell, inspect's first failure) accepts either there.
+ */
 export function output(properties: Json, required: string[]): Json {
+  const { error: ownError, ...rest } = properties as { error?: Json };
+  const alternatives = ownError?.anyOf as Json[] | undefined;
+  const either = alternatives === undefined ? { anyOf: [ownError, errorSchema] } : { ...ownError, anyOf: [...alternatives, errorSchema] };
+  const error = ownError === undefined ? {} : { error: either };
   return {
     type: 'object',
-    properties: { ...properties, runtime: runtimeMetaSchema, escaped: escapedSchema },
+    properties: { ...rest, ...error, runtime: runtimeMetaSchema, escaped: escapedSchema },
     anyOf: [{ required }, { required: ['error'], properties: { error: errorSchema } }],
     additionalProperties: true,
   };
