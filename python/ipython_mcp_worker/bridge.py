@@ -26,6 +26,7 @@ from typing import Any
 
 from .capture import PrefixSink
 from .codec import FrameTooLarge, encode_frame
+from .constants import RUN_CODE_DROPPED_FIELDS
 from .context import WorkerContext
 from .errors import OpError
 from .jsonvalue import MAX_SAFE_INTEGER, encode_text
@@ -164,7 +165,7 @@ class ToolBridge:
         finally:
             self.max_tool_calls = budget_before
             _forget_inline_backend()
-        for field in ("stdout", "stderr", "stdout_omitted_chars", "stderr_omitted_chars"):
+        for field in RUN_CODE_DROPPED_FIELDS:  # operations.ts omits the same list from run_code's result schema
             result.pop(field, None)
         result["truncated"].pop("stdout", None)
         result["truncated"].pop("stderr", None)

@@ -19,7 +19,8 @@ from typing import Any
 
 from . import namespace_calls, namespace_edits, namespace_listing
 from .failure import describe_exception
-from .namespace_names import FUNCTION_TYPES, KINDS, RUNTIME_NAMES, Names, classify
+from .namespace_names import FUNCTION_TYPES, KINDS, Names, classify
+from .runtime_names import RUNTIME_NAMES
 
 __all__ = ["FUNCTION_TYPES", "KINDS", "RUNTIME_NAMES", "Namespace", "classify", "describe_exception"]
 

@@ -7,8 +7,9 @@ from typing import Any
 from .errors import OpError
 from .jsonvalue import bounded_repr
 from .limits import bound_text
-from .namespace_names import KINDS, RUNTIME_NAMES, Names, classify, quietly
+from .namespace_names import KINDS, Names, classify, quietly
 from .params import require_dict
+from .runtime_names import RUNTIME_NAMES
 from .signature import signature_text
 from .static import NoSignature, doc_of, module_of, qualified_type_name, type_qualname
 

@@ -19,15 +19,14 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 from .capture import FdCapture, PrefixSink, StreamRouter, TextSink, Throttle
+from .constants import IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32
 from .failure import exception_details
 from .jsonvalue import JsonCut, JsonForm, NotJson, child_path, json_form, safe_repr
 from .limits import Limits, bound_text
 from .packages import install_package_magics
 from .params import require_str
 
-IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
 INLINE_MATPLOTLIB_BACKEND = "module://matplotlib_inline.backend_inline"
-MAX_IMAGE_BASE64_CHARS = 2 * 1024 * 1024
 
 
 class _QuietDisplayHook(DisplayHook):
@@ -375,7 +374,7 @@ def describe_error(error: BaseException, traceback_text: str, limits: Limits, *,
 
 def _line_number(value: Any) -> int:
     """SyntaxError.lineno as a small int: user code can set it to anything."""
-    return value if type(value) is int and 0 <= value <= 2**31 - 1 else 0
+    return value if type(value) is int and 0 <= value <= MAX_INT32 else 0
 
 
 @contextlib.contextmanager

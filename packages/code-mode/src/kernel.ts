@@ -8,6 +8,7 @@ import {
   type RunOptions,
   type RuntimeOptions,
 } from '@ipython-mcp/worker-supervisor';
+import type { OperationName, OperationParams, OperationResult } from '@ipython-mcp/protocol';
 import PQueue from 'p-queue';
 import { CodeModeCancelledError, KernelClosedError, KernelStartupError } from './errors.js';
 import { MAX_RESULT_BYTES, MAX_RESULT_DEPTH } from './result-cut.js';
@@ -63,7 +64,7 @@ export interface KernelSession {
   /** Changes whenever the kernel's state is lost: restart, crash, forced replacement. */
   readonly stateId: string;
   /** Runs one worker operation (no queueing: the session already holds the kernel). */
-  run(op: string, params: Record<string, unknown>, options?: RunOptions): Promise<OperationOutcome>;
+  run<Op extends OperationName>(op: Op, params: OperationParams<Op>, options?: RunOptions): Promise<OperationOutcome<OperationResult<Op>>>;
   /** Replaces the kernel process with a fresh one, discarding its state. */
   restart(): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import { IMAGE_MIME_TYPES } from '@ipython-mcp/protocol';
 import { KernelOperationError } from './errors.js';
 import type { JsonValue } from './json-schema.js';
 import { describeResultCut, parseResultCut, type ResultCut } from './result-cut.js';
@@ -5,7 +6,6 @@ import { describeResultCut, parseResultCut, type ResultCut } from './result-cut.
 /** Printed output kept per run_code call: 10 MiB of characters (the worker's `max_text_chars`). */
 export const MAX_OUTPUT_CHARS = 10 * 1024 * 1024;
 
-const IMAGE_TYPES = ['image/png', 'image/jpeg'] as const;
 
 /** An image the model can see. */
 export interface ImagePart {
@@ -99,7 +99,7 @@ function parseError(raw: unknown): RunCodeReply['error'] {
 
 function pickImage(bundle: unknown): ImagePart | undefined {
   if (!isRecord(bundle)) return undefined;
-  for (const mediaType of IMAGE_TYPES) {
+  for (const mediaType of IMAGE_MIME_TYPES) {
     const data = bundle[mediaType];
     if (typeof data === 'string' && data.length > 0) return { type: 'image', mediaType, data: data.replace(/\s+/g, '') };
   }

@@ -108,7 +108,7 @@ export class CodeMode implements AsyncDisposable {
   private readonly kernelOptions: IPythonKernelOptions;
   private ownKernel: IPythonKernel | undefined;
   private readonly byToolName: Map<string, ToolFunction>;
-  private readonly specs: Record<string, unknown>[];
+  private readonly specs: ReturnType<typeof toolFunctionSpec>[];
   private readonly toolsKey: string;
   private failureCount = 0;
   private runCount = 0;

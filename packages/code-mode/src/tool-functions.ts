@@ -1,3 +1,4 @@
+import type { OperationParams } from '@ipython-mcp/protocol';
 import { InvalidCodeModeOptionsError } from './errors.js';
 import type { JsonSchema, JsonValue } from './json-schema.js';
 import { assignPythonNames, pythonLiteral } from './python-names.js';
@@ -97,8 +98,11 @@ export function buildToolFunctions(definitions: readonly ToolDefinition[]): Tool
   });
 }
 
+/** One tool as `define_tools` sends it (the operations catalogue's shape). */
+type ToolSpec = OperationParams<'define_tools'>['tools'][number];
+
 /** The `define_tools` wire spec of a function (docs/protocol.md). */
-export function toolFunctionSpec(tool: ToolFunction): Record<string, unknown> {
+export function toolFunctionSpec(tool: ToolFunction): ToolSpec {
   return {
     python_name: tool.pythonName,
     tool_name: tool.toolName,

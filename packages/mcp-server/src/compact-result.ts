@@ -76,7 +76,21 @@ function isObject(value: unknown): value is Json {
 }
 
 /** Defaults shared by every result: the value-contract fields are present only when non-empty. */
-const COMMON = { escaped: [], encoded: {}, encoded_omitted: 0 };
+export const COMMON: Json = { escaped: [], encoded: {}, encoded_omitted: 0 };
+/** Defaults of execute's JSON value (`kind: "json"` is the default kind). */
+export const JSON_RESULT_DEFAULTS: Json = { ...COMMON, kind: 'json' };
+/** Defaults of the value results (call_function, dynamic tools). */
+export const VALUE_DEFAULTS: Json = { ...COMMON, truncated: false };
+/** Defaults of a listing (list, search); its `total` is left out when it equals the number of items. */
+export const LISTING_DEFAULTS: Json = { ...COMMON, truncated: false };
+/** Defaults of one reload result. */
+export const RELOAD_ITEM_DEFAULTS: Json = { bindings: [] };
+/** Defaults of remove's partitions. */
+export const REMOVE_DEFAULTS: Json = { ...COMMON, removed: [], refused: [], unknown: [] };
+/** Defaults of a registration. */
+export const REGISTRATION_DEFAULTS: Json = { ...COMMON, description_truncated: false };
+/** Defaults of unregister_tool's partitions. */
+export const UNREGISTER_DEFAULTS: Json = { ...COMMON, unregistered: [], unknown: [] };
 
 /** Defaults of the execute result (the worker's shape in docs/protocol.md). */
 export const EXECUTE_DEFAULTS: Json = {
@@ -92,8 +106,10 @@ export const EXECUTE_DEFAULTS: Json = {
   displays_omitted: 0,
   error: null,
 };
-const EXECUTE_ERROR_DEFAULTS: Json = { message_truncated: false, traceback_truncated: false, filename_truncated: false };
-const DISPLAY_DEFAULTS: Json = { metadata: {}, truncated: false };
+/** Defaults of execute's cell error. */
+export const EXECUTE_ERROR_DEFAULTS: Json = { message_truncated: false, traceback_truncated: false, filename_truncated: false };
+/** Defaults of one display. */
+export const DISPLAY_DEFAULTS: Json = { metadata: {}, truncated: false };
 
 /** Drops the 75-dash banner, the padded "Traceback (most recent call last)" header line and ANSI colour codes. */
 export function cleanTraceback(traceback: string): string {
@@ -111,7 +127,7 @@ export function cleanTraceback(traceback: string): string {
 function compactExecute(full: Json): Json {
   const shown = withoutDefaults({ ...full, truncated: trueFlags(full.truncated) ?? {} }, EXECUTE_DEFAULTS);
   if (isObject(full.result)) {
-    shown.result = full.result.kind === 'json' && 'value' in full.result ? withoutDefaults(full.result, { ...COMMON, kind: 'json' }) : full.result;
+    shown.result = full.result.kind === 'json' && 'value' in full.result ? withoutDefaults(full.result, JSON_RESULT_DEFAULTS) : full.result;
   }
   if (isObject(full.error)) {
     const error = withoutDefaults(full.error, EXECUTE_ERROR_DEFAULTS);
@@ -122,19 +138,22 @@ function compactExecute(full: Json): Json {
   return shown;
 }
 
-const FUNCTION_DEFAULTS: Json = { signature_truncated: false, doc_truncated: false, module: null, doc: null };
-const MATCH_DEFAULTS: Json = { repr_truncated: false };
+/** Defaults of one `list` entry. */
+export const FUNCTION_DEFAULTS: Json = { signature_truncated: false, doc_truncated: false, module: null, doc: null };
+/** Defaults of one `search` match. */
+export const MATCH_DEFAULTS: Json = { repr_truncated: false };
 
 /** A listing (`list`, `search`): `total` is left out when it equals the number of items returned. */
 function compactListing(full: Json, key: string, itemDefaults: Json): Json {
   const items = full[key];
-  const shown = withoutDefaults(full, { ...COMMON, truncated: false });
+  const shown = withoutDefaults(full, LISTING_DEFAULTS);
   if (Array.isArray(items) && shown.total === items.length) delete shown.total;
   shown[key] = mapItems(items, (item) => withoutDefaults(item, itemDefaults));
   return shown;
 }
 
-const INSPECT_DEFAULTS: Json = {
+/** Defaults of an inspection. */
+export const INSPECT_DEFAULTS: Json = {
   ...COMMON,
   qualified_type: null,
   signature: null,
@@ -145,7 +164,8 @@ const INSPECT_DEFAULTS: Json = {
   error: null,
 };
 
-const RESET_DEFAULTS: Json = { ...COMMON, removed: [], removed_truncated: false };
+/** Defaults of reset's result. */
+export const RESET_DEFAULTS: Json = { ...COMMON, removed: [], removed_truncated: false };
 
 /** Defaults of runtime_status: idle, nothing interrupted, no error, no dynamic tools. */
 export const STATUS_DEFAULTS: Json = {
@@ -169,7 +189,7 @@ export function compactResult(tool: string, full: Json): Json {
       return compactExecute(full);
     case 'call_function':
     case 'call_tool':
-      return withoutDefaults(full, { ...COMMON, truncated: false });
+      return withoutDefaults(full, VALUE_DEFAULTS);
     case 'list':
       return compactListing(full, 'functions', FUNCTION_DEFAULTS);
     case 'search':
@@ -177,18 +197,18 @@ export function compactResult(tool: string, full: Json): Json {
     case 'inspect':
       return withoutDefaults({ ...full, truncated: trueFlags(full.truncated) ?? {} }, INSPECT_DEFAULTS);
     case 'reload':
-      return { ...withoutDefaults(full, COMMON), results: mapItems(full.results, (item) => withoutDefaults(item, { bindings: [] })) };
+      return { ...withoutDefaults(full, COMMON), results: mapItems(full.results, (item) => withoutDefaults(item, RELOAD_ITEM_DEFAULTS)) };
     case 'remove':
-      return withoutDefaults(full, { ...COMMON, removed: [], refused: [], unknown: [] });
+      return withoutDefaults(full, REMOVE_DEFAULTS);
     case 'reset': {
       const shown = withoutDefaults(full, RESET_DEFAULTS);
       if (Array.isArray(full.removed) && full.removed_count === full.removed.length) delete shown.removed_count;
       return shown;
     }
     case 'register_tool':
-      return withoutDefaults(full, { ...COMMON, description_truncated: false });
+      return withoutDefaults(full, REGISTRATION_DEFAULTS);
     case 'unregister_tool':
-      return withoutDefaults(full, { ...COMMON, unregistered: [], unknown: [] });
+      return withoutDefaults(full, UNREGISTER_DEFAULTS);
     case 'runtime_status':
       return withoutDefaults(full, STATUS_DEFAULTS);
     default:

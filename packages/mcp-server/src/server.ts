@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { Runtime, silentLogger, type Logger, type OperationMeta, type OperationOutcome, type RunOptions, type RuntimeOptions } from '@ipython-mcp/worker-supervisor';
+import type { OperationName, OperationParams } from '@ipython-mcp/protocol';
 import { DynamicCatalog } from './dynamic-catalog.js';
 import { runtimeOptionsFromSettings, type Settings } from './settings.js';
 import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type CatalogEffect, type StableToolDefinition } from './stable-tools.js';
@@ -110,7 +111,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
-        const outcome = await runtime.run(stable.op, parsed.data as Record<string, unknown>, runOptions);
+        const outcome = await runtime.run(stable.op, parsed.data as OperationParams<OperationName>, runOptions);
         const result = await afterStableTool(stable, outcome, catalog, runtime, results);
         journal?.stableTool(stable.name, parsed.data as Record<string, unknown>, outcome);
         return result;

@@ -1,19 +1,6 @@
+import type { OperationName } from '@ipython-mcp/protocol';
 import { z } from 'zod';
-import {
-  cellErrorSchema,
-  displaySchema,
-  emptyList,
-  encodedOmittedSchema,
-  encodedSchema,
-  flag,
-  flagMap,
-  functionSchema,
-  matchSchema,
-  nullableText,
-  output,
-  totalSchema,
-  valueSchema,
-} from './output-schemas.js';
+import { compactOutputSchema, flag } from './output-schemas.js';
 
 /** A stable tool: its MCP description, input model and output schema. Handlers live in server.ts. */
 export interface StableToolDefinition {
@@ -23,7 +10,7 @@ export interface StableToolDefinition {
   input: z.ZodObject;
   outputSchema: Record<string, unknown>;
   /** The worker operation it maps to; `null` for runtime_status, which never reaches the worker. */
-  op: string | null;
+  op: OperationName | null;
   readOnly: boolean;
   /**
    * What the tool does to the dynamic tool catalog: `changes` (registry operations: reconcile after every call),
@@ -69,22 +56,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
       'final value (JSON, else its IPython repr), displays (PNG/JPEG as image content), the execution count, and a ' +
       'structured error for exceptions.',
     input: z.object({ code: z.string().describe('Python source, run as one cell.') }).strict(),
-    outputSchema: output(
-      {
-        status: { type: 'string', enum: ['ok', 'error'], default: 'ok' },
-        execution_count: { type: 'integer' },
-        stdout: { type: 'string', default: '' },
-        stderr: { type: 'string', default: '' },
-        stdout_omitted_chars: { type: 'integer', default: 0 },
-        stderr_omitted_chars: { type: 'integer', default: 0 },
-        truncated: flagMap('The parts that were cut (stdout, stderr, result, displays); absent ones were not.'),
-        result: valueSchema,
-        displays: { type: 'array', items: displaySchema, default: [] },
-        displays_omitted: { type: 'integer', default: 0 },
-        error: cellErrorSchema,
-      },
-      ['execution_count'],
-    ),
+    outputSchema: compactOutputSchema('execute'),
   },
   {
     name: 'call_function',
@@ -102,10 +74,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
         arguments: z.record(z.string(), z.unknown()).default({}).describe('Keyword arguments.'),
       })
       .strict(),
-    outputSchema: output(
-      { value: {}, truncated: flag(), encoded: encodedSchema, encoded_omitted: encodedOmittedSchema },
-      ['value'],
-    ),
+    outputSchema: compactOutputSchema('call_function'),
   },
   {
     name: 'list',
@@ -117,10 +86,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
       'List functions with signatures, modules and docstrings (bounded): top-level ones, and the public functions of ' +
       'configured library modules under their dotted path (e.g. `mylib.tool`), ready for call_function.',
     input: z.object({}).strict(),
-    outputSchema: output(
-      { functions: { type: 'array', items: functionSchema }, total: totalSchema('functions'), truncated: flag() },
-      ['functions'],
-    ),
+    outputSchema: compactOutputSchema('list'),
   },
   {
     name: 'search',
@@ -142,10 +108,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
           .describe('Only these kinds.'),
       })
       .strict(),
-    outputSchema: output(
-      { matches: { type: 'array', items: matchSchema }, total: totalSchema('matches'), truncated: flag() },
-      ['matches'],
-    ),
+    outputSchema: compactOutputSchema('search'),
   },
   {
     name: 'inspect',
@@ -157,21 +120,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
       'Describe one live name (dotted allowed): kind, qualified type, callable, signature, module, documentation and a ' +
       'safe repr, each bounded. A failure reading any of them is reported in `error`.',
     input: z.object({ name: identifier.describe('Name or dotted path.') }).strict(),
-    outputSchema: output(
-      {
-        name: { type: 'string' },
-        kind: { type: ['string', 'null'], description: 'null when the name did not resolve (see error).' },
-        qualified_type: nullableText,
-        callable: { type: 'boolean' },
-        signature: nullableText,
-        module: nullableText,
-        documentation: nullableText,
-        representation: nullableText,
-        truncated: flagMap('The fields that were cut; absent ones were not.'),
-        error: { type: ['object', 'null'], default: null },
-      },
-      ['name', 'kind'],
-    ),
+    outputSchema: compactOutputSchema('inspect'),
   },
   {
     name: 'reload',
@@ -183,15 +132,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
       'Reload the named imported modules (only those: dependencies are never guessed) and rebind every name, aliases ' +
       'included, that pointed at the old module. One result per module.',
     input: z.object({ modules: z.array(z.string().min(1).max(512)).min(1).max(100).describe('Module names.') }).strict(),
-    outputSchema: output(
-      {
-        results: {
-          type: 'array',
-          items: { type: 'object', properties: { module: { type: 'string' }, status: { type: 'string' }, bindings: emptyList }, required: ['module', 'status'] },
-        },
-      },
-      ['results'],
-    ),
+    outputSchema: compactOutputSchema('reload'),
   },
   {
     name: 'remove',
@@ -203,7 +144,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
       'Delete top-level names; reports them as removed, refused (names starting with _, IPython runtime and configured ' +
       'module bindings) or unknown. Repeating a removal removes nothing more.',
     input: z.object({ names: z.array(z.string().min(1).max(512)).max(10_000).describe('Top-level names.') }).strict(),
-    outputSchema: output({ removed: emptyList, refused: emptyList, unknown: emptyList }, []),
+    outputSchema: compactOutputSchema('remove'),
   },
   {
     name: 'reset',
@@ -215,15 +156,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
       'Remove every unprotected user-created name, restore configured module bindings and drop all dynamic tools; ' +
       'reports the removed names (sorted) and the unchanged execution count.',
     input: z.object({}).strict(),
-    outputSchema: output(
-      {
-        removed: emptyList,
-        removed_count: { type: 'integer', description: 'How many were removed; absent when it equals the length of removed.' },
-        removed_truncated: flag('A very long removed list was cut.'),
-        execution_count: { type: 'integer' },
-      },
-      ['execution_count'],
-    ),
+    outputSchema: compactOutputSchema('reset'),
   },
   {
     name: 'register_tool',
@@ -242,18 +175,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
         description: z.string().max(100_000).nullable().default(null).describe('Defaults to the docstring.'),
       })
       .strict(),
-    outputSchema: output(
-      {
-        tool_name: { type: 'string' },
-        name: { type: 'string' },
-        description: { type: 'string' },
-        description_truncated: flag(),
-        input_schema: { type: 'object' },
-        fingerprint: { type: 'string' },
-        revision: { type: 'integer' },
-      },
-      ['tool_name', 'name', 'input_schema', 'fingerprint', 'revision'],
-    ),
+    outputSchema: compactOutputSchema('register_tool'),
   },
   {
     name: 'unregister_tool',
@@ -263,7 +185,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     catalogEffect: 'changes',
     description: 'Withdraw dynamic tools by name; reports unregistered and unknown names. Idempotent; stable tools cannot be removed.',
     input: z.object({ names: z.array(z.string().min(1).max(512)).max(1000).describe('Dynamic tool names.') }).strict(),
-    outputSchema: output({ unregistered: emptyList, unknown: emptyList, revision: { type: 'integer' } }, ['revision']),
+    outputSchema: compactOutputSchema('unregister_tool'),
   },
   {
     name: 'runtime_status',

@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS } from '@ipython-mcp/protocol';
 import type { OperationFailure, OperationMeta } from '@ipython-mcp/worker-supervisor';
 import { compactResult, runtimeMeta, shownRuntime } from './compact-result.js';
 import { executeText, failureText, valueText } from './result-text.js';
@@ -24,10 +25,6 @@ function plainJson(structured: Json): Json {
     return JSON.parse(text) as Json;
   }
 }
-
-/** Largest image (base64 characters) returned as MCP image content; the worker bounds images the same way. */
-export const MAX_IMAGE_BASE64_CHARS = 2 * 1024 * 1024;
-const IMAGE_MIME_TYPES = ['image/png', 'image/jpeg'] as const;
 
 type ImageItem = { type: 'image'; data: string; mimeType: string };
 

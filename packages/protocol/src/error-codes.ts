@@ -1,3 +1,5 @@
+import { RETRYABLE_ERROR_CODE_LIST } from './constants.js';
+
 /**
  * The stable error codes shared by the parent and the worker. The list is pinned by
  * `fixtures/protocol/error-codes.json`, which the Python tests read too.
@@ -14,8 +16,6 @@ export const ERROR_CODES = [
   'invalid_arguments',
   'message_too_large',
   'protocol_error',
-  'execution_error',
-  'syntax_error',
   'name_not_found',
   'not_callable',
   'binding_failed',
@@ -28,9 +28,6 @@ export const ERROR_CODES = [
   'registry_full',
   'stale_registration',
   'tool_not_found',
-  'module_not_found',
-  'reload_failed',
-  'inspect_failed',
   'startup_failed',
   'worker_crashed',
   'internal_error',
@@ -40,4 +37,4 @@ export const ERROR_CODES = [
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
 /** Codes whose operation never ran, so the caller may simply try again. */
-export const RETRYABLE_ERROR_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['runtime_busy', 'queue_timeout']);
+export const RETRYABLE_ERROR_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(RETRYABLE_ERROR_CODE_LIST);

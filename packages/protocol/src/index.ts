@@ -1,4 +1,5 @@
 // Any new export here becomes public API of @ipython-mcp/protocol.
+export { IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32, RUN_CODE_DROPPED_FIELDS } from './constants.js';
 export { ERROR_CODES, RETRYABLE_ERROR_CODES } from './error-codes.js';
 export type { ErrorCode } from './error-codes.js';
 export {
@@ -44,6 +45,15 @@ export type {
   WorkerEvent,
   WorkerMessage,
 } from './messages.js';
+export {
+  OPERATION_NAMES,
+  OPERATIONS,
+  checkOperationParams,
+  checkOperationResult,
+  isOperationName,
+  operationsJsonSchema,
+} from './operations.js';
+export type { Display, ExecuteResult, OperationName, OperationParams, OperationResult, Registration, RunCodeResult } from './operations.js';
 export { parseWorkerMessage } from './parse-worker-message.js';
 export { DEFAULT_WORKER_LIMITS, workerLimits } from './settings.js';
 export type { WorkerLimits } from './settings.js';

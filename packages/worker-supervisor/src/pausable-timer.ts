@@ -1,3 +1,5 @@
+import { MAX_INT32 } from '@ipython-mcp/protocol';
+
 /**
  * A one-shot timer whose clock can be paused: Code Mode's deadline does not count time spent in nested tool
  * calls. `Infinity` never fires.
@@ -48,7 +50,7 @@ export class PausableTimer {
         this.handle = undefined;
         this.onFire();
       },
-      Math.max(0, Math.min(this.remainingMs, 2_147_483_647)),
+      Math.max(0, Math.min(this.remainingMs, MAX_INT32)),
     );
   }
 }

@@ -62,9 +62,12 @@ export interface OperationFailure {
   retryAfterMs?: number | undefined;
 }
 
-/** The outcome of {@link Runtime.run}: it never throws. */
-export type OperationOutcome =
-  | { ok: true; result: Record<string, unknown>; meta: OperationMeta }
+/**
+ * The outcome of {@link Runtime.run}: it never throws. `Result` is the operation's result type from the catalogue
+ * (`@ipython-mcp/protocol` operations.ts); untyped code sees a plain record.
+ */
+export type OperationOutcome<Result = Record<string, unknown>> =
+  | { ok: true; result: Result; meta: OperationMeta }
   | { ok: false; error: OperationFailure; meta: OperationMeta };
 
 /** A snapshot for runtime_status: control-plane facts only. */

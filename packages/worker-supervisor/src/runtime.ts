@@ -1,5 +1,5 @@
 import { AdmissionError, AdmissionQueue } from '@ipython-mcp/admission-queue';
-import { loneSurrogatePath } from '@ipython-mcp/protocol';
+import { loneSurrogatePath, type OperationName, type OperationParams, type OperationResult } from '@ipython-mcp/protocol';
 import { Dispatcher } from './dispatch.js';
 import { silentLogger, type Logger } from './logger.js';
 import { WorkerMemory, toMb } from './memory-watch.js';
@@ -121,7 +121,12 @@ export class Runtime {
 
   /**
    * Admits one operation, runs it on the worker under the deadline, and reports its outcome. Never throws.
+   *
+   * Typed by the operations catalogue. The result is trusted to have its catalogued shape after the cheap frame
+   * checks (parse-worker-message.ts): validating every result in full would cost the hot path, and the contract
+   * tests (operations.test.ts, python/tests/test_operations_contract.py) hold the worker to the catalogue instead.
    */
+  run<Op extends OperationName>(op: Op, params: OperationParams<Op>, options?: RunOptions): Promise<OperationOutcome<OperationResult<Op>>>;
   async run(op: string, params: Record<string, unknown>, options: RunOptions = {}): Promise<OperationOutcome> {
     const illFormed = loneSurrogatePath(params);
     const outcome =

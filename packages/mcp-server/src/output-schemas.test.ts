@@ -1,0 +1,49 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import { describe, expect, it } from 'vitest';
+import { compactResult } from './compact-result.js';
+import { COMPACT_RESULTS, compactOutputSchema } from './output-schemas.js';
+import { STABLE_TOOLS } from './stable-tools.js';
+
+interface Example {
+  name: string;
+  op: string;
+  result: Record<string, unknown>;
+}
+const corpus = fileURLToPath(new URL('../../../fixtures/protocol/operations.json', import.meta.url));
+const { examples } = JSON.parse(readFileSync(corpus, 'utf8')) as { examples: Example[] };
+const tools = Object.keys(COMPACT_RESULTS) as (keyof typeof COMPACT_RESULTS)[];
+// Draft-07 with the SDK client's leniency: what an MCP client checks structuredContent with.
+const ajv = new Ajv({ strict: false, allErrors: true });
+
+describe('stable tool output schemas derived from the operations catalogue', () => {
+  const cases = examples.filter((example) => (tools as string[]).includes(example.op)).map((example) => [example.name, example] as const);
+  it.each(cases)('the compact form of the real answer %s validates against its output schema', (_name, example) => {
+    const validate = ajv.compile(compactOutputSchema(example.op as keyof typeof COMPACT_RESULTS));
+    const compact = compactResult(example.op, example.result);
+    expect(validate(compact) ? [] : validate.errors).toEqual([]);
+  });
+
+  it.each(tools)('%s accepts a structured failure (isError) beside its success shape', (tool) => {
+    const validate = ajv.compile(compactOutputSchema(tool));
+    const failure = { error: { code: 'name_not_found', message: "name 'x' is not defined", details: { name: 'x' } }, runtime: { epoch: 2 } };
+    expect(validate(failure) ? [] : validate.errors).toEqual([]);
+  });
+
+  it('has an example for every tool that runs a worker operation', () => {
+    expect(tools.filter((tool) => !examples.some((example) => example.op === tool))).toEqual([]);
+  });
+
+  it('refuses a field no worker result has, below the top level', () => {
+    const validate = ajv.compile(compactOutputSchema('execute'));
+    expect(validate({ execution_count: 1, error: { kind: 'exception', type: 'E', message: '', traceback: '', extra: 1 } })).toBe(false);
+    expect(validate({ execution_count: 1, truncated: { stdout: false } })).toBe(false);
+  });
+
+  it('publishes the derived schema on every worker-backed stable tool', () => {
+    for (const tool of STABLE_TOOLS) {
+      if (tool.op !== null) expect(tool.outputSchema, tool.name).toEqual(compactOutputSchema(tool.op as keyof typeof COMPACT_RESULTS));
+    }
+  });
+});
