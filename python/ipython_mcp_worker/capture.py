@@ -207,6 +207,12 @@ class FdCapture:
             os.dup2(write_end, target)
             self._pipes[target] = (read_end, write_end)
             self._decoders[target] = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        # Per execute, settle() asks once which pipes hold anything instead of trying a read on each, and repair()
+        # compares fd 1/2 with the pipes' identities taken once here (the write ends never change).
+        self._ready = select.poll()
+        for read_end, _ in self._pipes.values():
+            self._ready.register(read_end, select.POLLIN)
+        self._identity = {target: _identity(write_end) for target, (_, write_end) in self._pipes.items()}
         self._stop_read, self._stop_write = os.pipe()
         self._thread = threading.Thread(target=self._drain_forever, name="ipython-mcp-fd-drain", daemon=True)
         self._thread.start()
@@ -243,8 +249,13 @@ class FdCapture:
 
     def settle(self) -> None:
         with self._lock:
-            for target in self._pipes:
-                self._read_available(target)
+            try:
+                ready = {fd for fd, _ in self._ready.poll(0)}
+            except OSError:
+                ready = None
+            for target, (read_end, _) in self._pipes.items():
+                if ready is None or read_end in ready:
+                    self._read_available(target)
                 tail = self._decoders[target].decode(b"", final=True)
                 sink = self._current(target)
                 if sink is not None and tail:
@@ -255,9 +266,7 @@ class FdCapture:
         """Point fd 1 and fd 2 back at the capture pipes if user code closed or redirected them."""
         for target, (_, write_end) in self._pipes.items():
             try:
-                current = os.fstat(target)
-                ours = os.fstat(write_end)
-                if (current.st_dev, current.st_ino) == (ours.st_dev, ours.st_ino):
+                if _identity(target) == self._identity[target]:
                     continue
             except OSError:
                 pass
@@ -272,6 +281,11 @@ class FdCapture:
         except OSError:
             pass
         self._thread.join(timeout=1)
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    status = os.fstat(fd)
+    return status.st_dev, status.st_ino
 
 
 class Throttle:

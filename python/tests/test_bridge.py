@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 
@@ -157,6 +158,55 @@ def test_an_interrupt_while_waiting_propagates_and_a_late_answer_is_ignored(work
     worker.send({"type": "tool_result", "call_id": message["call_id"], "ok": True, "value_json": '"stale"'})
     result = run(worker, "state, anything(n=2)['arguments']")
     assert result["result"]["value"] == ["kept", {"n": 2}]
+
+
+def test_frames_arriving_while_the_main_thread_waits_for_its_answer_are_all_handled_in_order(worker):
+    # The main thread reads fd 3 itself while a call is pending: a stale answer, a bad frame and an interrupt for
+    # another request must be handled as the reader thread would, and the real answer still reach the call.
+    define(worker)
+    request_id = worker.next_id
+    worker.send({"type": "request", "id": request_id, "op": "run_code",
+                 "params": {"code": "[anything(n=1)['arguments'], anything(n=2)['arguments']]"}, "stream": False})
+    worker.next_id += 1
+    first = worker.read()
+    assert first["type"] == "tool_call"
+    worker.send({"type": "tool_result", "call_id": first["call_id"] - 1, "ok": True, "value_json": '"stale"'})
+    worker.send({"type": "no_such_frame"})
+    worker.send({"type": "interrupt", "id": request_id + 1000})
+    error = worker.read()
+    assert error["type"] == "protocol_error" and "no_such_frame" in error["message"]
+    worker.send({"type": "tool_result", "call_id": first["call_id"], "ok": True,
+                 "value_json": json.dumps({"arguments": first["arguments"]})})
+    second = worker.read()
+    assert second["type"] == "tool_call" and second["call_id"] == first["call_id"] + 1
+    worker.send({"type": "tool_result", "call_id": second["call_id"], "ok": True,
+                 "value_json": json.dumps({"arguments": second["arguments"]})})
+    response = worker.read()
+    assert response["type"] == "response" and response["id"] == request_id, response
+    assert response["result"]["result"]["value"] == [{"n": 1}, {"n": 2}]
+    # The reader thread owns fd 3 again: an interrupt during plain code still stops it.
+    stopped = worker.next_id
+    worker.send({"type": "request", "id": stopped, "op": "run_code",
+                 "params": {"code": "import time\nwhile True: time.sleep(0.01)"}, "stream": False})
+    worker.next_id += 1
+    time.sleep(0.2)
+    worker.send({"type": "interrupt", "id": stopped})
+    response = worker.read()
+    assert response["id"] == stopped and response["result"]["error"]["type"] == "KeyboardInterrupt"
+
+
+def test_a_memory_stop_while_waiting_for_an_answer_answers_memory_limit(worker):
+    define(worker)
+    request_id = worker.next_id
+    worker.send({"type": "request", "id": request_id, "op": "run_code",
+                 "params": {"code": "anything(n=1)"}, "stream": False})
+    worker.next_id += 1
+    assert worker.read()["type"] == "tool_call"
+    worker.send({"type": "interrupt", "id": request_id, "reason": "memory_limit"})
+    response = worker.read()
+    assert response["id"] == request_id and response["ok"] is False
+    assert response["error"]["code"] == "memory_limit"
+    assert run(worker, "1 + 1")["result"]["value"] == 2
 
 
 def test_output_is_ordered_across_stdout_stderr_and_displays(worker):

@@ -208,7 +208,8 @@ async function main() {
     delete results.floorB;
   }
   await step('execute', 'mcpFloor', `no-op tool on a bare SDK stdio server ×${n.execute}`, () => measureMcpFloor(ctx));
-  await step('execute', 'pipeFloor', `Node ↔ Python pipe ping-pong ×${n.execute}`, () => measurePipeFloor(ctx));
+  // The pipe round trip is the limit of both Runtime.run and the nested call: it runs with either section.
+  await step(wanted('execute') ? 'execute' : 'code-mode', 'pipeFloor', `Node ↔ Python pipe ping-pong ×${n.execute}`, () => measurePipeFloor(ctx));
   await step('execute', 'kernel', `ipykernel via jupyter_client ×${n.kernel}`, () => measureKernel({ ...ctx, n: { ...n, stdinCalls: 0 } }));
   for (const [index, peer] of options.compare.entries()) {
     await step('execute', `peer${index + 1}`, `peer server "${peer.command}" tool ${peer.tool} ×${n.execute}`, () => measurePeer(ctx, peer));

@@ -16,14 +16,29 @@ type Json = Record<string, unknown>;
  * contract"); should a BigInt still arrive, it is written as its digits rather than failing the whole response
  * (`JSON.stringify` throws on BigInt).
  */
-function plainJson(structured: Json): Json {
-  try {
-    JSON.stringify(structured);
-    return structured;
-  } catch {
-    const text = JSON.stringify(structured, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
-    return JSON.parse(text) as Json;
+export function plainJson(structured: Json): Json {
+  // A walk rather than a trial JSON.stringify: the check runs on every result, and the walk builds no string
+  // (6–7 µs for an execute("1+1") result stringified, well under 1 µs walked).
+  if (!holdsBigInt(structured, 0)) return structured;
+  const text = JSON.stringify(structured, (_key, value: unknown) => (typeof value === 'bigint' ? value.toString() : value));
+  return JSON.parse(text) as Json;
+}
+
+/** Deeper than this, the walk gives up and lets JSON.stringify decide (it copies then, exactly as before). */
+const MAX_WALK_DEPTH = 256;
+
+function holdsBigInt(value: unknown, depth: number): boolean {
+  if (typeof value === 'bigint') return true;
+  if (value === null || typeof value !== 'object') return false;
+  if (depth > MAX_WALK_DEPTH) return true;
+  if (Array.isArray(value)) {
+    for (const item of value) if (holdsBigInt(item, depth + 1)) return true;
+    return false;
   }
+  for (const key in value) {
+    if (holdsBigInt((value as Json)[key], depth + 1)) return true;
+  }
+  return false;
 }
 
 type ImageItem = { type: 'image'; data: string; mimeType: string };

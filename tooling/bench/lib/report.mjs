@@ -425,6 +425,42 @@ export function buildRows(results, errors) {
   }
   failed('scale', 'scale');
   failed('profile', 'profile');
+  rows.push(...goalRows(results));
+  return rows;
+}
+
+/** The four issue-18 ratios, each against its physical limit measured in the same run (absolute times on a shared
+ * machine are noise; these ratios are the goals). A ratio whose parts did not all run is left out. */
+export function goalRows(results) {
+  const median = (summary) => summary?.median ?? null;
+  const floor = median(results.floor?.summary);
+  const mcpFloor = median(results.mcpFloor?.summary);
+  const pipe = median(results.pipeFloor?.summary);
+  const nested = results.codeMode?.perCallMs ?? null;
+  const cold = results.coldStart;
+  const goals = [
+    ['execute via MCP / (run_cell + bare-SDK no-op)', median(results.executeMcp?.summary), floor !== null && mcpFloor !== null ? floor + mcpFloor : null, 1.3,
+      `${formatMs(median(results.executeMcp?.summary))} vs ${formatMs(floor)} + ${formatMs(mcpFloor)}`],
+    ['Runtime.run / (run_cell + pipe round trip)', median(results.executeRuntime?.summary), floor !== null && pipe !== null ? floor + pipe : null, 1.25,
+      `${formatMs(median(results.executeRuntime?.summary))} vs ${formatMs(floor)} + ${formatMs(pipe)}`],
+    ['nested Code Mode call / pipe round trip', nested, pipe, 1.5, `${formatMs(nested)} vs ${formatMs(pipe)}`],
+    ['spawn → initialize / minimal SDK server', median(cold?.initialize?.summary), median(cold?.minimalServerInitialize?.summary), 1.1,
+      `${formatMs(median(cold?.initialize?.summary))} vs ${formatMs(median(cold?.minimalServerInitialize?.summary))}`],
+  ];
+  const rows = [];
+  for (const [label, ours, limit, goal, comparison] of goals) {
+    const over = ratio(ours, limit);
+    if (over === null) continue;
+    rows.push(
+      row(`${rows.length === 0 ? 'goal ratio (issue 18): ' : '  '}${label}`, {
+        value: formatRatio(over),
+        goal: `≤ ${goal.toFixed(2)}×`,
+        verdict: over <= goal ? MET : MISSED,
+        comparison: `${comparison} (medians, same run)`,
+        raw: { ratio: over, ours, limit, goal },
+      }),
+    );
+  }
   return rows;
 }
 
