@@ -150,3 +150,34 @@ def test_the_generated_constants_module_is_current() -> None:
         assert (list(value) if isinstance(value, tuple) else value) == entry["value"], name
     retryable = json.loads((FIXTURES / "error-codes.json").read_text("utf-8"))["retryable"]
     assert list(constants.RETRYABLE_ERROR_CODE_LIST) == retryable
+
+
+def _handler_table_names() -> set[str]:
+    """The operation names of the worker's one handler table (``Operations.__init__`` in ops.py), read from source."""
+    import ast
+
+    import ipython_mcp_worker.ops as ops
+
+    tree = ast.parse(Path(ops.__file__).read_text("utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "handlers":
+            assert isinstance(node.value, ast.Dict)
+            return {key.value for key in node.value.keys if isinstance(key, ast.Constant)}
+    raise AssertionError("ops.py has no `handlers: dict[...] = {...}` table")
+
+
+def test_the_handler_table_and_the_catalogue_name_the_same_operations() -> None:
+    # An operation served by Python but missing from operations.ts (or the reverse) fails here.
+    assert _handler_table_names() == set(OPERATIONS)
+
+
+def test_every_catalogued_operation_is_served_by_the_real_worker() -> None:
+    # Bad params on purpose: nothing runs, and each answer must come from the operation's own handler.
+    worker = WorkerProcess()
+    try:
+        responses = {op: worker.request(op, {"__not_a_param__": True}) for op in OPERATIONS}
+    finally:
+        worker.close()
+    unserved = [op for op, response in responses.items()
+                if "unknown operation" in str((response.get("error") or {}).get("message", ""))]
+    assert unserved == []
