@@ -6,6 +6,5 @@ export type { IpythonMcpServer, IpythonMcpServerOptions } from './server.js';
 export { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool } from './stable-tools.js';
 export type { CatalogEffect, StableToolDefinition, StableToolName } from './stable-tools.js';
 export { closeOnStdioEnd, serveStdio, stdioTransport } from './stdio.js';
-export { IPYTHON_RUNTIME_NAMES } from './runtime-names.js';
 export { MAX_TIMEOUT_SECONDS, SETTING_DEFINITIONS, SettingsError, defaultSettings, resolveSettings, runtimeOptionsFromSettings } from './settings.js';
 export type { SettingDefinition, SettingKind, Settings } from './settings.js';

@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import * as api from './index.js';
+
+// The runtime exports of @ipython-mcp/mcp-server, pinned: adding or removing one is a deliberate change of public API (update
+// this list, the package README and a changeset together). Type-only exports are checked by the compiler.
+describe('@ipython-mcp/mcp-server public API', () => {
+  it('exports exactly these names', () => {
+    expect(Object.keys(api).sort()).toEqual([
+      'DynamicCatalog',
+      'MAX_TIMEOUT_SECONDS',
+      'SETTING_DEFINITIONS',
+      'STABLE_TOOLS',
+      'STABLE_TOOL_NAMES',
+      'SettingsError',
+      'closeOnStdioEnd',
+      'createIpythonMcpServer',
+      'defaultSettings',
+      'findStableTool',
+      'resolveSettings',
+      'runtimeOptionsFromSettings',
+      'serveStdio',
+      'stdioTransport',
+    ]);
+  });
+});
