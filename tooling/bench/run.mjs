@@ -12,7 +12,7 @@ import { measureBurst } from './sections/burst.mjs';
 import { measureCodeMode } from './sections/code-mode.mjs';
 import { measureCodeModeServers } from './sections/code-mode-servers.mjs';
 import { measureColdStart } from './sections/cold-start.mjs';
-import { measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
+import { measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measureMcpShapedFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
 import { measureFlood } from './sections/flood.mjs';
 import { measureMemory } from './sections/memory.mjs';
 import { measureJournal } from './sections/journal.mjs';
@@ -208,6 +208,8 @@ async function main() {
     delete results.floorB;
   }
   await step('execute', 'mcpFloor', `no-op tool on a bare SDK stdio server ×${n.execute}`, () => measureMcpFloor(ctx));
+  await step('execute', 'mcpShapedFloor', `our recorded execute result from a bare SDK stdio server ×${n.execute}`, () =>
+    measureMcpShapedFloor(ctx, results.executeMcp?.shape));
   // The pipe round trip is the limit of both Runtime.run and the nested call: it runs with either section.
   await step(wanted('execute') ? 'execute' : 'code-mode', 'pipeFloor', `Node ↔ Python pipe ping-pong ×${n.execute}`, () => measurePipeFloor(ctx));
   await step('execute', 'kernel', `ipykernel via jupyter_client ×${n.kernel}`, () => measureKernel({ ...ctx, n: { ...n, stdinCalls: 0 } }));

@@ -16,18 +16,23 @@ const [{ Server }, { StdioServerTransport }, types] = await Promise.all([
 ]);
 
 const server = new Server({ name: 'bench-minimal', version: '1.0.0' }, { capabilities: { tools: {} } });
-server.setRequestHandler(types.ListToolsRequestSchema, async () => ({
-  tools: [
-    {
-      name: 'echo',
-      description: 'Returns its arguments as text.',
-      inputSchema: { type: 'object', properties: { code: { type: 'string' } }, additionalProperties: true },
-    },
-  ],
-}));
-server.setRequestHandler(types.CallToolRequestSchema, async (request) => ({
-  content: [{ type: 'text', text: JSON.stringify(request.params.arguments ?? {}) }],
-}));
+// BENCH_SHAPED_RESULT=<file>: {"tool": <a tools/list entry>, "result": <a tools/call result>}. The server then also
+// lists that tool and answers every call of it with that exact result: the SDK's own cost (serialising, framing,
+// parsing on both ends) of a result shaped and sized like ours, with nothing computed.
+const shaped = process.env.BENCH_SHAPED_RESULT
+  ? JSON.parse((await import('node:fs')).readFileSync(process.env.BENCH_SHAPED_RESULT, 'utf8'))
+  : undefined;
+const echo = {
+  name: 'echo',
+  description: 'Returns its arguments as text.',
+  inputSchema: { type: 'object', properties: { code: { type: 'string' } }, additionalProperties: true },
+};
+server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools: shaped ? [echo, shaped.tool] : [echo] }));
+server.setRequestHandler(types.CallToolRequestSchema, async (request) =>
+  shaped && request.params.name === shaped.tool.name
+    ? shaped.result
+    : { content: [{ type: 'text', text: JSON.stringify(request.params.arguments ?? {}) }] },
+);
 await server.connect(new StdioServerTransport());
 process.stdin.on('end', () => process.exit(0));
 process.stdin.on('close', () => process.exit(0));

@@ -55,7 +55,15 @@ export async function measureMcpExecute(ctx) {
     track(workerPid, 'execute worker');
     await settle(server);
     const pids = { client: process.pid, server: server.pid, worker: workerPid };
-    return await accountedLoop(async () => checkExecuteResult(await server.call('execute', { code: CELL })), pids, ctx);
+    let last;
+    const measured = await accountedLoop(async () => {
+      last = await server.call('execute', { code: CELL });
+      checkExecuteResult(last);
+    }, pids, ctx);
+    // What the shaped MCP floor replays: our execute tool's definition and one of its real results.
+    const { tools } = await server.client.listTools();
+    const tool = tools.find((entry) => entry.name === 'execute');
+    return { ...measured, shape: tool && last ? { tool, result: last, resultBytes: Buffer.byteLength(JSON.stringify(last)) } : undefined };
   } finally {
     await server.close();
   }
@@ -177,6 +185,29 @@ export async function measurePipeFloor(ctx) {
 }
 
 export const MINIMAL_SERVER = join(ROOT, 'tooling/bench/lib/minimal-server.mjs');
+
+/**
+ * The MCP floor for our result: the bare SDK server answering with a recorded result of our execute (same tool
+ * definition, same bytes), so the SDK's per-result cost (JSON, framing, zod parse in the client) is in the floor and
+ * what remains above it is ours. Needs the executeMcp step's recorded shape.
+ */
+export async function measureMcpShapedFloor(ctx, shape) {
+  if (!shape) throw new Error('no recorded execute result to replay (the executeMcp step failed)');
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'bench-shaped-'));
+  const file = join(dir, 'shape.json');
+  writeFileSync(file, JSON.stringify({ tool: shape.tool, result: shape.result }));
+  const server = await startServer(ctx.modules, { args: [MINIMAL_SERVER], env: { BENCH_SHAPED_RESULT: file }, label: 'minimal SDK server (shaped)' });
+  try {
+    const pids = { client: process.pid, server: server.pid };
+    const measured = await accountedLoop(async () => checkExecuteResult(await server.call(shape.tool.name, { code: CELL })), pids, ctx);
+    return { ...measured, resultBytes: shape.resultBytes };
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** The MCP floor: tools/call of a no-op tool on a bare SDK stdio server (lib/minimal-server.mjs), same client. */
 export async function measureMcpFloor(ctx) {
