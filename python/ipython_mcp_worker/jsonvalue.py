@@ -9,6 +9,10 @@ JavaScript and through ``JSON.stringify``. Where JavaScript cannot hold a Python
 ±(2**53 - 1), NaN, ±Infinity, -0.0) or a string cannot be encoded as UTF-8 (lone surrogates, as ``os.listdir``
 makes of undecodable file names), the value is written as a string that loses nothing and its place is
 listed in ``encoded``: ``{path: "int" | "float" | "text" | "key"}``.
+
+Over the ~400-line guide on purpose: the encoder is one class whose methods share one budget (items, characters,
+bytes, depth) and one ``encoded``/``cut`` record; split across modules they would pass that state around for no
+gain in clarity.
 """
 
 from __future__ import annotations
