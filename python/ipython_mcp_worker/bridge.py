@@ -12,14 +12,11 @@ specs that the parent renders from each tool's JSON Schema.
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
 import keyword
 import math
-import os
 import re
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -30,10 +27,10 @@ from .constants import RUN_CODE_DROPPED_FIELDS
 from .context import WorkerContext
 from .errors import OpError
 from .jsonvalue import MAX_SAFE_INTEGER, encode_text
+from .matplotlib_backend import forget_inline, prefer_inline
 
 DEFAULT_MAX_TOOL_CALLS = 100
 _MAX_ARGUMENT_DEPTH = 64
-_INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 # The repr object.__repr__ gives a display object (``<IPython.core.display.HTML object>``): nothing to read.
 _DEFAULT_REPR = re.compile(r"^<[\w.]+ object( at 0x[0-9a-f]+)?>$")
 
@@ -116,7 +113,7 @@ class ToolBridge:
                 removed.append(name)
         self.functions = functions
         self._bind_all()
-        _prefer_inline_matplotlib()
+        prefer_inline()
         return {"defined": list(functions), "removed": removed}
 
     def run_code(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -134,7 +131,7 @@ class ToolBridge:
         if operation is None:
             raise OpError("internal_error", "run_code ran outside an operation")
         self._bind_all(missing_only=True)
-        _prefer_inline_matplotlib()
+        prefer_inline()
         self._budget_request = self.worker.active_request_id
         self._calls_made = 0
         budget_before = self.max_tool_calls
@@ -164,7 +161,7 @@ class ToolBridge:
             result = owner.execute({"code": code}, operation)
         finally:
             self.max_tool_calls = budget_before
-            _forget_inline_backend()
+            forget_inline()
         for field in RUN_CODE_DROPPED_FIELDS:  # operations.ts omits the same list from run_code's result schema
             result.pop(field, None)
         result["truncated"].pop("stdout", None)
@@ -382,24 +379,3 @@ def _count(value: Any, field: str) -> int:
     if type(value) is not int or value < 0:
         raise OpError("invalid_arguments", f"{field} must be a non-negative integer")
     return value
-
-
-def _prefer_inline_matplotlib() -> None:
-    """Let figures show as images: use matplotlib's inline backend unless the user chose one.
-
-    matplotlib reads MPLBACKEND when it is first imported, so the variable is set until then and removed after
-    (see ``_forget_inline_backend``), keeping it out of the environment of programs the code starts later.
-    """
-    if "matplotlib" in sys.modules or "MPLBACKEND" in os.environ:
-        return
-    try:
-        available = importlib.util.find_spec("matplotlib_inline") is not None
-    except (ImportError, ValueError):
-        available = False
-    if available:
-        os.environ["MPLBACKEND"] = _INLINE_BACKEND
-
-
-def _forget_inline_backend() -> None:
-    if "matplotlib" in sys.modules and os.environ.get("MPLBACKEND") == _INLINE_BACKEND:
-        del os.environ["MPLBACKEND"]

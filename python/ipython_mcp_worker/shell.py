@@ -6,8 +6,6 @@ import base64
 import builtins
 import contextlib
 import functools
-import importlib.util
-import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -23,10 +21,9 @@ from .constants import IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32
 from .failure import exception_details
 from .jsonvalue import JsonCut, JsonForm, NotJson, child_path, json_form, safe_repr
 from .limits import Limits, bound_text
+from .matplotlib_backend import forget_inline, prefer_inline
 from .packages import install_package_magics
 from .params import require_str
-
-INLINE_MATPLOTLIB_BACKEND = "module://matplotlib_inline.backend_inline"
 
 
 class _QuietDisplayHook(DisplayHook):
@@ -216,7 +213,7 @@ class ShellOwner:
         # history disabled: a cell printing 1 GB would keep 1 GB alive. Our sinks already keep a bounded prefix.
         if hasattr(self.shell, "_tee"):
             self.shell._tee = _no_tee  # type: ignore[method-assign]
-        prefer_inline_matplotlib()
+        prefer_inline()
         install_package_magics(self.shell)
 
     def _sink(self, target: int) -> TextSink | None:
@@ -260,6 +257,7 @@ class ShellOwner:
         operation.memory_error = isinstance(result.error_in_exec, MemoryError)
         self.fd_capture.settle()
         operation.settled = True
+        forget_inline()
         return self._execute_result(result, operation)
 
     def _execute_result(self, result: Any, operation: Operation) -> dict[str, Any]:
@@ -337,24 +335,6 @@ class ShellOwner:
 
 def _cut_report(cut: JsonCut) -> dict[str, Any]:
     return {"items": cut.items, "chars": cut.chars, "deep": cut.deep, "size": cut.size}
-
-
-def prefer_inline_matplotlib() -> None:
-    """Make matplotlib, whenever user code imports it, render figures as PNG display items (as Jupyter does).
-
-    Nothing is imported here (cold start stays fast): MPLBACKEND only takes effect when matplotlib loads. The
-    matplotlib-inline backend (shipped with IPython) then registers the PNG formatter for figures and
-    ``flush_figures`` as a post_execute hook, so both ``plt.show()`` and figures left open at the end of a
-    cell reach the operation's displays. An MPLBACKEND the user set is kept, as ipykernel does.
-    """
-    if os.environ.get("MPLBACKEND"):
-        return
-    try:
-        available = importlib.util.find_spec("matplotlib_inline") is not None  # finds, imports nothing
-    except (ImportError, ValueError):
-        available = False
-    if available:
-        os.environ["MPLBACKEND"] = INLINE_MATPLOTLIB_BACKEND
 
 
 def describe_error(error: BaseException, traceback_text: str, limits: Limits, *, before_exec: bool) -> dict[str, Any]:

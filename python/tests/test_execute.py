@@ -142,6 +142,9 @@ def test_matplotlib_figures_become_png_displays_without_importing_matplotlib_at_
     assert base64.b64decode(display["data"]["image/png"]).startswith(PNG_SIGNATURE)
     after = worker.execute("len(plt.get_fignums())")
     assert after["result"]["value"] == 0 and after["displays"] == []
+    # The backend variable was only needed for matplotlib's first import (the same policy as run_code's):
+    # programs a later cell starts do not inherit it.
+    assert worker.execute("import os\n'MPLBACKEND' in os.environ")["result"]["value"] is False
 
 
 def test_a_user_chosen_matplotlib_backend_is_kept():
