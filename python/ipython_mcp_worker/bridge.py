@@ -161,6 +161,7 @@ class ToolBridge:
             result = owner.execute({"code": code}, operation)
         finally:
             self.max_tool_calls = budget_before
+            self.worker.channel.nested_calls_done()
             forget_inline()
         for field in RUN_CODE_DROPPED_FIELDS:  # operations.ts omits the same list from run_code's result schema
             result.pop(field, None)
@@ -204,14 +205,14 @@ class ToolBridge:
                 f"the arguments of {tool_name} are {error.size} bytes, over the {error.limit}-byte message limit",
                 tool_name) from None
         self._calls_made += 1
-        channel.write_frame(frame)
-        while True:
-            answer = channel.tool_results.get()
-            if answer.get("call_id") != call_id:
-                continue  # the answer to a call that an earlier interrupt abandoned
-            if answer.get("ok") is True:
-                return _tool_value(answer, tool_name)
-            raise ToolCallError(str(answer.get("message", "the tool call failed")), tool_name)
+        # The main thread reads its own answer (and any frame before it) instead of waiting for the reader thread
+        # to hand it over; interrupts still reach it there.
+        with channel.reading():
+            channel.write_frame(frame)
+            answer = channel.read_tool_result(call_id)
+        if answer.get("ok") is True:
+            return _tool_value(answer, tool_name)
+        raise ToolCallError(str(answer.get("message", "the tool call failed")), tool_name)
 
     # ---- building functions -----------------------------------------------------------------------------
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import os
 import queue
+import select
 import signal
 import threading
+import time
 import typing
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .codec import CODEC_JSON, FrameError, FrameReader, FrameTooLarge, encode_frame
@@ -24,10 +28,17 @@ class Interrupter:
         # Why the last disarmed request was interrupted (``"memory_limit"``, ``"interrupt"``), or None.
         self.stop_reason: str | None = None
         self._main_ident: int = typing.cast(int, threading.main_thread().ident)  # set: the main thread runs
+        # Set by the main thread while it reads one frame itself (Channel.read_tool_result): an interrupt then
+        # is held until the frame is read whole, so the stream stays in sync. Main thread only.
+        self.defer = False
+        self.deferred = False
         signal.signal(signal.SIGINT, self._handle)
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self._armed is not None:
+            if self.defer:
+                self.deferred = True
+                return
             raise KeyboardInterrupt
 
     def arm(self, request_id: int) -> None:
@@ -68,8 +79,19 @@ class Channel:
         self.codec = CODEC_JSON
         self.reader = FrameReader(fd_in, limit)
         self._write_lock = threading.Lock()
+        # Held by whoever reads fd_in: the reader thread while it reads one frame, or the main thread for as long
+        # as it waits for its own tool result (see ``reading``), so the answer wakes the main thread directly.
+        self._read_lock = threading.Lock()
+        self._main_poll = select.poll()
+        self._main_poll.register(fd_in, select.POLLIN)
+        # While the main thread makes nested calls, the reader thread parks instead of polling fd_in: two threads
+        # waiting on one pipe would both be woken by every answer. It takes fd_in back once the main thread has
+        # been out of a call for _HANDBACK_S (user code between calls), or at once when run_code ends.
+        self._nested = False
+        self._in_call = False
+        self._left_call_at = 0.0
+        self._resume = threading.Event()
         self.requests: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
-        self.tool_results: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
         self.interrupter: Interrupter | None = None
 
     def send(self, message: dict[str, Any]) -> None:
@@ -129,31 +151,114 @@ class Channel:
         thread = threading.Thread(target=self._read_forever, name="ipython-mcp-ipc-reader", daemon=True)
         thread.start()
 
-    def _read_forever(self) -> None:
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Make the calling (main) thread the reader of fd_in for the block; the reader thread waits meanwhile.
+
+        Used around a nested tool call: the main thread sends its ``tool_call`` inside the block and reads frames
+        itself with ``read_tool_result``, saving the hand-off from the reader thread (one cross-CPU wake-up)."""
+        self._nested = True
+        self._in_call = True
+        try:
+            with self._read_lock:
+                yield
+        finally:
+            self._in_call = False
+            self._left_call_at = time.monotonic()
+
+    def nested_calls_done(self) -> None:
+        """The main thread makes no more nested calls for now (run_code ended): hand fd_in back at once."""
+        if self._nested:
+            self._left_call_at = float("-inf")
+            self._resume.set()
+
+    def read_tool_result(self, call_id: int) -> dict[str, Any]:
+        """Read frames until the ``tool_result`` for ``call_id``; main thread, inside ``reading``.
+
+        Every other frame is dispatched exactly as the reader thread would (an interrupt for the running request
+        raises KeyboardInterrupt here, a request is queued, a stale tool result is dropped). An interrupt that
+        comes while one frame is being read is held until that frame is read whole and handled (so the stream
+        stays in sync and nothing read is lost), then raised; the wait itself (poll) stays interruptible."""
+        interrupter = self.interrupter
+        if interrupter is None:
+            raise RuntimeError("read_tool_result needs the interrupter")
         while True:
+            self._main_poll.poll()
+            interrupter.defer = True
             try:
-                message = self.reader.read()
-            except FrameTooLarge as error:
-                self.send({"type": "protocol_error", "code": "message_too_large", "message": str(error)})
-                continue
-            except FrameError as error:
-                self.send({"type": "protocol_error", "code": "protocol_error", "message": str(error)})
-                continue
-            except OSError:
-                message = None
-            if message is None:
-                # The parent is gone: nobody can receive results any more. Exit now, without cleanup that
-                # could block on user state.
-                os._exit(0)
-            kind = message.get("type")
-            if kind == "interrupt":
-                if self.interrupter is not None and isinstance(message.get("id"), int):
-                    reason = message.get("reason")
-                    self.interrupter.request(message["id"], reason if reason == "memory_limit" else None)
-            elif kind == "tool_result":
-                self.tool_results.put(message)
-            elif kind in ("request", "shutdown"):
-                self.requests.put(message)
-            else:
-                self.send({"type": "protocol_error", "code": "protocol_error",
-                           "message": f"unexpected message type {str(kind)[:64]!r}"})
+                message = self._read_message()
+                answer = None
+                if message is not None and message.get("type") == "tool_result":
+                    if message.get("call_id") == call_id:
+                        answer = message
+                    # else: the answer to a call that an earlier interrupt abandoned
+                elif message is not None:
+                    self._dispatch(message)
+            finally:
+                interrupter.defer = False
+            if interrupter.deferred:
+                interrupter.deferred = False
+                raise KeyboardInterrupt
+            if answer is not None:
+                return answer
+
+    def _read_message(self) -> dict[str, Any] | None:
+        """One frame from fd_in (under the read lock); None for a bad frame, which is answered with a
+        protocol_error. At EOF the parent is gone: nobody can receive results any more, so exit now, without
+        cleanup that could block on user state."""
+        message: dict[str, Any] | None
+        try:
+            message = self.reader.read()
+        except FrameTooLarge as error:
+            self.send({"type": "protocol_error", "code": "message_too_large", "message": str(error)})
+            return None
+        except FrameError as error:
+            self.send({"type": "protocol_error", "code": "protocol_error", "message": str(error)})
+            return None
+        except OSError:
+            message = None
+        if message is None:
+            os._exit(0)
+        return message
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "interrupt":
+            if self.interrupter is not None and isinstance(message.get("id"), int):
+                reason = message.get("reason")
+                self.interrupter.request(message["id"], reason if reason == "memory_limit" else None)
+        elif kind == "tool_result":
+            pass  # no call is waiting (the main thread reads its own answers): one an interrupt abandoned
+        elif kind in ("request", "shutdown"):
+            self.requests.put(message)
+        else:
+            self.send({"type": "protocol_error", "code": "protocol_error",
+                       "message": f"unexpected message type {str(kind)[:64]!r}"})
+
+    def _read_forever(self) -> None:
+        poller = select.poll()
+        poller.register(self.reader.fd, select.POLLIN)
+        while True:
+            if self._nested:
+                if self._in_call or time.monotonic() - self._left_call_at < _HANDBACK_S:
+                    self._resume.wait(_PARK_S)
+                    self._resume.clear()
+                    continue
+                self._nested = False
+            poller.poll()  # until a frame starts (or the pipe closes), without taking it
+            if self._nested and self._in_call:
+                continue  # woken by the answer the main thread is reading itself
+            with self._read_lock:
+                # The main thread may have taken that frame while it waited for its own tool result.
+                if not poller.poll(0):
+                    continue
+                message = self._read_message()
+                # Dispatched under the lock, so frames are handled in the order they arrived.
+                if message is not None:
+                    self._dispatch(message)
+
+
+# How long the main thread may run code between nested calls before the reader thread takes fd_in back, and how
+# often a parked reader thread looks: an interrupt sent while code runs between calls waits at most their sum.
+_HANDBACK_S = 0.001
+_PARK_S = 0.002

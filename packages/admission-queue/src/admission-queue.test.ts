@@ -6,6 +6,7 @@ import {
   AdmissionQueue,
   DEFAULT_RETRY_AFTER_MS,
   MAX_TIMER_DELAY_MS,
+  type AdmissionAbort,
   type AdmissionErrorCode,
   type AdmissionQueueOptions,
   type AdmissionTicket,
@@ -66,7 +67,7 @@ function holdActive(queue: AdmissionQueue): {
 } {
   const gate = deferred();
   let taskSignal: AbortSignal | undefined;
-  const result = queue.run(async (_ticket, signal) => {
+  const result = queue.run(async (_ticket, { signal }) => {
     taskSignal = signal;
     await gate.promise;
     return 'held';
@@ -297,7 +298,7 @@ describe('AdmissionQueue queue wait timeout', () => {
     const queue = new AdmissionQueue({ maxPending: 4, queueWaitTimeoutMs: 100 });
     const active = holdActive(queue);
     let taskSignal: AbortSignal | undefined;
-    const call = queue.run(async (ticket, signal) => {
+    const call = queue.run(async (ticket, { signal }) => {
       taskSignal = signal;
       // Runs far longer than the queue wait bound: that bound no longer applies.
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -368,7 +369,7 @@ describe('AdmissionQueue cancellation', () => {
     const gate = deferred();
     let taskSignal: AbortSignal | undefined;
     const call = queue.run(
-      async (_ticket, signal) => {
+      async (_ticket, { signal }) => {
         taskSignal = signal;
         await gate.promise;
         return 'finished anyway';
@@ -392,12 +393,48 @@ describe('AdmissionQueue cancellation', () => {
     await expect(next).resolves.toBe('next');
   });
 
+  it('tells onAbort listeners once, and a signal read only after the abort is already aborted', async () => {
+    const queue = new AdmissionQueue(baseOptions);
+    const controller = new AbortController();
+    const gate = deferred();
+    const heard: unknown[] = [];
+    let abortView: AdmissionAbort | undefined;
+    const call = queue.run(
+      async (_ticket, abort) => {
+        abortView = abort;
+        abort.onAbort((reason) => heard.push(reason));
+        const removed = abort.onAbort(() => heard.push('removed listener ran'));
+        removed();
+        expect(abort.aborted).toBe(false);
+        expect(abort.reason).toBeUndefined();
+        await gate.promise;
+        return 'done';
+      },
+      { signal: controller.signal },
+    );
+    await flush();
+    controller.abort('stop');
+    controller.abort('again');
+    expect(heard).toHaveLength(1);
+    expectAdmissionError(heard[0], 'operation_cancelled');
+    expect(abortView?.aborted).toBe(true);
+    expect(abortView?.reason).toBe(heard[0]);
+    // The standard signal is made on first read and carries the same reason.
+    expect(abortView?.signal.aborted).toBe(true);
+    expect(abortView?.signal.reason).toBe(heard[0]);
+    // A listener added after the abort is never called: the task checks `aborted` first.
+    abortView?.onAbort(() => heard.push('late'));
+    gate.resolve();
+    await expect(call).resolves.toBe('done');
+    expect(heard).toHaveLength(1);
+  });
+
   it('ignores a caller abort that arrives after the call settled', async () => {
     const queue = new AdmissionQueue(baseOptions);
     const controller = new AbortController();
     let taskSignal: AbortSignal | undefined;
     await queue.run(
-      async (_ticket, signal) => {
+      async (_ticket, { signal }) => {
         taskSignal = signal;
       },
       { signal: controller.signal },
@@ -460,7 +497,7 @@ describe('AdmissionQueue close', () => {
   it('lets the active task turn the close into its own failure', async () => {
     const queue = new AdmissionQueue(baseOptions);
     const call = queue.run(
-      (_ticket, signal) =>
+      (_ticket, { signal }) =>
         new Promise<never>((_resolve, reject) => {
           signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
         }),

@@ -35,15 +35,36 @@ export interface AdmissionTicket {
 }
 
 /**
+ * The task's view of its own cancellation. The queue aborts it when the caller cancels after dispatch (reason:
+ * an {@link AdmissionError} `operation_cancelled` whose `cause` is the caller's reason) or when the queue closes
+ * (reason: an {@link AdmissionError} `runtime_closed`). The queue never abandons the task: it waits for the
+ * returned promise either way.
+ *
+ * Why not a plain `AbortSignal`: an `AbortController` and its `EventTarget` listeners cost several microseconds
+ * per operation, and most operations are never cancelled. {@link AdmissionAbort.onAbort} is a plain callback;
+ * {@link AdmissionAbort.signal} is created only when a task reads it, and is then aborted the same way.
+ */
+export interface AdmissionAbort {
+  /** Whether the task has been told to stop. */
+  readonly aborted: boolean;
+  /** The abort reason once {@link AdmissionAbort.aborted}; `undefined` before. */
+  readonly reason: unknown;
+  /** A standard signal for APIs that take one; created on first read, already aborted if the task was. */
+  readonly signal: AbortSignal;
+  /**
+   * Calls `listener` once with the reason when the task is aborted (never if it was already aborted: check
+   * {@link AdmissionAbort.aborted} first). Returns a function that removes the listener.
+   */
+  onAbort(listener: (reason: unknown) => void): () => void;
+}
+
+/**
  * The work admitted by {@link AdmissionQueue.run}.
  *
  * @param ticket - the call's admission facts
- * @param signal - aborted when the caller cancels after dispatch (reason: an
- *   {@link AdmissionError} `operation_cancelled` whose `cause` is the caller's reason)
- *   or when the queue closes (reason: an {@link AdmissionError} `runtime_closed`).
- *   The queue never abandons the task: it waits for the returned promise either way.
+ * @param abort - aborted when the caller cancels after dispatch or when the queue closes ({@link AdmissionAbort})
  */
-export type AdmissionTask<T> = (ticket: AdmissionTicket, signal: AbortSignal) => Promise<T>;
+export type AdmissionTask<T> = (ticket: AdmissionTicket, abort: AdmissionAbort) => Promise<T>;
 
 /** Per-call options for {@link AdmissionQueue.run}. */
 export interface AdmissionRunOptions {
@@ -60,7 +81,7 @@ interface QueuedEntry {
   readonly admittedAt: number;
   readonly callerSignal: AbortSignal | undefined;
   /** Runs the task; the returned thunk settles the caller's promise with the outcome. */
-  readonly execute: (ticket: AdmissionTicket, signal: AbortSignal) => Promise<() => void>;
+  readonly execute: (ticket: AdmissionTicket, abort: AdmissionAbort) => Promise<() => void>;
   readonly reject: (reason: unknown) => void;
   /** Clears the wait timer and the caller-abort listener; safe to call twice. */
   detach: () => void;
@@ -69,7 +90,52 @@ interface QueuedEntry {
 /** The one dispatched call. */
 interface ActiveEntry {
   readonly ticket: AdmissionTicket;
-  readonly controller: AbortController;
+  readonly abort: TaskAbort;
+}
+
+/** {@link AdmissionAbort} with its listeners in a plain array and its `AbortController` made on demand. */
+class TaskAbort implements AdmissionAbort {
+  #aborted = false;
+  #reason: unknown = undefined;
+  #controller: AbortController | undefined;
+  #listeners: Array<(reason: unknown) => void> | undefined;
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  get reason(): unknown {
+    return this.#reason;
+  }
+
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#aborted) this.#controller.abort(this.#reason);
+    }
+    return this.#controller.signal;
+  }
+
+  onAbort(listener: (reason: unknown) => void): () => void {
+    if (this.#aborted) return () => undefined;
+    const listeners = (this.#listeners ??= []);
+    listeners.push(listener);
+    return () => {
+      const index = listeners.indexOf(listener);
+      if (index !== -1) listeners.splice(index, 1);
+    };
+  }
+
+  /** Aborts once; later calls do nothing, like `AbortController.abort`. */
+  abort(reason: unknown): void {
+    if (this.#aborted) return;
+    this.#aborted = true;
+    this.#reason = reason;
+    this.#controller?.abort(reason);
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    if (listeners !== undefined) for (const listener of listeners) listener(reason);
+  }
 }
 
 const now = (): number => performance.now();
@@ -149,9 +215,9 @@ export class AdmissionQueue {
         sequence: ++this.#lastSequence,
         admittedAt: now(),
         callerSignal,
-        execute: (ticket, signal) =>
+        execute: (ticket, abort) =>
           // The executor turns a synchronous throw from `task` into a rejection.
-          new Promise<T>((settle) => settle(task(ticket, signal))).then(
+          new Promise<T>((settle) => settle(task(ticket, abort))).then(
             (value) => () => resolve(value),
             (error: unknown) => () => reject(error),
           ),
@@ -188,7 +254,7 @@ export class AdmissionQueue {
       );
     }
     const active = this.#active;
-    active?.controller.abort(
+    active?.abort.abort(
       new AdmissionError('runtime_closed', { sequence: active.ticket.sequence, queueWaitMs: active.ticket.queueWaitMs }),
     );
     this.#resolveIdleWaitersIfIdle();
@@ -250,13 +316,13 @@ export class AdmissionQueue {
       dispatchedAt,
       queueWaitMs: dispatchedAt - entry.admittedAt,
     });
-    const controller = new AbortController();
+    const abort = new TaskAbort();
     // Set before the task is called, so a task that calls run() synchronously queues behind itself.
-    this.#active = { ticket, controller };
+    this.#active = { ticket, abort };
 
     const { callerSignal } = entry;
     const forwardCancel = (): void => {
-      controller.abort(
+      abort.abort(
         new AdmissionError('operation_cancelled', {
           sequence: ticket.sequence,
           queueWaitMs: ticket.queueWaitMs,
@@ -266,7 +332,7 @@ export class AdmissionQueue {
     };
     callerSignal?.addEventListener('abort', forwardCancel, { once: true });
 
-    void entry.execute(ticket, controller.signal).then((deliver) => {
+    void entry.execute(ticket, abort).then((deliver) => {
       callerSignal?.removeEventListener('abort', forwardCancel);
       this.#active = undefined;
       deliver();

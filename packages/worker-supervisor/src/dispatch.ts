@@ -1,4 +1,4 @@
-import { AdmissionError, type AdmissionTicket } from '@ipython-mcp/admission-queue';
+import { type AdmissionAbort, AdmissionError, type AdmissionTicket } from '@ipython-mcp/admission-queue';
 import { FrameError } from '@ipython-mcp/protocol';
 import type { Logger } from './logger.js';
 import { describeMemoryStop, type MemoryTrigger, type OperationMemoryWatch, type WorkerMemory } from './memory-watch.js';
@@ -37,7 +37,7 @@ export class Dispatcher {
     };
   }
 
-  async dispatch(op: string, params: Record<string, unknown>, ticket: AdmissionTicket, signal: AbortSignal, options: RunOptions): Promise<OperationOutcome> {
+  async dispatch(op: string, params: Record<string, unknown>, ticket: AdmissionTicket, abort: AdmissionAbort, options: RunOptions): Promise<OperationOutcome> {
     const dispatchedAt = performance.now();
     const finish = (): OperationMeta => this.meta(options, ticket, 0, performance.now() - dispatchedAt);
     const worker = await this.pool.activeWorker();
@@ -51,12 +51,12 @@ export class Dispatcher {
     });
     const timeoutMs = options.timeoutMs === null ? Infinity : (options.timeoutMs ?? this.options.operationTimeoutMs);
     const deadline = new PausableTimer(timeoutMs, () => stop?.('timeout'));
-    const onAbort = (): void => {
-      const reason: unknown = signal.reason;
+    const onAbort = (reason: unknown): void => {
       stop?.(reason instanceof AdmissionError && reason.code === 'runtime_closed' ? 'shutdown' : 'cancelled');
     };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
+    let removeAbort: (() => void) | undefined;
+    if (abort.aborted) onAbort(abort.reason);
+    else removeAbort = abort.onAbort(onAbort);
     // The memory guard: past the limit the operation is interrupted; past the hard margin the worker is killed.
     const watch = this.memory.watch(worker, (trigger) => {
       if (trigger === 'hard') worker.kill();
@@ -99,7 +99,7 @@ export class Dispatcher {
     } finally {
       watch?.stop();
       deadline.clear();
-      signal.removeEventListener('abort', onAbort);
+      removeAbort?.();
     }
   }
 

@@ -3,35 +3,40 @@ import { MAX_INT32 } from '@ipython-mcp/protocol';
 /**
  * A one-shot timer whose clock can be paused: Code Mode's deadline does not count time spent in nested tool
  * calls. `Infinity` never fires.
+ *
+ * Why pausing does not touch the armed timeout: a Code Mode run pauses and resumes once per nested call, and
+ * clearing and re-arming a Node timer each time costs more than the call's own bookkeeping. Instead a pause moves
+ * the deadline later when it ends; when the armed timeout fires early (the deadline moved, the clock is paused, or
+ * the delay was capped at 2^31-1 ms) it is re-armed for what is left.
  */
 export class PausableTimer {
-  private remainingMs: number;
-  private startedAt = 0;
+  /** Monotonic time at which the timer fires, not counting the current pause. */
+  private deadline: number;
+  private pausedAt = 0;
   private handle: NodeJS.Timeout | undefined;
   private readonly onFire: () => void;
   private fired = false;
   private pauses = 0;
 
   constructor(durationMs: number, onFire: () => void) {
-    this.remainingMs = durationMs;
     this.onFire = onFire;
-    this.arm();
+    this.deadline = performance.now() + durationMs;
+    if (Number.isFinite(durationMs)) this.arm(durationMs);
   }
 
   /** Stops the clock; nested pauses need as many resumes. */
   pause(): void {
     if (this.fired || this.pauses++ > 0) return;
-    if (this.handle !== undefined) {
-      clearTimeout(this.handle);
-      this.handle = undefined;
-      this.remainingMs -= performance.now() - this.startedAt;
-    }
+    this.pausedAt = performance.now();
   }
 
   /** Restarts the clock where it stopped. */
   resume(): void {
     if (this.fired || this.pauses === 0 || --this.pauses > 0) return;
-    this.arm();
+    const now = performance.now();
+    this.deadline += now - this.pausedAt;
+    // The armed timeout came due while paused: arm again for what was left when the pause began.
+    if (this.handle === undefined && Number.isFinite(this.deadline)) this.arm(this.deadline - now);
   }
 
   /** Cancels the timer for good. */
@@ -41,16 +46,20 @@ export class PausableTimer {
     this.handle = undefined;
   }
 
-  private arm(): void {
-    if (!Number.isFinite(this.remainingMs)) return;
-    this.startedAt = performance.now();
-    this.handle = setTimeout(
-      () => {
-        this.fired = true;
-        this.handle = undefined;
-        this.onFire();
-      },
-      Math.max(0, Math.min(this.remainingMs, MAX_INT32)),
-    );
+  private arm(delayMs: number): void {
+    this.handle = setTimeout(() => this.due(), Math.max(0, Math.min(delayMs, MAX_INT32)));
+  }
+
+  private due(): void {
+    this.handle = undefined;
+    if (this.fired || this.pauses > 0) return;
+    const left = this.deadline - performance.now();
+    // Node may run a timeout up to a millisecond before its delay; only a moved deadline re-arms.
+    if (left >= 1) {
+      this.arm(left);
+      return;
+    }
+    this.fired = true;
+    this.onFire();
   }
 }

@@ -63,6 +63,22 @@ describe('PausableTimer', () => {
     expect(fired).toBe(1);
   });
 
+  it('a pause that ends before the armed timeout moves the deadline later by the paused time', async () => {
+    let fired = 0;
+    const start = performance.now();
+    const timer = new PausableTimer(80, () => (fired += 1));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    timer.pause();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    timer.resume();
+    // The armed timeout comes due at ~80 ms; the deadline is now ~140 ms, so it re-arms instead of firing.
+    await new Promise((resolve) => setTimeout(resolve, 100 - (performance.now() - start)));
+    expect(fired).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(fired).toBe(1);
+    timer.clear();
+  });
+
   it('nested pauses need as many resumes', async () => {
     let fired = 0;
     const timer = new PausableTimer(30, () => (fired += 1));

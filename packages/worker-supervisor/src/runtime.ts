@@ -156,7 +156,7 @@ export class Runtime {
   private async admitHeld(op: string, params: Record<string, unknown>, options: RunOptions): Promise<OperationOutcome> {
     const admittedAt = performance.now();
     try {
-      return await this.admission.run((ticket, signal) => this.dispatcher.dispatch(op, params, ticket, signal, options), {
+      return await this.admission.run((ticket, abort) => this.dispatcher.dispatch(op, params, ticket, abort, options), {
         signal: options.signal,
       });
     } catch (error) {
