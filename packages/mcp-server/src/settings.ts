@@ -1,7 +1,7 @@
 // The server's settings: the CLI's IPYTHON_MCP_* env/flag table, in the units a person writes (seconds, MiB).
 // Each layer below takes its own options in milliseconds (runtimeOptionsFromSettings converts, once).
 import { delimiter } from 'node:path';
-import { DEFAULT_WORKER_LIMITS } from '@ipython-mcp/protocol';
+import { DEFAULT_WORKER_LIMITS, type WorkerLimits } from '@ipython-mcp/protocol';
 import { MAX_MEMORY_LIMIT_MB, RUNTIME_DEFAULTS, defaultMemoryLimitMb, type RuntimeOptions } from '@ipython-mcp/worker-supervisor';
 import { IPYTHON_RUNTIME_NAMES } from './runtime-names.js';
 
@@ -20,27 +20,17 @@ export interface SettingDefinition {
 
 /**
  * Resolved server settings. Counts are positive integers; seconds are positive and finite; megabytes are positive
- * integers of MiB, or `null` for off.
+ * integers of MiB, or `null` for off. The worker limits (WorkerLimits, typed once by the wire) are settings too.
  */
-export interface Settings {
+export interface Settings extends WorkerLimits {
   libraryPaths: string[];
   preloadModules: string[];
   moduleAliases: Record<string, string>;
-  maxTextChars: number;
-  maxReprChars: number;
-  maxTracebackChars: number;
-  maxResults: number;
-  maxDisplayItems: number;
-  maxJsonDepth: number;
-  maxToolNameChars: number;
-  maxToolDescriptionChars: number;
-  maxDynamicTools: number;
   operationTimeoutSeconds: number;
   interruptionGraceSeconds: number;
   workerStartupTimeoutSeconds: number;
   maxPendingOperations: number;
   queueWaitTimeoutSeconds: number;
-  maxIpcMessageBytes: number;
   /** The memory guard's limit in MiB (2^20 bytes) for the worker and the processes it started; `null` is off. */
   memoryLimitMb: number | null;
   /** The session journal notebook, or null for none. */

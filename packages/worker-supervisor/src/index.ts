@@ -19,7 +19,7 @@ export type {
   RunOptions,
   RuntimeState,
   RuntimeStatus,
-} from './runtime.js';
+} from './runtime-types.js';
 export { EXIT_NO_IPYTHON, WorkerExitedError, WorkerProcess, WorkerStartupError } from './worker-process.js';
 export type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply, WorkerSpawnOptions } from './worker-process.js';
 export { workerSourceDirectory } from './worker-source.js';

@@ -2,7 +2,9 @@
 import { eventually, isAlive as alive, testPython } from '@ipython-mcp/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PausableTimer } from './pausable-timer.js';
-import { Runtime, type OperationOutcome, type RuntimeOptions } from './runtime.js';
+import { Runtime } from './runtime.js';
+import type { RuntimeOptions } from './runtime-options.js';
+import type { OperationOutcome } from './runtime-types.js';
 import { WorkerProcess } from './worker-process.js';
 
 function settings(overrides: Partial<RuntimeOptions> = {}): Omit<RuntimeOptions, 'python'> {

@@ -9,19 +9,6 @@ import type { EpochChange, OperationOutcome, RunOptions, RuntimeState, RuntimeSt
 import { startupConfigurationProblem } from './startup-checks.js';
 import { WorkerPool } from './worker-pool.js';
 
-export type {
-  AfterInterruptPolicy,
-  EpochChange,
-  InterruptionKind,
-  NamespaceOutcome,
-  OperationFailure,
-  OperationMeta,
-  OperationOutcome,
-  RunOptions,
-  RuntimeState,
-  RuntimeStatus,
-} from './runtime-types.js';
-export type { RuntimeOptions, WorkerConfiguration } from './runtime-options.js';
 
 /**
  * The supervised runtime: one active worker (plus a warm standby), an admission queue in front of it, deadlines
