@@ -12,3 +12,5 @@ MAX_INT32 = 2147483647
 RUN_CODE_DROPPED_FIELDS = ("stdout", "stderr", "stdout_omitted_chars", "stderr_omitted_chars")
 # Codes whose operation never ran, so the caller may simply try again (error-codes.json).
 RETRYABLE_ERROR_CODE_LIST = ("runtime_busy", "queue_timeout")
+# IPython's own bindings in the user namespace (runtime-names.json).
+RUNTIME_NAME_LIST = ("In", "Out", "get_ipython", "exit", "quit", "open")

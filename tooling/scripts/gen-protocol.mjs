@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes the files generated from the shared protocol definitions (run after editing either source):
-//   fixtures/protocol/constants.json (+ error-codes.json's retryable set)
+//   fixtures/protocol/constants.json (+ error-codes.json's retryable set, runtime-names.json's names)
 //       -> packages/protocol/src/constants.ts, python/ipython_mcp_worker/constants.py
 //   packages/protocol/src/operations.ts (the zod catalogue; needs `pnpm exec turbo run build` first)
 //       -> fixtures/protocol/operations.schema.json
@@ -16,7 +16,12 @@ const read = (path) => readFileSync(root + path, 'utf8');
 export function constantSources() {
   const { constants } = JSON.parse(read('fixtures/protocol/constants.json'));
   const retryable = JSON.parse(read('fixtures/protocol/error-codes.json')).retryable;
-  const all = { ...constants, RETRYABLE_ERROR_CODE_LIST: { value: retryable, doc: 'Codes whose operation never ran, so the caller may simply try again (error-codes.json).' } };
+  const runtimeNames = JSON.parse(read('fixtures/protocol/runtime-names.json')).names;
+  const all = {
+    ...constants,
+    RETRYABLE_ERROR_CODE_LIST: { value: retryable, doc: 'Codes whose operation never ran, so the caller may simply try again (error-codes.json).' },
+    RUNTIME_NAME_LIST: { value: runtimeNames, doc: "IPython's own bindings in the user namespace (runtime-names.json)." },
+  };
   const banner = 'Generated from fixtures/protocol/constants.json by tooling/scripts/gen-protocol.mjs: do not edit.';
   const ts = [`// ${banner}`, ''];
   const py = [`"""${banner}"""`, '', 'from __future__ import annotations', ''];

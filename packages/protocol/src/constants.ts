@@ -10,3 +10,5 @@ export const MAX_INT32 = 2147483647;
 export const RUN_CODE_DROPPED_FIELDS = ["stdout","stderr","stdout_omitted_chars","stderr_omitted_chars"] as const;
 /** Codes whose operation never ran, so the caller may simply try again (error-codes.json). */
 export const RETRYABLE_ERROR_CODE_LIST = ["runtime_busy","queue_timeout"] as const;
+/** IPython's own bindings in the user namespace (runtime-names.json). */
+export const RUNTIME_NAME_LIST = ["In","Out","get_ipython","exit","quit","open"] as const;

@@ -26,6 +26,7 @@ describe('@ipython-mcp/protocol public API', () => {
       'ParentMessageSchema',
       'ProtocolErrorSchema',
       'RETRYABLE_ERROR_CODES',
+      'RUNTIME_NAME_LIST',
       'RUN_CODE_DROPPED_FIELDS',
       'ReadySchema',
       'RequestSchema',
