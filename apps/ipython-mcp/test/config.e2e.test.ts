@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir, totalmem } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, childPids, startServer, testPython, type TestServer } from './harness.js';
+import { CLI, childPids, eventually, isAlive, startServer, testPython, type TestServer } from './harness.js';
 
 // The twenty-one IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
 // bad values refused with one stderr line and exit code 2 before any worker starts, and a failing preload
@@ -234,7 +234,8 @@ describe('a failing preload', () => {
           expect(error.message).toContain(module);
           expect(error.message).toContain('Fix: ');
         }
-        expect(childPids(server.serverPid)).toEqual([]); // no worker, no standby
+        // no worker, no standby: a worker that answered startup_failed may still be exiting (as in faults.e2e)
+        expect(await eventually(() => childPids(server.serverPid).filter(isAlive), (pids) => pids.length === 0, 5_000)).toEqual([]);
         expect((await server.structured('runtime_status')).state).toBe('unavailable');
       } finally {
         await server.close();
@@ -280,7 +281,8 @@ describe('a start-up failure shows where clients show server problems', () => {
       expect(result.isError).toBe(true);
       expect((result.structuredContent as any).error.code).toBe('runtime_unavailable');
       expect((result.structuredContent as any).error.message).toContain('Fix: create it, or correct IPYTHON_MCP_LIBRARY_PATHS');
-      expect(childPids(server.serverPid)).toEqual([]); // no worker was started
+      // no worker was started (or one that failed is already gone)
+      expect(await eventually(() => childPids(server.serverPid).filter(isAlive), (pids) => pids.length === 0, 5_000)).toEqual([]);
     } finally {
       await server.close();
     }
