@@ -18,17 +18,18 @@ import { measureMemory } from './sections/memory.mjs';
 import { measureJournal } from './sections/journal.mjs';
 import { measureProfile } from './sections/profile.mjs';
 import { measureMcpRecovery, measureRuntimeRecovery } from './sections/recovery.mjs';
+import { measureRounds } from './sections/rounds.mjs';
 import { measureScale } from './sections/scale.mjs';
 
 const SECTIONS = ['execute', 'code-mode', 'code-mode-servers', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'profile'];
 
 const SIZES = {
   full: {
-    execute: 1000, warmup: 50, kernel: 1000, stdinCalls: 1000, toolCalls: 5000, recovery: 5, coldStarts: 10, floodMiB: 1024, memory: 5,
+    execute: 1000, warmup: 50, rounds: 15, kernel: 1000, stdinCalls: 1000, toolCalls: 5000, recovery: 5, coldStarts: 10, floodMiB: 1024, memory: 5,
     burst: 1000, burstSlowSeconds: 5, scaleSizes: [1_000, 10_000, 100_000], scaleReps: 10, scaleRepsLarge: 5, profileCalls: 2000,
   },
   quick: {
-    execute: 200, warmup: 20, kernel: 200, stdinCalls: 200, toolCalls: 1000, recovery: 2, coldStarts: 3, floodMiB: 256, memory: 2,
+    execute: 200, warmup: 20, rounds: 7, kernel: 200, stdinCalls: 200, toolCalls: 1000, recovery: 2, coldStarts: 3, floodMiB: 256, memory: 2,
     burst: 1000, burstSlowSeconds: 3, scaleSizes: [1_000, 10_000], scaleReps: 5, scaleRepsLarge: 3, profileCalls: 500,
   },
 };
@@ -36,7 +37,10 @@ const SIZES = {
 const HELP = `usage: pnpm bench [-- options]
 
 Measures the DESIGN.md performance targets and the alternatives in one run; prints one table and writes
-bench/results/latest.json. Needs the README setup (built dist/, a worker Python with IPython). The first run
+bench/results/latest.json. The issue-18 goal ratios are medians of per-round ratios: every process the loops need
+is started once, then R rounds each run a short block of every loop (order rotated per round) and each ratio is
+taken per round from that round's medians, so machine-load drift between loops cancels out; the cold-start ratio
+is the median over interleaved spawns. Needs the README setup (built dist/, a worker Python with IPython). The first run
 creates the bench-only venv (.venv-bench: ipykernel, jupyter_client, py-spy from PyPI).
 
   --quick                     smaller N everywhere (a couple of minutes)
@@ -48,12 +52,14 @@ creates the bench-only venv (.venv-bench: ipykernel, jupyter_client, py-spy from
   --only a,b                  run only these sections (${SECTIONS.join(', ')})
   --skip a,b                  skip these sections
   --n N                       execute round trips per loop (overrides the mode's default)
+  --rounds R                  interleaved rounds for the goal ratios (default 15, --quick 7); each loop's
+                              n calls are split over them
   --no-py-spy                 profile the worker with cProfile instead of py-spy
   --output PATH               JSON output (default: bench/results/latest.json)
 `;
 
 function parseArgs(argv) {
-  const options = { mode: 'full', compare: [], only: null, skip: new Set(), python: undefined, benchVenv: join(ROOT, '.venv-bench'), output: join(RESULTS_DIR, 'latest.json'), n: null, noPySpy: false };
+  const options = { mode: 'full', compare: [], only: null, skip: new Set(), python: undefined, benchVenv: join(ROOT, '.venv-bench'), output: join(RESULTS_DIR, 'latest.json'), n: null, noPySpy: false, rounds: null };
   for (let index = 0; index < argv.length; index += 1) {
     const arg = argv[index];
     const value = () => {
@@ -107,6 +113,10 @@ function parseArgs(argv) {
         options.n = Number(value());
         if (!Number.isInteger(options.n) || options.n <= 0) throw new Error('--n needs a positive integer');
         break;
+      case '--rounds':
+        options.rounds = Number(value());
+        if (!Number.isInteger(options.rounds) || options.rounds <= 0) throw new Error('--rounds needs a positive integer');
+        break;
       case '--no-py-spy':
         options.noPySpy = true;
         break;
@@ -140,6 +150,7 @@ async function main() {
   const startedAt = new Date().toISOString();
   const n = { ...SIZES[options.mode] };
   if (options.n) n.execute = n.kernel = options.n;
+  if (options.rounds) n.rounds = options.rounds;
   const wanted = (name) => (options.only ? options.only.has(name) : true) && !options.skip.has(name);
 
   const modules = await loadModules();
@@ -212,6 +223,10 @@ async function main() {
     measureMcpShapedFloor(ctx, results.executeMcp?.shape));
   // The pipe round trip is the limit of both Runtime.run and the nested call: it runs with either section.
   await step(wanted('execute') ? 'execute' : 'code-mode', 'pipeFloor', `Node ↔ Python pipe ping-pong ×${n.execute}`, () => measurePipeFloor(ctx));
+  // The goal ratios: every loop above (and the nested call) again, all processes warm at once, in R interleaved
+  // rounds; the ratios are taken per round. The single loops above stay for their own rows and the CPU accounting.
+  await step(wanted('execute') ? 'execute' : 'code-mode', 'rounds', `goal ratios in ${n.rounds} interleaved rounds (every loop, a block each per round)`, () =>
+    measureRounds(ctx, { withExecute: wanted('execute'), withCodeMode: wanted('code-mode') }));
   await step('execute', 'kernel', `ipykernel via jupyter_client ×${n.kernel}`, () => measureKernel({ ...ctx, n: { ...n, stdinCalls: 0 } }));
   for (const [index, peer] of options.compare.entries()) {
     await step('execute', `peer${index + 1}`, `peer server "${peer.command}" tool ${peer.tool} ×${n.execute}`, () => measurePeer(ctx, peer));

@@ -1,6 +1,9 @@
 """The floor: InteractiveShell.run_cell of the same cell, in process, configured like the worker's shell.
 
 Usage: python floor.py N WARMUP CELL  ->  one JSON line {"samples_ms": [...], "ipython": "..."} on stdout.
+       python floor.py --serve WARMUP CELL  ->  warms up, prints one JSON line {"ready": true, "ipython": ...}, then
+       for every line "N [W]" read from stdin runs W untimed and N timed cells and answers one JSON line
+       {"samples_ms": [...]}; exits at EOF. The bench's interleaved rounds keep one warm floor process this way.
 History is off (as in the worker); the displayhook's "Out[n]" text goes to an in-memory sink, so terminal I/O is
 not part of the figure.
 """
@@ -13,35 +16,76 @@ import sys
 import time
 
 
-def main() -> int:
-    count, warmup, cell = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    import IPython
+def make_shell():
     from IPython.core.interactiveshell import InteractiveShell
     from traitlets.config import Config
 
     config = Config()
     config.HistoryManager.enabled = False
     config.HistoryManager.hist_file = ":memory:"
-    shell = InteractiveShell.instance(config=config)
+    return InteractiveShell.instance(config=config)
+
+
+def timed_cells(shell, cell: str, count: int, warmup: int, sink: io.StringIO) -> list[float]:
+    samples = []
+    for index in range(warmup + count):
+        started = time.perf_counter_ns()
+        result = shell.run_cell(cell, store_history=True)
+        elapsed = time.perf_counter_ns() - started
+        if not result.success:
+            raise SystemExit(f"floor cell failed: {result.error_in_exec or result.error_before_exec!r}")
+        if index >= warmup:
+            samples.append(elapsed / 1e6)
+        if sink.tell() > 1 << 20:
+            sink.seek(0)
+            sink.truncate()
+    return samples
+
+
+def facts() -> dict:
+    import IPython
+
+    return {"ipython": IPython.__version__, "python": sys.version.split()[0]}
+
+
+def serve(warmup: int, cell: str) -> int:
+    shell = make_shell()
+    real_stdout = sys.stdout
+    sink = io.StringIO()
+
+    def answer(payload: dict) -> None:
+        real_stdout.write(json.dumps(payload) + "\n")
+        real_stdout.flush()
+
+    sys.stdout = sink
+    try:
+        timed_cells(shell, cell, 0, warmup, sink)
+        answer({"ready": True, **facts()})
+        for line in sys.stdin:
+            words = line.split()
+            if not words:
+                continue
+            count = int(words[0])
+            block_warmup = int(words[1]) if len(words) > 1 else 0
+            answer({"samples_ms": timed_cells(shell, cell, count, block_warmup, sink)})
+    finally:
+        sys.stdout = real_stdout
+    return 0
+
+
+def main() -> int:
+    if sys.argv[1] == "--serve":
+        return serve(int(sys.argv[2]), sys.argv[3])
+    count, warmup, cell = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    shell = make_shell()
     real_stdout = sys.stdout
     sink = io.StringIO()
     sys.stdout = sink
-    samples = []
     try:
-        for index in range(warmup + count):
-            started = time.perf_counter_ns()
-            result = shell.run_cell(cell, store_history=True)
-            elapsed = time.perf_counter_ns() - started
-            if not result.success:
-                raise SystemExit(f"floor cell failed: {result.error_in_exec or result.error_before_exec!r}")
-            if index >= warmup:
-                samples.append(elapsed / 1e6)
-            if sink.tell() > 1 << 20:
-                sink.seek(0)
-                sink.truncate()
+        samples = timed_cells(shell, cell, count, warmup, sink)
     finally:
         sys.stdout = real_stdout
-    print(json.dumps({"samples_ms": samples, "ipython": IPython.__version__, "python": sys.version.split()[0]}))
+    print(json.dumps({"samples_ms": samples, **facts()}))
     return 0
 
 

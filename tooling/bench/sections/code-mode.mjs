@@ -23,7 +23,7 @@ function loopCode(count, call) {
 }
 
 /** Which Code Mode path exists in this checkout right now. */
-function detectEngine() {
+export function detectEngine() {
   // The worker copy the Runtime actually runs (copied at build time).
   const bridge = join(ROOT, 'packages/worker-supervisor/dist/python/ipython_mcp_worker/bridge.py');
   const hasBridge = existsSync(bridge) && /def run_code/.test(readFileSync(bridge, 'utf8')) && /def define_tools/.test(readFileSync(bridge, 'utf8'));

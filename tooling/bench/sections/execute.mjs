@@ -21,7 +21,7 @@ export async function timeLoop(fn, count, warmup, onStart) {
   return samples;
 }
 
-function checkExecuteResult(result) {
+export function checkExecuteResult(result) {
   const structured = result.structuredContent;
   if (result.isError || !structured || (structured.status ?? 'ok') !== 'ok' || structured.result?.value !== 2) {
     throw new Error(`execute("1+1") did not return 2: ${JSON.stringify(result).slice(0, 300)}`);

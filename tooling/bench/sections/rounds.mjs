@@ -1,0 +1,397 @@
+// Interleaved ratio rounds: the issue-18 goal ratios, with numerator and denominator measured close together in
+// time. On a shared 2-vCPU guest the floors drift by 2× between loops run seconds apart (the pipe round trip
+// 23–738 µs), so a ratio of medians from loops run one after another says little. Here every process the loops
+// need is started once and kept warm; then R rounds each run a short block of every loop, in an order rotated per
+// round, and every ratio is computed per round from that round's block medians. The report gives the median of the
+// per-round ratios and their spread (min–max, p25–p75).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PY_DIR } from '../lib/env.mjs';
+import { evaluate, settle, startServer } from '../lib/mcp.mjs';
+import { track, untrack } from '../lib/procs.mjs';
+import { quantile, summarize } from '../lib/stats.mjs';
+import { detectEngine } from './code-mode.mjs';
+import { CELL, MINIMAL_SERVER, checkExecuteResult } from './execute.mjs';
+
+/** Untimed calls at the start of every block: the first call after another loop ran pays for cold caches. */
+const BLOCK_WARMUP = 2;
+
+/** Per-round ratios: [key, numerator keys, denominator keys]; a ratio whose parts did not all run is left out. */
+export const ROUND_RATIOS = [
+  ['executeOverFloors', ['executeMcp'], ['floor', 'mcpFloor']],
+  ['executeOverRuntimeShaped', ['executeMcp'], ['executeRuntime', 'mcpShapedFloor']],
+  ['executeOverArchitecture', ['executeMcp'], ['floor', 'pipeFloor', 'mcpShapedFloor']],
+  ['runtimeOverFloorPipe', ['executeRuntime'], ['floor', 'pipeFloor']],
+  ['nestedOverPipe', ['nested'], ['pipeFloor']],
+  ['engineOverBridge', ['nestedEngine'], ['nestedBridge']],
+];
+
+/** Times `count` sequential calls of `fn` after `warmup` untimed ones; samples in ms. */
+async function block(fn, count, warmup = BLOCK_WARMUP) {
+  for (let index = 0; index < warmup; index += 1) await fn(index);
+  const samples = new Array(count);
+  for (let index = 0; index < count; index += 1) {
+    const started = performance.now();
+    await fn(index);
+    samples[index] = performance.now() - started;
+  }
+  return samples;
+}
+
+/** A child that answers one stdout line per stdin line (floor.py --serve). */
+function lineChild(command, args, label) {
+  const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  track(child.pid, label);
+  let buffer = '';
+  let stderr = '';
+  const waiting = [];
+  const lines = [];
+  let exited = null;
+  const fail = (error) => {
+    for (const entry of waiting.splice(0)) entry.reject(error);
+  };
+  child.stdout.on('data', (chunk) => {
+    buffer += chunk.toString('utf8');
+    let newline;
+    while ((newline = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + 1);
+      const entry = waiting.shift();
+      if (entry) entry.resolve(line);
+      else lines.push(line);
+    }
+  });
+  child.stderr.on('data', (chunk) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-4000);
+  });
+  child.on('exit', (code, signal) => {
+    exited = new Error(`${label} exited (${signal ?? `exit ${code}`}): ${stderr.trim().split('\n').slice(-5).join('\n')}`);
+    fail(exited);
+  });
+  const next = () =>
+    lines.length > 0
+      ? Promise.resolve(lines.shift())
+      : exited
+        ? Promise.reject(exited)
+        : new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+  return {
+    pid: child.pid,
+    next,
+    async ask(text) {
+      child.stdin.write(`${text}\n`);
+      return next();
+    },
+    async close() {
+      child.stdin.end();
+      await new Promise((resolve) => {
+        if (exited) return resolve();
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          resolve();
+        }, 5_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      untrack(child.pid);
+    },
+  };
+}
+
+/** InteractiveShell.run_cell in one persistent process (python/floor.py --serve); samples timed in Python. */
+async function startFloor(ctx) {
+  const child = lineChild(ctx.python, [join(PY_DIR, 'floor.py'), '--serve', String(ctx.n.warmup), CELL], 'floor.py --serve');
+  const ready = JSON.parse(await child.next());
+  return {
+    key: 'floor',
+    facts: { ipython: ready.ipython, python: ready.python },
+    run: async (count) => JSON.parse(await child.ask(`${count} ${BLOCK_WARMUP}`)).samples_ms,
+    close: () => child.close(),
+  };
+}
+
+/** The 64-byte Node → Python → Node ping-pong over plain pipes (python/pipe_echo.py). */
+async function startPipe(ctx) {
+  const child = spawn(ctx.python, [join(PY_DIR, 'pipe_echo.py')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  track(child.pid, 'pipe_echo.py (rounds)');
+  const frame = Buffer.alloc(68, 120);
+  frame.writeUInt32BE(64, 0);
+  let pending = null;
+  let received = 0;
+  child.stdout.on('data', (chunk) => {
+    received += chunk.length;
+    if (received >= frame.length && pending) {
+      received -= frame.length;
+      const resolve = pending;
+      pending = null;
+      resolve();
+    }
+  });
+  const once = () =>
+    new Promise((resolve) => {
+      pending = resolve;
+      child.stdin.write(frame);
+    });
+  await block(once, 0, ctx.n.warmup);
+  return {
+    key: 'pipeFloor',
+    run: (count) => block(once, count),
+    close: async () => {
+      child.stdin.end();
+      child.kill('SIGKILL');
+      untrack(child.pid);
+    },
+  };
+}
+
+/** A tools/call loop against a started stdio MCP server. */
+function mcpLoop(key, server, call) {
+  return { key, pid: server.pid, run: (count) => block(call, count), close: () => server.close() };
+}
+
+async function startOurs(ctx) {
+  const server = await startServer(ctx.modules, { env: ctx.serverEnv(), label: 'ipython-mcp server (rounds)' });
+  try {
+    const workerPid = await evaluate(server, 'import os as _bench_os\n_bench_os.getpid()');
+    track(workerPid, 'rounds worker');
+    await settle(server);
+    let last;
+    const call = async () => {
+      last = await server.call('execute', { code: CELL });
+      checkExecuteResult(last);
+    };
+    await block(call, 0, ctx.n.warmup);
+    const { tools } = await server.client.listTools();
+    const tool = tools.find((entry) => entry.name === 'execute');
+    return { ...mcpLoop('executeMcp', server, call), shape: { tool, result: last } };
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+}
+
+async function startBareSdk(ctx) {
+  const server = await startServer(ctx.modules, { args: [MINIMAL_SERVER], label: 'minimal SDK server (rounds)' });
+  const call = () => server.call('echo', { code: CELL });
+  await block(call, 0, ctx.n.warmup);
+  return mcpLoop('mcpFloor', server, call);
+}
+
+async function startShapedSdk(ctx, shape, directory) {
+  const file = join(directory, 'shape.json');
+  writeFileSync(file, JSON.stringify(shape));
+  const server = await startServer(ctx.modules, { args: [MINIMAL_SERVER], env: { BENCH_SHAPED_RESULT: file }, label: 'minimal SDK server, shaped (rounds)' });
+  const call = async () => checkExecuteResult(await server.call(shape.tool.name, { code: CELL }));
+  await block(call, 0, ctx.n.warmup);
+  return mcpLoop('mcpShapedFloor', server, call);
+}
+
+async function startRuntime(ctx) {
+  const { Runtime } = ctx.modules.supervisor;
+  const runtime = new Runtime({ python: ctx.python, warmStandby: false });
+  runtime.start();
+  const call = async () => {
+    const outcome = await runtime.run('execute', { code: CELL });
+    if (!outcome.ok || outcome.result.result?.value !== 2) throw new Error(`runtime execute failed: ${JSON.stringify(outcome).slice(0, 300)}`);
+  };
+  try {
+    const first = await runtime.run('execute', { code: '0' });
+    if (!first.ok) throw new Error(`runtime execute failed: ${JSON.stringify(first.error)}`);
+    for (const pid of runtime.workerPids()) track(pid, 'rounds runtime worker');
+    await block(call, 0, ctx.n.warmup);
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+  return { key: 'executeRuntime', run: (count) => block(call, count), close: () => runtime.close() };
+}
+
+/**
+ * One nested-call block: a cell that makes `warmup` untimed echo calls, then `count` calls each timed in the kernel
+ * (perf_counter around the call), and returns the samples in ms.
+ */
+function nestedCode(count, warmup) {
+  return [
+    'import time as _bench_time',
+    `for _bench_i in range(${warmup}):`,
+    '    echo(x=_bench_i)',
+    '_bench_samples = []',
+    `for _bench_i in range(${count}):`,
+    '    _bench_t = _bench_time.perf_counter()',
+    '    _bench_r = echo(x=_bench_i)',
+    '    _bench_samples.append((_bench_time.perf_counter() - _bench_t) * 1000)',
+    '    assert _bench_r["x"] == _bench_i',
+    '_bench_samples',
+  ].join('\n');
+}
+
+const NESTED_WARMUP = 20;
+
+/** The Code Mode engine's public API (CodeMode.runCode), one kernel kept for every round. */
+async function startEngine(ctx, engineDist) {
+  const engine = await import(pathToFileURL(engineDist).href);
+  if (typeof engine.CodeMode !== 'function') return null;
+  const tool = {
+    name: 'echo',
+    description: 'Echo the arguments.',
+    inputSchema: { type: 'object', properties: { x: { type: 'integer' } }, required: ['x'], additionalProperties: false },
+    execute: async (input) => input,
+  };
+  const codeMode = new engine.CodeMode({ tools: [tool], maxToolCalls: 1_000_000, timeout: null, kernelOptions: { python: ctx.python } });
+  const run = async (count, warmup = NESTED_WARMUP) => {
+    const result = await codeMode.runCode({ code: nestedCode(count, warmup) });
+    if (result.return?.kind !== 'value' || !Array.isArray(result.return.value)) throw new Error(`CodeMode run returned ${JSON.stringify(result.return).slice(0, 200)}`);
+    return result.return.value;
+  };
+  try {
+    const pidRun = await codeMode.runCode({ code: 'import os as _bench_os\n_bench_os.getpid()' });
+    track(pidRun.return.value, 'rounds code-mode engine kernel');
+    await run(0, 300);
+  } catch (error) {
+    await codeMode.close();
+    throw error;
+  }
+  return { key: 'nestedEngine', run, close: () => codeMode.close() };
+}
+
+/** Runtime.run("run_code") with the worker bridge (define_tools → echo), answered by a bare onToolCall. */
+async function startBridge(ctx) {
+  const { Runtime } = ctx.modules.supervisor;
+  const runtime = new Runtime({ python: ctx.python, warmStandby: false });
+  runtime.start();
+  const onToolCall = async (call) => (call.name === 'echo' ? { ok: true, valueJson: JSON.stringify(call.arguments) } : { ok: false, message: `unknown tool ${call.name}` });
+  const run = async (count, warmup = NESTED_WARMUP) => {
+    const outcome = await runtime.run('run_code', { code: nestedCode(count, warmup), max_tool_calls: count + warmup }, { onToolCall, timeoutMs: 600_000 });
+    if (!outcome.ok || outcome.result.status !== 'ok' || !Array.isArray(outcome.result.result?.value)) {
+      throw new Error(`bridge loop failed: ${JSON.stringify(outcome.ok ? outcome.result.error ?? outcome.result : outcome.error).slice(0, 400)}`);
+    }
+    return outcome.result.result.value;
+  };
+  try {
+    const first = await runtime.run('execute', { code: '0' });
+    if (!first.ok) throw new Error(`worker failed to start: ${JSON.stringify(first.error)}`);
+    for (const pid of runtime.workerPids()) track(pid, 'rounds code-mode worker');
+    const defined = await runtime.run('define_tools', {
+      tools: [{ python_name: 'echo', tool_name: 'echo', doc: 'Echo the arguments.', parameters: [{ name: 'x', key: 'x', annotation: 'int', required: true }] }],
+    });
+    if (!defined.ok) throw new Error(`define_tools failed: ${JSON.stringify(defined.error)}`);
+    await run(0, 300);
+  } catch (error) {
+    await runtime.close();
+    throw error;
+  }
+  return { key: 'nestedBridge', run, close: () => runtime.close() };
+}
+
+/** median, quartiles and range of a list of per-round values. */
+export function spread(values) {
+  return {
+    median: quantile(values, 0.5),
+    p25: quantile(values, 0.25),
+    p75: quantile(values, 0.75),
+    min: Math.min(...values),
+    max: Math.max(...values),
+    perRound: values.map((value) => Number(value.toFixed(4))),
+  };
+}
+
+/**
+ * Starts every participant once, warms it, runs `ctx.n.rounds` rounds of short blocks and returns per-round medians,
+ * per-round ratios (with their median and spread) and the pooled samples of each loop.
+ */
+export async function measureRounds(ctx, { withCodeMode = true, withExecute = true } = {}) {
+  const rounds = ctx.n.rounds;
+  const executeBlock = Math.max(5, Math.round(ctx.n.execute / rounds));
+  const nestedBlock = Math.max(20, Math.round(ctx.n.toolCalls / rounds));
+  const directory = mkdtempSync(join(tmpdir(), 'bench-rounds-'));
+  const participants = [];
+  try {
+    const engine = detectEngine();
+    const starts = [() => startPipe(ctx)];
+    if (withExecute) starts.push(() => startOurs(ctx), () => startRuntime(ctx), () => startFloor(ctx), () => startBareSdk(ctx));
+    if (withCodeMode) {
+      if (engine.engineDist) starts.push(() => startEngine(ctx, engine.engineDist));
+      if (engine.hasBridge) starts.push(() => startBridge(ctx));
+    }
+    // One after another: parallel start-ups on 2 cores would only slow each other down and change nothing measured.
+    let failure = null;
+    for (const start of starts) {
+      if (failure) break;
+      try {
+        const participant = await start();
+        if (participant) participants.push(participant);
+      } catch (error) {
+        failure ??= error;
+      }
+    }
+    if (failure) throw failure;
+    const ours = participants.find((item) => item.key === 'executeMcp');
+    if (ours) participants.push(await startShapedSdk(ctx, ours.shape, directory));
+
+    const blockSize = (key) => (key === 'pipeFloor' || key.startsWith('nested') ? nestedBlock : executeBlock);
+    // Units are what the rotation moves: one block each, except that the pipe round trip runs in two halves right
+    // before and after the nested-call blocks, the figure its ratio is closest to (both are one wake-up pair per
+    // call; the pipe's median flips between ~20 and ~100 µs with where the scheduler puts the two ends).
+    const byKey = Object.fromEntries(participants.map((item) => [item.key, item]));
+    const nestedKeys = ['nestedEngine', 'nestedBridge'].filter((key) => byKey[key]);
+    const units = [];
+    if (byKey.pipeFloor && nestedKeys.length > 0) {
+      const half = Math.max(10, Math.round(nestedBlock / 2));
+      units.push([[byKey.pipeFloor, half], ...nestedKeys.map((key) => [byKey[key], nestedBlock]), [byKey.pipeFloor, half]]);
+    }
+    for (const item of participants) {
+      if (units.some((unit) => unit.some(([member]) => member === item))) continue;
+      units.push([[item, blockSize(item.key)]]);
+    }
+    const pooled = Object.fromEntries(participants.map((item) => [item.key, []]));
+    const perRound = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const order = units.map((_, offset) => units[(round + offset) % units.length]).flat();
+      const taken = Object.fromEntries(participants.map((item) => [item.key, []]));
+      const started = performance.now();
+      for (const [participant, count] of order) {
+        const samples = await participant.run(count);
+        taken[participant.key].push(...samples);
+        pooled[participant.key].push(...samples);
+      }
+      const medians = Object.fromEntries(Object.entries(taken).map(([key, samples]) => [key, quantile(samples, 0.5)]));
+      medians.nested = medians.nestedEngine ?? medians.nestedBridge;
+      const ratios = {};
+      for (const [key, over, under] of ROUND_RATIOS) {
+        if (![...over, ...under].every((part) => typeof medians[part] === 'number')) continue;
+        const sum = (parts) => parts.reduce((total, part) => total + medians[part], 0);
+        ratios[key] = sum(over) / sum(under);
+      }
+      perRound.push({ order: order.map(([item]) => item.key), ms: Number((performance.now() - started).toFixed(1)), medians, ratios });
+    }
+    if (pooled.nestedEngine ?? pooled.nestedBridge) pooled.nested = pooled.nestedEngine ?? pooled.nestedBridge;
+    const ratioKeys = ROUND_RATIOS.map(([key]) => key).filter((key) => perRound.every((entry) => key in entry.ratios));
+    const floor = participants.find((item) => item.key === 'floor');
+    return {
+      method:
+        `${rounds} rounds; per round one block of every loop in an order rotated per round (${executeBlock} calls per execute-type block, ` +
+        `${nestedBlock} per nested-call block, the pipe in two halves around the nested-call blocks, ${BLOCK_WARMUP} untimed calls first in ` +
+        "each); each ratio per round from that round's medians",
+      rounds,
+      blockCalls: Object.fromEntries(participants.map((item) => [item.key, blockSize(item.key)])),
+      units: units.map((unit) => unit.map(([item, count]) => `${item.key}×${count}`).join(' > ')),
+      nestedPath: participants.some((item) => item.key === 'nestedEngine') ? 'engine' : participants.some((item) => item.key === 'nestedBridge') ? 'bridge' : null,
+      ratios: Object.fromEntries(
+        ratioKeys.map((key) => {
+          const [, over, under] = ROUND_RATIOS.find(([name]) => name === key);
+          return [key, { ...spread(perRound.map((entry) => entry.ratios[key])), over, under }];
+        }),
+      ),
+      perRound,
+      pooled: Object.fromEntries(Object.entries(pooled).map(([key, samples]) => [key, summarize(samples)])),
+      floorFacts: floor?.facts ?? null,
+    };
+  } finally {
+    for (const participant of participants.reverse()) await participant.close().catch(() => undefined);
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
