@@ -37,11 +37,14 @@ const SIZES = {
 const HELP = `usage: pnpm bench [-- options]
 
 Measures the DESIGN.md performance targets and the alternatives in one run; prints one table and writes
-bench/results/latest.json. The issue-18 goal ratios are medians of per-round ratios: every process the loops need
-is started once, then R rounds each run a short block of every loop (order rotated per round) and each ratio is
-taken per round from that round's medians, so machine-load drift between loops cancels out; the cold-start ratio
-is the median over interleaved spawns. Needs the README setup (built dist/, a worker Python with IPython). The first run
+bench/results/latest.json. Needs the README setup (built dist/, a worker Python with IPython). The first run
 creates the bench-only venv (.venv-bench: ipykernel, jupyter_client, py-spy from PyPI).
+
+The issue-18 goal ratios are medians of per-round ratios: every process their loops need is started once and kept
+warm, then R rounds each run a short block of every loop (order rotated per round), and each ratio is taken per
+round from that round's medians, so load drift between loops hits both sides of a ratio; the notes give the
+rounds' range and the ratio of the separate loops' medians. The spawn → initialize ratio is the median over
+interleaved spawn pairs.
 
   --quick                     smaller N everywhere (a couple of minutes)
   --compare "CMD ..."         another stdio MCP server to measure with the same client (repeatable)
