@@ -174,9 +174,13 @@ export function buildRows(results, errors) {
           value: perSecond(codeMode.bridge),
           goal: '(decomposition)',
           comparison:
-            codeMode.perCallMs >= codeMode.bridge.perCallMs
+            (codeMode.perCallMs >= codeMode.bridge.perCallMs
               ? `the engine adds ${formatMs(codeMode.perCallMs - codeMode.bridge.perCallMs)} per call`
-              : `measured ${formatMs(codeMode.bridge.perCallMs - codeMode.perCallMs)} slower than through the engine (load drift)`,
+              : `measured ${formatMs(codeMode.bridge.perCallMs - codeMode.perCallMs)} slower than through the engine (load drift)`) +
+            (results.rounds?.ratios?.engineOverBridge
+              ? `; engine / bridge over ${results.rounds.rounds} interleaved rounds: median ${formatRatio(results.rounds.ratios.engineOverBridge.median)} ` +
+                `(range ${formatRatio(results.rounds.ratios.engineOverBridge.min)}–${formatRatio(results.rounds.ratios.engineOverBridge.max)})`
+              : ''),
         }),
       );
     }

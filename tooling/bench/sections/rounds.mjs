@@ -334,8 +334,8 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
 
     const blockSize = (key) => (key === 'pipeFloor' || key.startsWith('nested') ? nestedBlock : executeBlock);
     // Units are what the rotation moves: one block each, except that the pipe round trip runs in two halves right
-    // before and after the nested-call blocks, the figure its ratio is closest to (both are one wake-up pair per
-    // call; the pipe's median flips between ~20 and ~100 µs with where the scheduler puts the two ends).
+    // before and after the nested-call blocks, the figure whose goal is stated against it (the pipe's median flips
+    // between ~20 and ~100 µs within seconds, with where the scheduler puts the two ends).
     const byKey = Object.fromEntries(participants.map((item) => [item.key, item]));
     const nestedKeys = ['nestedEngine', 'nestedBridge'].filter((key) => byKey[key]);
     const units = [];
@@ -374,8 +374,8 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
     return {
       method:
         `${rounds} rounds; per round one block of every loop in an order rotated per round (${executeBlock} calls per execute-type block, ` +
-        `${nestedBlock} per nested-call block, the pipe in two halves around the nested-call blocks, ${BLOCK_WARMUP} untimed calls first in ` +
-        "each); each ratio per round from that round's medians",
+        `${nestedBlock} per nested-call block timed per call in the kernel after ${NESTED_WARMUP} untimed, the pipe in two halves around the ` +
+        `nested-call blocks, ${BLOCK_WARMUP} untimed calls first in every other block); each ratio per round from that round's medians`,
       rounds,
       blockCalls: Object.fromEntries(participants.map((item) => [item.key, blockSize(item.key)])),
       units: units.map((unit) => unit.map(([item, count]) => `${item.key}×${count}`).join(' > ')),
