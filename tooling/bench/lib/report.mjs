@@ -1,4 +1,5 @@
 // The one table: every figure with its goal beside it and the ratio against each alternative.
+import { layerRows } from './layers-report.mjs';
 import { formatMiB, formatMs, formatRatio, ratio } from './stats.mjs';
 
 const MET = 'met';
@@ -135,6 +136,8 @@ export function buildRows(results, errors) {
     );
   }
   failed('kernel', '  ipykernel via jupyter_client');
+  rows.push(...layerRows(results));
+  failed('layers', 'layers of one execute, each alone');
   for (const key of Object.keys(results).filter((name) => name.startsWith('peer'))) {
     const peer = results[key];
     rows.push(
