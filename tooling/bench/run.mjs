@@ -4,7 +4,7 @@
 // Not part of the test run; timings are never asserted anywhere else.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
-import { ROOT, RESULTS_DIR, chooseWorkerPython, ensureBenchVenv, loadModules, machineFacts, pythonFacts } from './lib/env.mjs';
+import { ROOT, RESULTS_DIR, buildTree, chooseWorkerPython, ensureBenchVenv, loadModules, machineFacts, pythonFacts } from './lib/env.mjs';
 import { installExitHandlers, killAll, leftovers, sleep } from './lib/procs.mjs';
 import { buildRows, printCpu, printProfile, printTable } from './lib/report.mjs';
 import { summarize } from './lib/stats.mjs';
@@ -62,10 +62,11 @@ interleaved spawn pairs.
                               n calls are split over them
   --no-py-spy                 profile the worker with cProfile instead of py-spy
   --output PATH               JSON output (default: bench/results/latest.json)
+  --no-build                  measure dist/ as it is (default: build first with turbo, cached when up to date)
 `;
 
 function parseArgs(argv) {
-  const options = { mode: 'full', compare: [], only: null, skip: new Set(), python: undefined, benchVenv: join(ROOT, '.venv-bench'), output: join(RESULTS_DIR, 'latest.json'), n: null, noPySpy: false, rounds: null };
+  const options = { mode: 'full', compare: [], only: null, skip: new Set(), python: undefined, benchVenv: join(ROOT, '.venv-bench'), output: join(RESULTS_DIR, 'latest.json'), n: null, noPySpy: false, rounds: null, build: true };
   for (let index = 0; index < argv.length; index += 1) {
     const arg = argv[index];
     const value = () => {
@@ -123,6 +124,9 @@ function parseArgs(argv) {
         options.rounds = Number(value());
         if (!Number.isInteger(options.rounds) || options.rounds <= 0) throw new Error('--rounds needs a positive integer');
         break;
+      case '--no-build':
+        options.build = false;
+        break;
       case '--no-py-spy':
         options.noPySpy = true;
         break;
@@ -159,6 +163,7 @@ async function main() {
   if (options.rounds) n.rounds = options.rounds;
   const wanted = (name) => (options.only ? options.only.has(name) : true) && !options.skip.has(name);
 
+  if (options.build) buildTree(log);
   const modules = await loadModules();
   const worker = chooseWorkerPython(options.python);
   const workerFacts = pythonFacts(worker.python);

@@ -11,6 +11,27 @@ export const CLI = join(ROOT, 'apps/ipython-mcp/dist/cli.js');
 export const PY_DIR = join(ROOT, 'tooling/bench/python');
 export const RESULTS_DIR = join(ROOT, 'bench/results');
 
+/**
+ * Builds the workspace with the pinned pnpm's turbo (a cached no-op when dist/ is up to date), so the bench measures
+ * the sources as they are: a stale dist/ would measure old code, or fail on an options shape the sources dropped.
+ * Without the README set-up (no pinned pnpm) it leaves dist/ alone and says so.
+ */
+export function buildTree(log) {
+  const bin = join(ROOT, '.tooling/node_modules/.bin');
+  if (!existsSync(join(bin, 'pnpm'))) {
+    log('no pinned pnpm in .tooling/ (run the README set-up): measuring dist/ as it is');
+    return;
+  }
+  const started = performance.now();
+  const built = spawnSync(join(bin, 'pnpm'), ['exec', 'turbo', 'run', 'build', '--output-logs=errors-only'], {
+    cwd: ROOT,
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, TURBO_TELEMETRY_DISABLED: '1' },
+    encoding: 'utf8',
+  });
+  if (built.status !== 0) throw new Error(`the build failed (pnpm exec turbo run build):\n${(built.stdout + built.stderr).slice(-2000)}`);
+  log(`build up to date (${((performance.now() - started) / 1000).toFixed(1)} s)`);
+}
+
 /** Dynamic imports of the built workspace packages and the MCP SDK (resolved through the app that uses it). */
 export async function loadModules() {
   const missing = [CLI, join(ROOT, 'packages/worker-supervisor/dist/index.js'), join(ROOT, 'packages/protocol/dist/index.js')].filter(
