@@ -28,12 +28,12 @@ const SIZES = {
   full: {
     execute: 1000, warmup: 50, rounds: 15, kernel: 1000, stdinCalls: 1000, toolCalls: 5000, recovery: 5, coldStarts: 10, floodMiB: 1024, memory: 5,
     burst: 1000, burstSlowSeconds: 5, scaleSizes: [1_000, 10_000, 100_000], scaleReps: 10, scaleRepsLarge: 5, profileCalls: 2000,
-    layerRounds: 15, layerCalls: 2000, workerLayerCalls: 300,
+    layerRounds: 15, layerCalls: 2000, workerLayerCalls: 300, stdioLayerCalls: 300,
   },
   quick: {
     execute: 200, warmup: 20, rounds: 7, kernel: 200, stdinCalls: 200, toolCalls: 1000, recovery: 2, coldStarts: 3, floodMiB: 256, memory: 2,
     burst: 1000, burstSlowSeconds: 3, scaleSizes: [1_000, 10_000], scaleReps: 5, scaleRepsLarge: 3, profileCalls: 500,
-    layerRounds: 7, layerCalls: 1000, workerLayerCalls: 200,
+    layerRounds: 7, layerCalls: 1000, workerLayerCalls: 200, stdioLayerCalls: 150,
   },
 };
 

@@ -41,5 +41,13 @@ export function layerRows(results) {
     layerRow('  IPython: run_cell in that process', worker.perRound.runCell, 'for scale: IPython\'s own work per execute'),
     layerRow('  SDK: its cost of our result shape', js.derived.resultShape, 'SDK with our result − SDK no-op (output schema, structured content)'),
   ];
+  const stdio = layers.stdio;
+  if (stdio) {
+    rows.push(
+      layerRow('  stdio: bare SDK server, our result (wall)', stdio.perRound.bare.wallUs, `real processes that sleep between calls; its server CPU ${us(stdio.perRound.bare.serverCpuUs.median)} per call`),
+      layerRow('  stdio: our server over a fake worker (wall)', stdio.perRound.ours.wallUs, `same client; no Python behind it; its server CPU ${us(stdio.perRound.ours.serverCpuUs.median)} per call`),
+      layerRow('  ours in a real server process (wall)', stdio.derived.oursWallUs, `the two rows above subtracted per round; server CPU ${us(stdio.derived.oursServerCpuUs.median)} per call: our MCP layer, runtime and codec on cold caches (in process: the warm figures above)`),
+    );
+  }
   return rows;
 }

@@ -7,24 +7,14 @@ import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PY_DIR, ROOT } from '../lib/env.mjs';
-import { run } from '../lib/procs.mjs';
+import { cpuPerCall as cpuDelta, cpuSnapshot, run, track } from '../lib/procs.mjs';
+import { startServer } from '../lib/mcp.mjs';
+import { MINIMAL_SERVER } from './execute.mjs';
 import { quantile } from '../lib/stats.mjs';
+import { EXECUTE_RESULT, fakeWorkerSpawner } from '../lib/fake-worker.mjs';
 import { CELL } from './execute.mjs';
 
-// What the worker answers to execute("1+1"), field for field (the fake worker replays it).
-const EXECUTE_RESULT = {
-  status: 'ok',
-  execution_count: 1,
-  stdout: '',
-  stderr: '',
-  stdout_omitted_chars: 0,
-  stderr_omitted_chars: 0,
-  truncated: { stdout: false, stderr: false, result: false, displays: false },
-  result: { kind: 'json', value: 2 },
-  displays: [],
-  displays_omitted: 0,
-  error: null,
-};
+const FAKE_WORKER_SERVER = join(ROOT, 'tooling/bench/lib/fake-worker-server.mjs');
 
 async function loadLayers() {
   const sdk = realpathSync(join(ROOT, 'packages/mcp-server/node_modules/@modelcontextprotocol/sdk'));
@@ -39,21 +29,6 @@ async function loadLayers() {
     load(join(ROOT, 'packages/protocol/dist/index.js')),
   ]);
   return { Client: client.Client, Server: server.Server, InMemoryTransport: memory.InMemoryTransport, types, supervisor, mcp, protocol };
-}
-
-/** A worker that answers every request at once with a canned result, on the other end of an InMemoryChannel. */
-function fakeWorker(supervisor) {
-  const [near, far] = supervisor.InMemoryChannel.createLinkedPair();
-  // The channel keeps every sent message for tests; a long loop must not.
-  near.sent.push = () => 0;
-  far.sent.push = () => 0;
-  far.onmessage = (message) => {
-    if (message.type === 'shutdown') far.close();
-    if (message.type !== 'request') return;
-    const result = message.op === 'execute' ? { ...EXECUTE_RESULT, execution_count: message.id } : {};
-    far.send({ type: 'response', id: message.id, ok: true, result });
-  };
-  return new supervisor.ChannelWorker(near);
 }
 
 async function connect(layers, server) {
@@ -83,7 +58,7 @@ async function measureJsLayers(ctx, rounds, calls) {
     python: 'unused',
     settings: mcp.defaultSettings(),
     warmStandby: false,
-    spawnWorker: () => fakeWorker(supervisor),
+    spawnWorker: fakeWorkerSpawner(supervisor),
   });
   const oursClient = await connect(layers, ours.server);
   const sample = await oursClient.callTool({ name: 'execute', arguments: { code: CELL } });
@@ -100,7 +75,7 @@ async function measureJsLayers(ctx, rounds, calls) {
   const bareClient = await connect(layers, bare);
   await bareClient.listTools();
   const { Runtime } = supervisor;
-  const runtime = new Runtime({ python: 'unused', warmStandby: false, memoryLimitMb: null, spawnWorker: () => fakeWorker(supervisor) });
+  const runtime = new Runtime({ python: 'unused', warmStandby: false, memoryLimitMb: null, spawnWorker: fakeWorkerSpawner(supervisor) });
   runtime.start();
   // What the in-memory channel does instead of the codec (two structured clones), and what the real codec costs
   // the parent per call (encode the request, decode the response).
@@ -164,10 +139,67 @@ async function measureWorkerLayers(ctx, rounds, calls) {
   };
 }
 
+/** Median of an array (null when empty). */
+const median = (values) => quantile(values, 0.5);
+
+/**
+ * The same two servers as real stdio processes that sleep between calls: ours over the fake worker, and the bare
+ * SDK server answering our result. Code that runs after a sleep runs on cold caches, so this shows what our layer
+ * costs in a real process next to its in-process (warm) figure. Interleaved rounds; wall and server CPU per call.
+ */
+async function measureStdioLayers(ctx, rounds, calls) {
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const ours = await startServer(ctx.modules, { args: [FAKE_WORKER_SERVER], label: 'our server over a fake worker' });
+  const dir = mkdtempSync(join(tmpdir(), 'bench-layers-'));
+  let bare;
+  try {
+    track(ours.pid, 'our server over a fake worker');
+    const sample = await ours.call('execute', { code: CELL });
+    const { tools } = await ours.client.listTools();
+    const file = join(dir, 'shape.json');
+    writeFileSync(file, JSON.stringify({ tool: tools.find((tool) => tool.name === 'execute'), result: sample }));
+    bare = await startServer(ctx.modules, { args: [MINIMAL_SERVER], env: { BENCH_SHAPED_RESULT: file }, label: 'bare SDK server (our result)' });
+    track(bare.pid, 'bare SDK server (our result)');
+    await bare.client.listTools();
+    const servers = { ours, bare };
+    const perRound = { ours: { wallUs: [], serverCpuUs: [] }, bare: { wallUs: [], serverCpuUs: [] } };
+    const block = async (name, count, record) => {
+      const server = servers[name];
+      const samples = [];
+      const before = cpuSnapshot(server.pid);
+      for (let index = 0; index < count; index += 1) {
+        const started = performance.now();
+        await server.call('execute', { code: CELL });
+        samples.push((performance.now() - started) * 1000);
+      }
+      const cpu = cpuDelta({ server: before }, { server: cpuSnapshot(server.pid) }, count).server?.totalUs ?? null;
+      if (record) {
+        perRound[name].wallUs.push(median(samples));
+        perRound[name].serverCpuUs.push(cpu);
+      }
+    };
+    for (const name of Object.keys(servers)) await block(name, Math.max(50, calls / 4), false);
+    for (let round = 0; round < rounds; round += 1) {
+      for (const name of round % 2 === 0 ? ['ours', 'bare'] : ['bare', 'ours']) await block(name, calls, true);
+    }
+    const delta = (key) => spread(perRound.ours[key].map((value, index) => value - perRound.bare[key][index]));
+    return {
+      perRound: Object.fromEntries(Object.entries(perRound).map(([name, figures]) => [name, { wallUs: spread(figures.wallUs), serverCpuUs: spread(figures.serverCpuUs) }])),
+      derived: { oursWallUs: delta('wallUs'), oursServerCpuUs: delta('serverCpuUs') },
+    };
+  } finally {
+    await ours.close();
+    await bare?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** The layers section: JavaScript layers (client, server, runtime) and the worker's own path, each alone. */
 export async function measureLayers(ctx) {
   const rounds = ctx.n.layerRounds ?? 9;
   const js = await measureJsLayers(ctx, rounds, ctx.n.layerCalls ?? 2000);
   const worker = await measureWorkerLayers(ctx, rounds, ctx.n.workerLayerCalls ?? 300);
-  return { rounds, js, worker, note: 'in process, no I/O; CPU µs per call, medians of per-round figures (rounds interleaved)' };
+  const stdio = await measureStdioLayers(ctx, rounds, ctx.n.stdioLayerCalls ?? 300);
+  return { rounds, js, worker, stdio, note: 'in process, no I/O; CPU µs per call, medians of per-round figures (rounds interleaved)' };
 }
