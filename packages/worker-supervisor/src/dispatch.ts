@@ -7,7 +7,7 @@ import { PausableTimer } from './pausable-timer.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
 import type { InterruptionKind, NamespaceOutcome, OperationMeta, OperationOutcome, RunOptions } from './runtime-types.js';
 import type { WorkerPool } from './worker-pool.js';
-import { WorkerExitedError, type WorkerHandle, type WorkerReply } from './worker-process.js';
+import { WorkerExitedError, type ToolAnswer, type WorkerHandle, type WorkerReply } from './worker-process.js';
 
 type Settled = Promise<{ kind: 'reply'; value: WorkerReply } | { kind: 'failed'; error: unknown }>;
 
@@ -71,12 +71,12 @@ export class Dispatcher {
           ? undefined
           : (call) => {
               deadline.pause();
-              void onToolCall(call)
-                .catch((error: unknown) => ({ ok: false as const, message: boundedMessage(error) }))
-                .then((result) => {
-                  deadline.resume();
-                  worker.sendToolResult(call.call_id, result);
-                });
+              const answer = (result: ToolAnswer): void => {
+                deadline.resume();
+                worker.sendToolResult(call.call_id, result);
+              };
+              // One promise per nested call: the failure handler beside the success one, not a catch before it.
+              void onToolCall(call).then(answer, (error: unknown) => answer({ ok: false, message: boundedMessage(error) }));
             },
     });
     const settled: Settled = reply.then(
