@@ -237,6 +237,12 @@ class ToolBridge:
             omit_none: frozenset[str] = frozenset()
         else:
             signature, keys, omit_none = _signature(parameters, index)
+        # What signature.bind would check, precomputed: a call that passes only known names and every required one
+        # binds to exactly those names in parameter order; any other call goes to bind for Python's own TypeError.
+        known = frozenset(keys or ())
+        required = tuple(name for name, parameter in signature.parameters.items()
+                         if parameter.default is inspect.Parameter.empty and keys is not None)
+        order = tuple((name, key, name in omit_none) for name, key in (keys or {}).items())
 
         def tool_function(*args: Any, **kwargs: Any) -> Any:
             if args:
@@ -244,11 +250,16 @@ class ToolBridge:
             if keys is None:
                 arguments = {name: _to_wire(value, name) for name, value in kwargs.items()}
             else:
+                if not (kwargs.keys() <= known and all(name in kwargs for name in required)):
+                    signature.bind(**kwargs)  # raises the TypeError naming the missing or unexpected argument
                 arguments = {}
-                for name, value in signature.bind(**kwargs).arguments.items():
-                    if value is None and name in omit_none:
+                for name, key, omit in order:
+                    if name not in kwargs:
                         continue
-                    arguments[keys[name]] = _to_wire(value, name)
+                    value = kwargs[name]
+                    if value is None and omit:
+                        continue
+                    arguments[key] = _to_wire(value, name)
             try:
                 return call(tool_name, arguments)
             except ToolCallError as error:

@@ -85,6 +85,21 @@ def test_a_call_reaches_the_parent_and_returns_its_value(worker):
     assert result["tool_calls_made"] == 1
 
 
+def test_arguments_go_in_parameter_order_whatever_order_the_call_gives(worker):
+    define(worker)
+    tools = Tools()
+    run(worker, "get_weather(from_='x', days=2, units='imperial', city='Paris')\nget_weather(days=None, city='Oslo')", tools)
+    assert [list(call["arguments"].items()) for call in tools.calls] == [
+        [("city", "Paris"), ("units", "imperial"), ("days", 2), ("from", "x")],
+        [("city", "Oslo")],
+    ]
+    # Python's own TypeError when names are both missing and unexpected, as signature.bind words it.
+    failed = run(worker, "get_weather(town='Paris', units='metric')", tools)
+    assert failed["error"]["type"] == "TypeError"
+    assert re.search(r"missing a required (keyword-only )?argument: 'city'", failed["error"]["message"])
+    assert len(tools.calls) == 2
+
+
 def test_arguments_are_converted_to_json_or_refused(worker):
     define(worker)
     result = run(worker, "anything(a=(1, 2), b={'k': [True, None, 1.5]})")

@@ -33,7 +33,8 @@ export interface JsonSchema {
   [keyword: string]: unknown;
 }
 
-const MAX_PROBLEMS = 5;
+/** Problems reported at most per validation. */
+export const MAX_PROBLEMS = 5;
 
 /**
  * Checks `value` against the common subset of JSON Schema: `type`, `enum`, `const`, `required`, `properties`,
@@ -47,7 +48,8 @@ export function validateJsonSchema(schema: JsonSchema | boolean, value: unknown)
   return problems.slice(0, MAX_PROBLEMS);
 }
 
-function check(schema: JsonSchema | boolean, value: unknown, path: string, problems: string[]): void {
+/** The interpreter: checks `value` against `schema`, appending problems (the compiled form's fallback). */
+export function check(schema: JsonSchema | boolean, value: unknown, path: string, problems: string[]): void {
   if (problems.length >= MAX_PROBLEMS) return;
   if (schema === true) return;
   if (schema === false) {
@@ -121,7 +123,8 @@ function checkObject(schema: JsonSchema, value: Record<string, unknown>, path: s
   }
   const properties = schema.properties ?? {};
   for (const [key, item] of Object.entries(value)) {
-    const propertySchema = properties[key];
+    // Own properties only: "constructor" or "__proto__" must not find Object.prototype's and pass as declared.
+    const propertySchema = Object.hasOwn(properties, key) ? properties[key] : undefined;
     const child = `${path}/${key}`;
     if (propertySchema !== undefined) check(propertySchema, item, child, problems);
     else if (schema.additionalProperties === false) problems.push(`${where(path)} has unknown property ${JSON.stringify(key)}`);
@@ -129,7 +132,8 @@ function checkObject(schema: JsonSchema, value: Record<string, unknown>, path: s
   }
 }
 
-function hasType(value: unknown, type: string): boolean {
+/** Shared with the compiled form (json-schema-compile.ts). */
+export function hasType(value: unknown, type: string): boolean {
   switch (type) {
     case 'null':
       return value === null;
@@ -150,17 +154,20 @@ function hasType(value: unknown, type: string): boolean {
   }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** Shared with the compiled form (json-schema-compile.ts). */
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function sameJson(left: unknown, right: unknown): boolean {
+/** Shared with the compiled form (json-schema-compile.ts). */
+export function sameJson(left: unknown, right: unknown): boolean {
   if (left === right) return true;
   if (typeof left !== 'object' || typeof right !== 'object' || left === null || right === null) return false;
   return JSON.stringify(left) === JSON.stringify(right);
 }
 
-function describe(value: unknown): string {
+/** Shared with the compiled form (json-schema-compile.ts). */
+export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
@@ -168,6 +175,7 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-function where(path: string): string {
+/** Shared with the compiled form (json-schema-compile.ts). */
+export function where(path: string): string {
   return path === '' ? 'the input' : path.replace(/^\//, '');
 }

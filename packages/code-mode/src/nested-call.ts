@@ -1,9 +1,11 @@
 import { toPythonJson } from '@ipython-mcp/protocol';
 import type { ToolAnswer } from '@ipython-mcp/worker-supervisor';
 import { CodeModeError, ToolInputError, ToolResultError } from './errors.js';
-import { validateJsonSchema, type JsonValue } from './json-schema.js';
+import { compileJsonSchema, type CompiledSchema } from './json-schema-compile.js';
+import type { JsonValue } from './json-schema.js';
 import { KERNEL_IPC_LIMIT_BYTES } from './kernel.js';
-import type { ToolFunction, ToolInputValidation } from './tool-functions.js';
+import { NOT_PLAIN, plainJsonCopy } from './plain-json.js';
+import type { ToolFunction } from './tool-functions.js';
 
 /** One nested call as the code made it. */
 export interface NestedToolCall {
@@ -27,6 +29,21 @@ export type NestedCallAnswer = ToolAnswer;
 const MAX_ERROR_CHARS = 10_000;
 /** Room left in a frame for the message around a tool's value. */
 const FRAME_OVERHEAD_BYTES = 4096;
+const MAX_VALUE_BYTES = KERNEL_IPC_LIMIT_BYTES - FRAME_OVERHEAD_BYTES;
+
+/**
+ * A tool as nested calls serve it: its function, and the check of its input against its JSON Schema, compiled once
+ * when Code Mode is made (undefined when the tool validates its input itself).
+ */
+export interface ServedTool {
+  tool: ToolFunction;
+  checkInput: CompiledSchema | undefined;
+}
+
+/** Prepares a tool for nested calls: compiles its input schema unless it brings its own `validate`. */
+export function serveTool(tool: ToolFunction): ServedTool {
+  return { tool, checkInput: tool.definition.validate === undefined ? compileJsonSchema(tool.definition.inputSchema) : undefined };
+}
 
 /**
  * Serves one nested call: validates the input (the tool's own `validate`, else its JSON Schema), runs the tool,
@@ -34,22 +51,33 @@ const FRAME_OVERHEAD_BYTES = 4096;
  * failure becomes the ToolCallError message the code sees.
  */
 export async function runNestedCall(
-  tool: ToolFunction | CodeModeError,
+  served: ServedTool | CodeModeError,
   call: NestedToolCall,
   signal: AbortSignal | undefined,
   context: unknown,
   returns: NestedToolReturn[],
 ): Promise<NestedCallAnswer> {
   try {
-    if (tool instanceof CodeModeError) throw tool;
-    const validation = await validate(tool, call.input);
-    if (!validation.success) throw new ToolInputError(tool.toolName, validation.message);
-    const output = await tool.definition.execute(validation.value as never, {
+    if (served instanceof CodeModeError) throw served;
+    const { tool, checkInput } = served;
+    let input: unknown = call.input;
+    if (checkInput !== undefined) {
+      // The common case, checked without a promise: the compiled schema is synchronous.
+      const problems = checkInput(input);
+      if (problems.length > 0) throw new ToolInputError(tool.toolName, problems.join('; '));
+    } else {
+      const validation = await (tool.definition.validate as NonNullable<ToolFunction['definition']['validate']>)(input);
+      if (!validation.success) throw new ToolInputError(tool.toolName, validation.message);
+      input = validation.value;
+    }
+    const pending: unknown = tool.definition.execute(input as never, {
       toolCallId: call.toolCallId,
       functionName: tool.pythonName,
       signal,
       context,
     });
+    // Awaited only when it is a promise: a plain value needs no extra microtask turn.
+    const output: unknown = isPromiseLike(pending) ? await pending : pending;
     const { valueJson, value } = toKernelValue(output, tool.toolName);
     returns.push({ toolCallId: call.toolCallId, toolName: call.toolName, output: value });
     return { ok: true, valueJson };
@@ -60,10 +88,8 @@ export async function runNestedCall(
   }
 }
 
-async function validate(tool: ToolFunction, input: Record<string, unknown>): Promise<ToolInputValidation> {
-  if (tool.definition.validate !== undefined) return tool.definition.validate(input);
-  const problems = validateJsonSchema(tool.definition.inputSchema, input);
-  return problems.length === 0 ? { success: true, value: input } : { success: false, message: problems.join('; ') };
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /**
@@ -74,16 +100,26 @@ async function validate(tool: ToolFunction, input: Record<string, unknown>): Pro
  * would not fit in one IPC message.
  */
 export function toKernelValue(value: unknown, toolName: string): { valueJson: string; value: JsonValue } {
+  let plain: JsonValue | typeof NOT_PLAIN;
+  try {
+    plain = plainJsonCopy(value);
+  } catch {
+    plain = NOT_PLAIN; // a throwing getter or proxy: the general path words the failure
+  }
+  if (plain !== NOT_PLAIN) {
+    // Plain JSON (most values): its JSON.stringify is toPythonJson's text, and the copy is what JSON.parse of that
+    // text would give the record.
+    const valueJson = JSON.stringify(plain);
+    checkSize(valueJson, toolName);
+    return { valueJson, value: plain };
+  }
   let valueJson: string;
   try {
     valueJson = toPythonJson(value);
   } catch (error) {
     throw new ToolResultError(toolName, `a value with no JSON form (${errorMessage(error).slice(0, 200)})`);
   }
-  const size = Buffer.byteLength(valueJson, 'utf8');
-  if (size > KERNEL_IPC_LIMIT_BYTES - FRAME_OVERHEAD_BYTES) {
-    throw new ToolResultError(toolName, `${size} bytes of JSON, more than one message to the kernel can carry (${KERNEL_IPC_LIMIT_BYTES} bytes)`);
-  }
+  checkSize(valueJson, toolName);
   let recorded: JsonValue;
   try {
     recorded = JSON.parse(valueJson) as JsonValue;
@@ -92,6 +128,16 @@ export function toKernelValue(value: unknown, toolName: string): { valueJson: st
     recorded = JSON.parse(JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? item.toString() : item)) ?? 'null') as JsonValue;
   }
   return { valueJson, value: recorded };
+}
+
+/** Refuses JSON text that would not fit in one message to the kernel. */
+function checkSize(valueJson: string, toolName: string): void {
+  // A UTF-16 code unit is at most 3 bytes of UTF-8: short text needs no count.
+  if (valueJson.length * 3 <= MAX_VALUE_BYTES) return;
+  const size = Buffer.byteLength(valueJson, 'utf8');
+  if (size > MAX_VALUE_BYTES) {
+    throw new ToolResultError(toolName, `${size} bytes of JSON, more than one message to the kernel can carry (${KERNEL_IPC_LIMIT_BYTES} bytes)`);
+  }
 }
 
 function errorMessage(error: unknown): string {

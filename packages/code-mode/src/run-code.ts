@@ -17,7 +17,7 @@ import {
   isModelRetry,
   type CodeModeError,
 } from './errors.js';
-import { runNestedCall, type NestedCallAnswer, type NestedToolCall, type NestedToolReturn } from './nested-call.js';
+import { runNestedCall, serveTool, type NestedCallAnswer, type ServedTool, type NestedToolCall, type NestedToolReturn } from './nested-call.js';
 import { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_RETRY_NOTE, kernelJournal, type IPythonKernelOptions, type KernelSession } from './kernel.js';
 import { MAX_RESULT_BYTES } from './result-cut.js';
 import { parseRunCodeReply, printedOutput, shapeReturn, type CodeModeReturn, type RunCodeReply } from './return-value.js';
@@ -107,7 +107,7 @@ export class CodeMode implements AsyncDisposable {
   private readonly sharedKernel: IPythonKernel | undefined;
   private readonly kernelOptions: IPythonKernelOptions;
   private ownKernel: IPythonKernel | undefined;
-  private readonly byToolName: Map<string, ToolFunction>;
+  private readonly byToolName: Map<string, ServedTool>;
   private readonly specs: ReturnType<typeof toolFunctionSpec>[];
   private readonly toolsKey: string;
   private failureCount = 0;
@@ -125,7 +125,7 @@ export class CodeMode implements AsyncDisposable {
     }
     this.timeoutMs = timeout;
     this.functions = buildToolFunctions(options.tools ?? []);
-    this.byToolName = new Map(this.functions.map((tool) => [tool.toolName, tool]));
+    this.byToolName = new Map(this.functions.map((tool) => [tool.toolName, serveTool(tool)]));
     this.specs = this.functions.map(toolFunctionSpec);
     this.toolsKey = JSON.stringify(this.specs);
     this.description = renderRunCodeDescription(this.functions, { maxToolCalls: this.maxToolCalls, timeoutMs: this.timeoutMs });
@@ -224,15 +224,15 @@ export class CodeMode implements AsyncDisposable {
     returns: NestedToolReturn[],
     options: RunCodeOptions,
   ): Promise<NestedCallAnswer> {
-    const tool = this.byToolName.get(call.name);
+    const served = this.byToolName.get(call.name);
     const record: NestedToolCall = {
       toolCallId: `${runId}:${calls.length + 1}`,
       toolName: call.name,
-      functionName: tool?.pythonName ?? call.name,
+      functionName: served?.tool.pythonName ?? call.name,
       input: call.arguments,
     };
     calls.push(record);
-    return runNestedCall(tool ?? new ToolNotFoundError(call.name), record, options.signal, options.context, returns);
+    return runNestedCall(served ?? new ToolNotFoundError(call.name), record, options.signal, options.context, returns);
   }
 
   private async defineTools(kernel: IPythonKernel, session: KernelSession): Promise<void> {

@@ -34,7 +34,8 @@ export interface ToolDefinition {
   execute: (input: never, context: NestedCallContext) => unknown;
   /**
    * Validates (and may transform) the input before `execute`. Unset, the input is checked against `inputSchema`
-   * with {@link validateJsonSchema}'s subset.
+   * with {@link validateJsonSchema}'s subset, compiled once when the Code Mode is made (the schema is read then,
+   * like the Python signature it also gives).
    */
   validate?: ((input: unknown) => ToolInputValidation | PromiseLike<ToolInputValidation>) | undefined;
 }
