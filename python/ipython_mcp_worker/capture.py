@@ -71,6 +71,8 @@ class PrefixSink:
         return self.omitted > 0
 
     def text(self) -> str:
+        if not self._parts:  # nothing written (the common case); a write racing this lands after it either way
+            return ""
         with self._lock:
             return "".join(self._parts)
 
@@ -212,22 +214,28 @@ class FdCapture:
         self._ready = select.poll()
         for read_end, _ in self._pipes.values():
             self._ready.register(read_end, select.POLLIN)
-        self._identity = {target: _identity(write_end) for target, (_, write_end) in self._pipes.items()}
+        self._targets = tuple((target, read_end) for target, (read_end, _) in self._pipes.items())
+        self._expected = tuple(
+            (target, write_end, _identity(write_end)) for target, (_, write_end) in self._pipes.items()
+        )
+        # Targets read since the last settle (under the lock): only their decoders can hold an incomplete
+        # character, so settle() flushes only theirs.
+        self._undecoded: set[int] = set()
         self._stop_read, self._stop_write = os.pipe()
         self._thread = threading.Thread(target=self._drain_forever, name="ipython-mcp-fd-drain", daemon=True)
         self._thread.start()
 
     def _read_available(self, target: int) -> None:
+        """Reads what the pipe of ``target`` holds into the active sink; called with the lock held."""
         read_end = self._pipes[target][0]
         while True:
             try:
                 chunk = os.read(read_end, 1 << 16)
-            except BlockingIOError:
-                return
-            except OSError:
+            except OSError:  # BlockingIOError included: the pipe is empty
                 return
             if not chunk:
                 return
+            self._undecoded.add(target)
             text = self._decoders[target].decode(chunk)
             sink = self._current(target)
             if sink is not None and text:
@@ -250,23 +258,29 @@ class FdCapture:
     def settle(self) -> None:
         with self._lock:
             try:
-                ready = {fd for fd, _ in self._ready.poll(0)}
+                polled = self._ready.poll(0)
+                ready = {fd for fd, _ in polled} if polled else None
             except OSError:
-                ready = None
-            for target, (read_end, _) in self._pipes.items():
-                if ready is None or read_end in ready:
-                    self._read_available(target)
-                tail = self._decoders[target].decode(b"", final=True)
-                sink = self._current(target)
-                if sink is not None and tail:
-                    sink.write(tail)
+                polled, ready = None, None
+            # The common case, nothing written to fd 1/2 since the drain thread last read: no work per pipe.
+            if polled is None or polled or self._undecoded:
+                for target, read_end in self._targets:
+                    if polled is None or (ready is not None and read_end in ready):
+                        self._read_available(target)
+                    if target in self._undecoded:
+                        tail = self._decoders[target].decode(b"", final=True)
+                        sink = self._current(target)
+                        if sink is not None and tail:
+                            sink.write(tail)
+                self._undecoded.clear()
         self.repair()
 
     def repair(self) -> None:
         """Point fd 1 and fd 2 back at the capture pipes if user code closed or redirected them."""
-        for target, (_, write_end) in self._pipes.items():
+        for target, write_end, expected in self._expected:
             try:
-                if _identity(target) == self._identity[target]:
+                status = os.fstat(target)
+                if (status.st_dev, status.st_ino) == expected:
                     continue
             except OSError:
                 pass

@@ -359,6 +359,22 @@ def json_form(value: Any, limits: Limits, path: str = "$", max_bytes: int | None
     return JsonForm(result, walker.truncated, walker.encoded, walker.encoded_omitted, walker.cut)
 
 
+def is_plain_scalar(value: Any, limits: Limits) -> bool:
+    """Whether ``value`` is a scalar that :func:`json_form` (without a size budget) returns unchanged, with nothing
+    encoded or cut: None, a bool, an int within ±(2**53 - 1), a float other than NaN/±Infinity/-0.0, or a str of at
+    most ``max_text_chars`` characters that is valid UTF-8. Exact types only, as in the walk: subclasses are not
+    plain. The cheap answer for the most common results (``1+1``); everything else takes the walk.
+    """
+    kind = type(value)
+    if kind is int:
+        return bool(-MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER)
+    if kind is str:
+        return len(value) <= limits.max_text_chars and encode_text(value) is None
+    if kind is float:
+        return encode_float(value) is None
+    return value is None or kind is bool
+
+
 def to_json(value: Any, limits: Limits) -> tuple[Any, bool]:
     """``(json_value, truncated)`` of :func:`json_form`, for callers that only need those two."""
     form = json_form(value, limits)

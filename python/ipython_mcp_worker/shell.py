@@ -8,7 +8,7 @@ import contextlib
 import functools
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from IPython.core.displayhook import DisplayHook
@@ -19,7 +19,7 @@ from traitlets.config import Config
 from .capture import FdCapture, PrefixSink, StreamRouter, TextSink, Throttle
 from .constants import IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32
 from .failure import exception_details
-from .jsonvalue import JsonCut, JsonForm, NotJson, child_path, json_form, safe_repr
+from .jsonvalue import JsonCut, JsonForm, NotJson, child_path, is_plain_scalar, json_form, safe_repr
 from .limits import Limits, bound_text
 from .matplotlib_backend import forget_inline, prefer_inline
 from .packages import install_package_magics
@@ -32,9 +32,23 @@ class _QuietDisplayHook(DisplayHook):
     # IPython's DisplayHook is unannotated: its methods are untyped calls to the checker.
     def __call__(self, result: Any = None) -> None:
         self.check_for_underscore()  # type: ignore[no-untyped-call]
-        if result is not None and not self.quiet():  # type: ignore[no-untyped-call]
+        if result is not None and not self.quiet():
             self.update_user_ns(result)  # type: ignore[no-untyped-call]
             self.fill_exec_result(result)  # type: ignore[no-untyped-call]
+
+    def quiet(self) -> bool:
+        """IPython's rule (a cell ending in ``;`` shows no value), without tokenizing cells that hold no ``;``.
+
+        IPython tokenizes the whole cell again on every value to find a trailing ``;`` token; a cell without the
+        character cannot end in one, so only cells that contain it are handed to IPython's own check.
+        """
+        try:
+            cell = self.shell.history_manager.input_hist_parsed[-1]  # type: ignore[union-attr]  # set by then
+        except IndexError:
+            return False
+        if isinstance(cell, str) and ";" not in cell:
+            return False
+        return bool(super().quiet())  # type: ignore[no-untyped-call]
 
 
 class _CollectingPublisher(DisplayPublisher):
@@ -68,11 +82,16 @@ class Operation:
     def __init__(self, limits: Limits, stream: Callable[[str, str], None] | None) -> None:
         self.limits = limits
         self.throttles: dict[str, Throttle] = {}
-        if stream is not None:
-            for name in ("stdout", "stderr"):
-                self.throttles[name] = Throttle(functools.partial(stream, name))
-        self.stdout: TextSink = PrefixSink(limits.max_text_chars, self._forward("stdout"))
-        self.stderr: TextSink = PrefixSink(limits.max_text_chars, self._forward("stderr"))
+        self.stdout: TextSink
+        self.stderr: TextSink
+        if stream is None:
+            self.stdout = PrefixSink(limits.max_text_chars)
+            self.stderr = PrefixSink(limits.max_text_chars)
+        else:
+            out = self.throttles["stdout"] = Throttle(functools.partial(stream, "stdout"))
+            err = self.throttles["stderr"] = Throttle(functools.partial(stream, "stderr"))
+            self.stdout = PrefixSink(limits.max_text_chars, out.add)
+            self.stderr = PrefixSink(limits.max_text_chars, err.add)
         # An attribute, not only a method: Code Mode's run_code wraps it for one cell (bridge.py).
         self.add_display: Callable[[dict[str, Any], dict[str, Any]], None] = self._add_display
         self.displays: list[dict[str, Any]] = []
@@ -89,10 +108,6 @@ class Operation:
         self.result_max_bytes: int | None = None
         self.result_cut: dict[str, Any] | None = None
         self._lock = threading.Lock()
-
-    def _forward(self, name: str) -> Callable[[str], None] | None:
-        throttle = self.throttles.get(name)
-        return throttle.add if throttle is not None else None
 
     def flush_streams(self) -> None:
         for throttle in self.throttles.values():
@@ -212,7 +227,7 @@ class ShellOwner:
         # IPython 9 tees every stdout/stderr write into history_manager.outputs and never drops it, even with
         # history disabled: a cell printing 1 GB would keep 1 GB alive. Our sinks already keep a bounded prefix.
         if hasattr(self.shell, "_tee"):
-            self.shell._tee = _no_tee  # type: ignore[method-assign]
+            self.shell._tee = _no_tee  # type: ignore[method-assign, assignment]
         prefer_inline()
         install_package_magics(self.shell)
 
@@ -248,6 +263,11 @@ class ShellOwner:
             sys.stderr = self._stderr_router
         if operation is not None:
             operation.flush_streams()
+            # add_display is a bound method of the operation (or Code Mode's wrapper of one): a reference cycle
+            # that only the cyclic collector frees. Cut once the operation has ended, the operation is freed at
+            # once, and the collector runs about a quarter as often per execute. Nothing displays into an ended
+            # operation: the publisher writes to the active one.
+            operation.add_display = _ended_display
         self.operation = None
 
     def execute(self, params: dict[str, Any], operation: Operation) -> dict[str, Any]:
@@ -279,7 +299,8 @@ class ShellOwner:
                 "stdout": operation.stdout.truncated,
                 "stderr": operation.stderr.truncated,
                 "result": result_truncated,
-                "displays": operation.displays_omitted > 0 or any(d["truncated"] for d in operation.displays),
+                "displays": operation.displays_omitted > 0
+                or (bool(operation.displays) and any(d["truncated"] for d in operation.displays)),
             },
             "result": value,
             "displays": operation.displays,
@@ -290,8 +311,11 @@ class ShellOwner:
 
     def _render_value(self, value: Any) -> tuple[dict[str, Any], bool]:
         operation = self.operation
+        max_bytes = operation.result_max_bytes if operation is not None else None
+        if max_bytes is None and is_plain_scalar(value, self.limits):
+            # What json_form would answer, without its walk: nothing encoded, nothing cut.
+            return {"kind": "json", "value": value}, False
         try:
-            max_bytes = operation.result_max_bytes if operation is not None else None
             form = json_form(value, self.limits, max_bytes=max_bytes)
             exact_only = operation is not None and operation.exact_values
             if not (exact_only and (form.encoded or form.encoded_omitted)):
@@ -357,9 +381,16 @@ def _line_number(value: Any) -> int:
     return value if type(value) is int and 0 <= value <= MAX_INT32 else 0
 
 
-@contextlib.contextmanager
-def _no_tee(channel: str = "stdout") -> Iterator[None]:
-    yield
+# Shared and reusable: IPython enters two tees per cell, and a generator-based context manager per tee costs more.
+_NO_TEE = contextlib.nullcontext()
+
+
+def _no_tee(channel: str = "stdout") -> contextlib.nullcontext[None]:
+    return _NO_TEE
+
+
+def _ended_display(data: dict[str, Any], metadata: dict[str, Any]) -> None:
+    """An ended operation's add_display: what it displays now belongs to no result."""
 
 
 def _empty_input(prompt: object = "") -> str:
