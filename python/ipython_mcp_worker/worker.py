@@ -43,7 +43,8 @@ class Worker:
 
     def run_forever(self, interrupter: Interrupter) -> None:
         while True:
-            message = self.channel.requests.get()
+            # The main thread reads its own next request: it wakes for it directly (channel.py).
+            message = self.channel.next_request()
             if message is None or message.get("type") == "shutdown":
                 return
             self.handle(message, interrupter)
