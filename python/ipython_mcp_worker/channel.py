@@ -97,6 +97,7 @@ class Channel:
         self._main_poll = select.poll()
         self._main_poll.register(fd_in, select.POLLIN)
         self._gate = _make_gate(fd_in)
+        self._gate_closed = False
         # Requests the reader thread read while an operation ran; they come before anything still on fd_in.
         self.requests: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
         self._interrupter: Interrupter | None = None
@@ -188,7 +189,8 @@ class Channel:
         if self._forked:
             return self.requests.get()  # a forked child that came back here waits forever, as it always did
         try:
-            self._close_gate()
+            if not self._gate_closed:
+                self._close_gate()
             with self._read_lock:
                 # The reader thread dispatches under this lock: what it read before the gate closed is queued.
                 try:
@@ -222,13 +224,21 @@ class Channel:
         """run_code ended. Nothing to hand back: the reader thread watches fd_in again as soon as each call
         ends (kept for the bridge, which says so)."""
 
+    def operation_done(self) -> None:
+        """The operation is over and disarmed, its response about to be sent: close the gate now, so the next
+        request, which the parent may send as soon as it reads that response, wakes the main thread alone. What
+        comes meanwhile waits for ``next_request``; it can stop nothing (no request is armed)."""
+        self._close_gate()
+
     def _close_gate(self) -> None:
         if not self._forked:
             self._gate.close()
+            self._gate_closed = True
 
     def _open_gate(self) -> None:
         if not self._forked:
             self._gate.open()
+            self._gate_closed = False
 
     def read_tool_result(self, call_id: int) -> dict[str, Any]:
         """Read frames until the ``tool_result`` for ``call_id``; main thread, inside ``reading``.
