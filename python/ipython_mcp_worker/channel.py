@@ -334,10 +334,16 @@ class _EpollGate:
         self._epoll.poll()
 
     def close(self) -> None:
-        self._epoll.modify(self._fd, 0)
+        self._modify(0)
 
     def open(self) -> None:
-        self._epoll.modify(self._fd, select.EPOLLIN)
+        self._modify(select.EPOLLIN)
+
+    def _modify(self, events: int) -> None:
+        try:
+            self._epoll.modify(self._fd, events)
+        except OSError:
+            pass  # user code closed or replaced fd_in: the next read of it ends the worker (_read_message)
 
 
 class _PipeGate:

@@ -174,3 +174,10 @@ def test_end_of_file_ends_the_worker_quietly(worker, moment):
         assert worker.read()["type"] == "tool_call"
     os.close(worker._to_worker_w)
     assert worker.process.wait(timeout=5) == 0
+
+
+def test_a_cell_that_closes_fd_3_ends_the_worker_quietly(worker):
+    # The parent can no longer reach it: it exits 0, as at end of file, at the latest when the cell ends.
+    worker.send({"type": "request", "id": worker.next_id, "op": "execute", "params": {"code": "import os\nos.close(3)"},
+                 "stream": False})
+    assert worker.process.wait(timeout=5) == 0
