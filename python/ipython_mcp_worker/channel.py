@@ -182,13 +182,13 @@ class Channel:
         itself until a request comes, handling every other frame as the reader thread would (an interrupt is
         remembered for its request, a stale tool result dropped, a bad frame answered), and opens the gate again
         before it returns, so the request's own interrupts reach the reader thread."""
-        try:
-            return self.requests.get_nowait()
-        except queue.Empty:
-            pass
         if self._forked:
             return self.requests.get()  # a forked child that came back here waits forever, as it always did
         try:
+            try:
+                return self.requests.get_nowait()  # (the gate is opened for it all the same: finally)
+            except queue.Empty:
+                pass
             if not self._gate_closed:
                 self._close_gate()
             with self._read_lock:

@@ -61,6 +61,25 @@ def test_requests_sent_back_to_back_are_all_answered_in_order(worker):
         assert response["result"]["result"]["value"] == n * 2
 
 
+def test_a_queued_request_still_hears_its_interrupt(worker):
+    # The second request comes while the first runs, so the reader thread queues it; the worker must still be
+    # listening for interrupts while it runs it.
+    watchdog = threading.Timer(20, worker.process.kill)  # a deaf worker fails the test instead of hanging it
+    watchdog.start()
+    try:
+        first = _send_request(worker, "execute", {"code": "import time\ntime.sleep(0.3)\n'first'"})
+        second = _send_request(worker, "execute", {"code": "while True:\n    pass"})
+        response = worker.read()
+        assert response["id"] == first and response["result"]["result"]["value"] == "first"
+        time.sleep(0.2)
+        worker.send({"type": "interrupt", "id": second})
+        response = worker.read()
+        assert response["id"] == second and response["result"]["error"]["kind"] == "interrupted", response
+    finally:
+        watchdog.cancel()
+    assert worker.execute("'after'")["result"]["value"] == "after"
+
+
 def test_interrupts_at_any_moment_of_a_request_never_reach_the_next_one(worker):
     # An interrupt lands before its request is armed, while it runs, or after it ended (stale): the request is
     # completed or interrupted, and the next one is never hit.
