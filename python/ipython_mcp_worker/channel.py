@@ -184,19 +184,18 @@ class Channel:
         before it returns, so the request's own interrupts reach the reader thread."""
         if self._forked:
             return self.requests.get()  # a forked child that came back here waits forever, as it always did
+        # Only the main thread takes from the queue: not empty means get_nowait succeeds (and no queue.Empty is
+        # raised on the usual path, an empty queue).
+        queued = self.requests
         try:
-            try:
-                return self.requests.get_nowait()  # (the gate is opened for it all the same: finally)
-            except queue.Empty:
-                pass
+            if not queued.empty():
+                return queued.get_nowait()  # (the gate is opened for it all the same: finally)
             if not self._gate_closed:
                 self._close_gate()
             with self._read_lock:
                 # The reader thread dispatches under this lock: what it read before the gate closed is queued.
-                try:
-                    return self.requests.get_nowait()
-                except queue.Empty:
-                    pass
+                if not queued.empty():
+                    return queued.get_nowait()
                 while True:
                     message = self._read_message()  # no request is armed: SIGINT cannot raise in here
                     if message is None:
