@@ -8,8 +8,8 @@ import select
 import signal
 import threading
 import typing
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from .codec import CODEC_JSON, FrameError, FrameReader, FrameTooLarge, encode_frame
@@ -98,6 +98,7 @@ class Channel:
         self._main_poll.register(fd_in, select.POLLIN)
         self._gate = _make_gate(fd_in)
         self._gate_closed = False
+        self._reading = _MainReads(self)
         # Requests the reader thread read while an operation ran; they come before anything still on fd_in.
         self.requests: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
         self._interrupter: Interrupter | None = None
@@ -206,18 +207,12 @@ class Channel:
         finally:
             self._open_gate()
 
-    @contextmanager
-    def reading(self) -> Iterator[None]:
+    def reading(self) -> AbstractContextManager[None]:
         """Make the calling (main) thread the reader of fd_in for the block; the reader thread waits meanwhile.
 
         Used around a nested tool call: the main thread sends its ``tool_call`` inside the block and reads frames
         itself with ``read_tool_result``, saving the hand-off from the reader thread (one cross-CPU wake-up)."""
-        try:
-            self._close_gate()
-            with self._read_lock:
-                yield
-        finally:
-            self._open_gate()
+        return self._reading
 
     def nested_calls_done(self) -> None:
         """run_code ended. Nothing to hand back: the reader thread watches fd_in again as soon as each call
@@ -315,6 +310,41 @@ class Channel:
                 # Dispatched under the lock, so frames are handled in the order they arrived.
                 if message is not None:
                     self._dispatch(message)
+
+
+class _MainReads:
+    """``Channel.reading``: a plain class, one instance per channel (a generator context manager costs more per
+    nested call); the block does not nest (one call at a time, on the main thread)."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._channel = channel
+
+    def __enter__(self) -> None:
+        channel = self._channel
+        interrupter = channel.interrupter
+        if interrupter is None:
+            channel._close_gate()
+            channel._read_lock.acquire()
+            return
+        # An interrupt is held while the gate and the lock change hands (it could otherwise land between the
+        # lock's acquire and the block, leaving the lock taken by nobody), then raised with both handed back.
+        interrupter.defer = True
+        try:
+            channel._close_gate()
+            channel._read_lock.acquire()  # waits at most for the reader thread to finish one frame
+        finally:
+            interrupter.defer = False
+        if interrupter.deferred:
+            interrupter.deferred = False
+            self.__exit__()
+            raise KeyboardInterrupt
+
+    def __exit__(self, *exc_info: object) -> None:
+        channel = self._channel
+        try:
+            channel._read_lock.release()
+        finally:
+            channel._open_gate()
 
 
 class _EpollGate:

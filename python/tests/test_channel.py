@@ -155,6 +155,31 @@ def test_a_request_right_after_a_nested_call_run_and_an_interrupt_between_calls(
     assert response["id"] == request_id and response["result"]["error"]["type"] == "KeyboardInterrupt"
 
 
+def test_interrupts_at_any_moment_of_a_loop_of_nested_calls_always_stop_it(worker):
+    # Interrupts land while the main thread takes fd 3 over, reads an answer, hands fd 3 back or runs code
+    # between calls: each run stops (nothing is left holding fd 3) and the worker goes on hearing interrupts.
+    assert worker.request("define_tools", {"tools": [ANYTHING], "max_tool_calls": 10**7})["ok"]
+    rng = random.Random(18)
+    watchdog = threading.Timer(60, worker.process.kill)  # a stuck worker fails the test instead of hanging it
+    watchdog.start()
+    try:
+        for _ in range(25):
+            request_id = worker.next_id
+            timer = threading.Timer(rng.uniform(0.001, 0.02), worker.send, args=({"type": "interrupt", "id": request_id},))
+            timer.start()
+            response = worker.request("run_code", {"code": "while True:\n    anything(n=1)"},
+                                      tool_handler=lambda message: {"ok": True, "value": 1})
+            timer.join()
+            assert response["id"] == request_id
+            assert response["ok"] is False and response["error"]["code"] == "operation_cancelled" or \
+                response["result"]["error"]["type"] == "KeyboardInterrupt", response
+    finally:
+        watchdog.cancel()
+    response = worker.request("run_code", {"code": "sum(anything(n=n) for n in range(5))"},
+                              tool_handler=lambda message: {"ok": True, "value": message["arguments"]["n"]})
+    assert response["result"]["result"]["value"] == 10
+
+
 def test_no_periodic_wake_ups_while_idle_or_waiting_for_a_tool_result(worker):
     pid = worker.process.pid
     before = _context_switches(pid)
