@@ -13,6 +13,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from .codec import CODEC_JSON, FrameError, FrameReader, FrameTooLarge, encode_frame
+from .gate import make_gate
 
 
 class Interrupter:
@@ -82,7 +83,7 @@ class Channel:
     for the next request itself (``next_request``), and during a nested call it is the main thread too (it reads
     its own ``tool_result``, see ``reading``): a frame then wakes the one thread that needs it, with no hand-off.
     While an operation runs user code it is the reader thread, so interrupts, stale tool results and protocol
-    errors are handled at once, in arrival order. The reader thread waits on a gate (``_EpollGate``) that the
+    errors are handled at once, in arrival order. The reader thread waits on a gate (gate.py) that the
     main thread closes and opens without waking it: a parked reader thread costs nothing, idle or between calls.
     """
 
@@ -96,7 +97,7 @@ class Channel:
         self._read_lock = threading.Lock()
         self._main_poll = select.poll()
         self._main_poll.register(fd_in, select.POLLIN)
-        self._gate = _make_gate(fd_in)
+        self._gate = make_gate(fd_in)
         self._gate_closed = False
         self._reading = _MainReads(self)
         # Requests the reader thread read while an operation ran; they come before anything still on fd_in.
@@ -345,83 +346,3 @@ class _MainReads:
             channel._read_lock.release()
         finally:
             channel._open_gate()
-
-
-class _EpollGate:
-    """Whether the reader thread watches fd_in, switched by the main thread without waking it (Linux).
-
-    The reader thread waits in ``epoll_wait``; closing the gate sets fd_in's events to none with
-    ``epoll_ctl`` (the kernel keeps only hang-up, which the main thread, the reader then, sees too), opening it
-    sets them back, and the kernel wakes the reader thread then only if a frame is already waiting."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._epoll = select.epoll()
-        self._epoll.register(fd, select.EPOLLIN)
-
-    def wait(self) -> None:
-        self._epoll.poll()
-
-    def close(self) -> None:
-        self._modify(0)
-
-    def open(self) -> None:
-        self._modify(select.EPOLLIN)
-
-    def _modify(self, events: int) -> None:
-        try:
-            self._epoll.modify(self._fd, events)
-        except OSError:
-            pass  # user code closed or replaced fd_in: the next read of it ends the worker (_read_message)
-
-
-class _PipeGate:
-    """The same gate without epoll: the reader thread polls fd_in and a wake-up pipe, and each switch writes
-    one byte to the pipe so that the reader thread starts or stops watching fd_in (it wakes for that)."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._wake_r, self._wake_w = os.pipe()
-        os.set_blocking(self._wake_r, False)
-        os.set_blocking(self._wake_w, False)
-        self._watching = select.poll()
-        self._watching.register(fd, select.POLLIN)
-        self._watching.register(self._wake_r, select.POLLIN)
-        self._parked = select.poll()
-        self._parked.register(self._wake_r, select.POLLIN)
-        self._closed = False
-
-    def wait(self) -> None:
-        while True:
-            closed = self._closed
-            events = (self._parked if closed else self._watching).poll()
-            frame = False
-            for fd, _ in events:
-                if fd == self._wake_r:
-                    try:
-                        os.read(self._wake_r, 4096)
-                    except BlockingIOError:
-                        pass
-                else:
-                    frame = True
-            if frame and not self._closed:
-                return
-
-    def _switch(self, closed: bool) -> None:
-        self._closed = closed
-        try:
-            os.write(self._wake_w, b"\0")
-        except BlockingIOError:
-            pass  # the pipe is full of wake-ups the reader thread has yet to drain: it will look again
-
-    def close(self) -> None:
-        self._switch(True)
-
-    def open(self) -> None:
-        self._switch(False)
-
-
-def _make_gate(fd: int) -> _EpollGate | _PipeGate:
-    if hasattr(select, "epoll"):
-        return _EpollGate(fd)
-    return _PipeGate(fd)

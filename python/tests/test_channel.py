@@ -1,6 +1,6 @@
 """Who reads fd 3 when: the main thread between requests and during a nested call, the reader thread while an
-operation runs user code (channel.py). Every test runs with both gates: epoll (Linux) and the wake-up pipe used
-where there is no epoll."""
+operation runs user code (channel.py, gate.py). Every test runs with both gates: epoll (Linux) and the wake-up
+pipe used where there is no epoll."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def worker(request):
     try:
         gate = process.execute("import gc\nfrom ipython_mcp_worker.channel import Channel\n"
                                "[type(o._gate).__name__ for o in gc.get_objects() if isinstance(o, Channel)]")
-        assert gate["result"]["value"] == ["_EpollGate" if request.param == "epoll" else "_PipeGate"]
+        assert gate["result"]["value"] == ["EpollGate" if request.param == "epoll" else "PipeGate"]
         yield process
     finally:
         process.close()
