@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { PY_DIR, ROOT } from '../lib/env.mjs';
 import { evaluate, settle, splitCommand, startServer } from '../lib/mcp.mjs';
+import { startPipeEcho } from '../lib/pipe-echo.mjs';
 import { cpuPerCall, cpuSnapshot, run, track } from '../lib/procs.mjs';
 import { summarize } from '../lib/stats.mjs';
 
@@ -154,33 +155,12 @@ export async function measurePeer(ctx, peer) {
  * no protocol at all. The MCP execute path makes two such round trips (client↔server, server↔worker).
  */
 export async function measurePipeFloor(ctx) {
-  const { spawn } = await import('node:child_process');
-  const child = spawn(ctx.python, [join(PY_DIR, 'pipe_echo.py')], { stdio: ['pipe', 'pipe', 'inherit'] });
-  track(child.pid, 'pipe_echo.py');
+  const echo = startPipeEcho(ctx.python, 'pipe_echo.py');
   try {
-    const frame = Buffer.alloc(68, 120);
-    frame.writeUInt32BE(64, 0);
-    let pending = null;
-    let received = 0;
-    child.stdout.on('data', (chunk) => {
-      received += chunk.length;
-      if (received >= frame.length && pending) {
-        received -= frame.length;
-        const resolve = pending;
-        pending = null;
-        resolve();
-      }
-    });
-    const once = () =>
-      new Promise((resolve) => {
-        pending = resolve;
-        child.stdin.write(frame);
-      });
-    const samples = await timeLoop(once, ctx.n.execute, ctx.n.warmup);
+    const samples = await timeLoop(echo.once, ctx.n.execute, ctx.n.warmup);
     return { samples, summary: summarize(samples) };
   } finally {
-    child.stdin.end();
-    child.kill('SIGKILL');
+    echo.close();
   }
 }
 

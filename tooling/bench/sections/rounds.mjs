@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PY_DIR } from '../lib/env.mjs';
+import { startPipeEcho } from '../lib/pipe-echo.mjs';
 import { evaluate, settle, startServer } from '../lib/mcp.mjs';
 import { track, untrack } from '../lib/procs.mjs';
 import { quantile, summarize } from '../lib/stats.mjs';
@@ -116,35 +117,13 @@ async function startFloor(ctx) {
 
 /** The 64-byte Node → Python → Node ping-pong over plain pipes (python/pipe_echo.py). */
 async function startPipe(ctx) {
-  const child = spawn(ctx.python, [join(PY_DIR, 'pipe_echo.py')], { stdio: ['pipe', 'pipe', 'inherit'] });
-  track(child.pid, 'pipe_echo.py (rounds)');
-  const frame = Buffer.alloc(68, 120);
-  frame.writeUInt32BE(64, 0);
-  let pending = null;
-  let received = 0;
-  child.stdout.on('data', (chunk) => {
-    received += chunk.length;
-    if (received >= frame.length && pending) {
-      received -= frame.length;
-      const resolve = pending;
-      pending = null;
-      resolve();
-    }
-  });
-  const once = () =>
-    new Promise((resolve) => {
-      pending = resolve;
-      child.stdin.write(frame);
-    });
+  const echo = startPipeEcho(ctx.python, 'pipe_echo.py (rounds)');
+  const once = echo.once;
   await block(once, 0, ctx.n.warmup);
   return {
     key: 'pipeFloor',
     run: (count) => block(once, count),
-    close: async () => {
-      child.stdin.end();
-      child.kill('SIGKILL');
-      untrack(child.pid);
-    },
+    close: async () => echo.close(),
   };
 }
 
