@@ -15,7 +15,7 @@ import { evaluate, settle, startServer } from '../lib/mcp.mjs';
 import { track, untrack } from '../lib/procs.mjs';
 import { quantile, summarize } from '../lib/stats.mjs';
 import { detectEngine } from './code-mode.mjs';
-import { CELL, MINIMAL_SERVER, checkExecuteResult } from './execute.mjs';
+import { CELL, MINIMAL_SERVER, checkExecuteResult, timeLoop } from './execute.mjs';
 
 /** Untimed calls at the start of every block: the first call after another loop ran pays for cold caches. */
 const BLOCK_WARMUP = 2;
@@ -31,16 +31,7 @@ export const ROUND_RATIOS = [
 ];
 
 /** Times `count` sequential calls of `fn` after `warmup` untimed ones; samples in ms. */
-async function block(fn, count, warmup = BLOCK_WARMUP) {
-  for (let index = 0; index < warmup; index += 1) await fn(index);
-  const samples = new Array(count);
-  for (let index = 0; index < count; index += 1) {
-    const started = performance.now();
-    await fn(index);
-    samples[index] = performance.now() - started;
-  }
-  return samples;
-}
+const block = (fn, count, warmup = BLOCK_WARMUP) => timeLoop(fn, count, warmup);
 
 /** A child that answers one stdout line per stdin line (floor.py --serve). */
 function lineChild(command, args, label) {
