@@ -43,8 +43,7 @@ class Worker:
 
     def run_forever(self, interrupter: Interrupter) -> None:
         while True:
-            # The main thread reads its own next request: it wakes for it directly (channel.py).
-            message = self.channel.next_request()
+            message = self.channel.requests.get()
             if message is None or message.get("type") == "shutdown":
                 return
             self.handle(message, interrupter)
@@ -114,7 +113,6 @@ class Worker:
         stopped_for_memory = interrupter.stop_reason == "memory_limit"
         if stopped_for_memory or (self.memory_backstop and (out_of_memory or operation.memory_error)):
             response = self._memory_stop(request_id, "watch" if stopped_for_memory else "allocation")
-        self.channel.operation_done()
         self.channel.send(response)
 
     def _memory_stop(self, request_id: int, trigger: str) -> dict[str, Any]:
