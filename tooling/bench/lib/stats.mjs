@@ -10,6 +10,18 @@ export function quantile(samples, q) {
   return sorted[lower] + (sorted[upper] - sorted[lower]) * (position - lower);
 }
 
+/** Median, quartiles and range of a list of per-round values. */
+export function spread(values) {
+  return {
+    median: quantile(values, 0.5),
+    p25: quantile(values, 0.25),
+    p75: quantile(values, 0.75),
+    min: Math.min(...values),
+    max: Math.max(...values),
+    perRound: values.map((value) => Number(value.toFixed(4))),
+  };
+}
+
 /** Summary of a list of samples (same unit as the samples). */
 export function summarize(samples) {
   if (samples.length === 0) return { n: 0, median: null, p90: null, min: null, max: null, mean: null };

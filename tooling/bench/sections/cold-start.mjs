@@ -4,7 +4,7 @@
 import { startServer } from '../lib/mcp.mjs';
 import { run, sleep } from '../lib/procs.mjs';
 import { MINIMAL_SERVER } from './execute.mjs';
-import { spread } from './rounds.mjs';
+import { spread } from '../lib/stats.mjs';
 import { summarize } from '../lib/stats.mjs';
 
 export async function measureColdStart(ctx) {

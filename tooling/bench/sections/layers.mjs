@@ -10,7 +10,7 @@ import { PY_DIR, ROOT } from '../lib/env.mjs';
 import { cpuPerCall as cpuDelta, cpuSnapshot, run, track } from '../lib/procs.mjs';
 import { startServer } from '../lib/mcp.mjs';
 import { MINIMAL_SERVER } from './execute.mjs';
-import { quantile } from '../lib/stats.mjs';
+import { quantile, spread } from '../lib/stats.mjs';
 import { EXECUTE_RESULT, fakeWorkerSpawner } from '../lib/fake-worker.mjs';
 import { CELL } from './execute.mjs';
 
@@ -44,11 +44,6 @@ async function cpuPerCall(fn, count) {
   for (let index = 0; index < count; index += 1) await fn();
   const used = process.cpuUsage(before);
   return (used.user + used.system) / count;
-}
-
-/** Median and quartiles of per-round figures. */
-function spread(values) {
-  return { median: quantile(values, 0.5), p25: quantile(values, 0.25), p75: quantile(values, 0.75), rounds: values };
 }
 
 async function measureJsLayers(ctx, rounds, calls) {

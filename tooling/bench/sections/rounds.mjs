@@ -13,7 +13,7 @@ import { PY_DIR } from '../lib/env.mjs';
 import { startPipeEcho } from '../lib/pipe-echo.mjs';
 import { evaluate, settle, startServer } from '../lib/mcp.mjs';
 import { track, untrack } from '../lib/procs.mjs';
-import { quantile, summarize } from '../lib/stats.mjs';
+import { quantile, spread, summarize } from '../lib/stats.mjs';
 import { detectEngine } from './code-mode.mjs';
 import { CELL, MINIMAL_SERVER, checkExecuteResult, timeLoop } from './execute.mjs';
 
@@ -257,17 +257,6 @@ async function startBridge(ctx) {
   return { key: 'nestedBridge', run, close: () => runtime.close() };
 }
 
-/** median, quartiles and range of a list of per-round values. */
-export function spread(values) {
-  return {
-    median: quantile(values, 0.5),
-    p25: quantile(values, 0.25),
-    p75: quantile(values, 0.75),
-    min: Math.min(...values),
-    max: Math.max(...values),
-    perRound: values.map((value) => Number(value.toFixed(4))),
-  };
-}
 
 /**
  * Starts every participant once, warms it, runs `ctx.n.rounds` rounds of short blocks and returns per-round medians,
