@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import builtins
-import contextlib
 import functools
 import sys
 import threading
@@ -16,7 +15,9 @@ from IPython.core.displaypub import DisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
+from . import bookkeeping
 from .capture import FdCapture, PrefixSink, StreamRouter, TextSink, Throttle
+from .channel import Interrupter
 from .constants import IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32
 from .failure import exception_details
 from .jsonvalue import JsonCut, JsonForm, NotJson, child_path, is_plain_scalar, json_form, safe_repr
@@ -224,10 +225,9 @@ class ShellOwner:
         self.shell.user_ns["input"] = _empty_input
         self.shell.user_ns_hidden["input"] = _empty_input
         self.fd_capture = FdCapture(self._sink)
-        # IPython 9 tees every stdout/stderr write into history_manager.outputs and never drops it, even with
-        # history disabled: a cell printing 1 GB would keep 1 GB alive. Our sinks already keep a bounded prefix.
-        if hasattr(self.shell, "_tee"):
-            self.shell._tee = _no_tee  # type: ignore[method-assign, assignment]
+        # IPython 9's history records of outputs and tracebacks, kept forever even with history disabled.
+        bookkeeping.turn_off(self.shell)
+        bookkeeping.render_without(self.shell, Interrupter.hide_handler_frames)
         prefer_inline()
         install_package_magics(self.shell)
 
@@ -379,14 +379,6 @@ def describe_error(error: BaseException, traceback_text: str, limits: Limits, *,
 def _line_number(value: Any) -> int:
     """SyntaxError.lineno as a small int: user code can set it to anything."""
     return value if type(value) is int and 0 <= value <= MAX_INT32 else 0
-
-
-# Shared and reusable: IPython enters two tees per cell, and a generator-based context manager per tee costs more.
-_NO_TEE = contextlib.nullcontext()
-
-
-def _no_tee(channel: str = "stdout") -> contextlib.nullcontext[None]:
-    return _NO_TEE
 
 
 def _ended_display(data: dict[str, Any], metadata: dict[str, Any]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import queue
 import traceback
 from typing import Any
 
@@ -18,6 +19,10 @@ from .memory import apply_backstop, is_memory_error, memory_limit_error, release
 FD_IN = 3
 FD_OUT = 4
 BOOT_LIMIT = 1 << 20
+# How long the worker waits with no request before it does its one-time warm-up (warmup.py): long enough that a
+# burst of requests right after start-up is not held up by it, short enough that a standby worker or one whose client
+# is still setting up is warm before its first interrupt.
+WARM_UP_AFTER_IDLE_SECONDS = 0.05
 
 
 class Worker:
@@ -42,8 +47,20 @@ class Worker:
         self.memory_backstop = apply_backstop(configure.get("data_limit_bytes"))
 
     def run_forever(self, interrupter: Interrupter) -> None:
+        requests = self.channel.requests
+        warm = False
         while True:
-            message = self.channel.requests.get()
+            if warm:
+                message = requests.get()
+            else:
+                try:
+                    message = requests.get(timeout=WARM_UP_AFTER_IDLE_SECONDS)
+                except queue.Empty:
+                    from .warmup import warm_error_path
+
+                    warm_error_path(self.shell)
+                    warm = True
+                    continue
             if message is None or message.get("type") == "shutdown":
                 return
             self.handle(message, interrupter)

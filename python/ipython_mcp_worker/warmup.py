@@ -1,0 +1,48 @@
+"""Work done once, while the worker is idle, so that it is not done later on a path with a deadline.
+
+The first traceback a shell renders costs tens of milliseconds of one-time work in IPython's formatter and in
+stack_data (imports, caches, the first parse of each source file it shows): 50-100 ms on a quiet machine, about
+200 ms with the CPUs busy, against 3-10 ms for every later one. An interrupt's response waits for that traceback,
+and the parent gives an interrupt a bounded grace period before it replaces the worker. Paying the cost when the
+worker first has nothing to do keeps the first interrupt or error of a fresh or promoted worker as quick as the
+others.
+"""
+
+from __future__ import annotations
+
+import linecache
+import sys
+from typing import Any
+
+# Shown nowhere: the warm-up's traceback is rendered and dropped.
+_FILENAME = "<ipython-mcp warm-up>"
+_SOURCE = "raise RuntimeError('ipython-mcp warm-up')\n"
+_LAST = ("last_type", "last_value", "last_traceback", "last_exc")
+
+
+def warm_error_path(shell: Any) -> None:
+    """Run one failing code object through the shell's own ``run_code``, so that its traceback is rendered on the
+    same path as a cell's, and drop the result. Nothing user-visible changes: the cell binds no name,
+    the execution count, output history and ``sys.last_*`` stay as they were, and no operation is running to
+    receive the traceback. It is skipped where it would run user hooks (custom exception handlers, ``%pdb``);
+    a failure here changes nothing either."""
+    if shell.custom_exceptions or shell.call_pdb:
+        return
+    saved = {name: getattr(sys, name) for name in _LAST if hasattr(sys, name)}
+    linecache.cache[_FILENAME] = (len(_SOURCE), None, [_SOURCE], _FILENAME)
+    try:
+        runner = shell.run_code(compile(_SOURCE, _FILENAME, "exec"), None)
+        # run_code is a coroutine that never awaits for a code object that is not async: one step runs it whole.
+        try:
+            runner.send(None)
+        except StopIteration:
+            pass
+    except BaseException:  # noqa: BLE001, S110 - best effort: the first real traceback then pays the cost, as before
+        pass
+    finally:
+        linecache.cache.pop(_FILENAME, None)
+        for name in _LAST:
+            if name in saved:
+                setattr(sys, name, saved[name])
+            elif hasattr(sys, name):
+                delattr(sys, name)
