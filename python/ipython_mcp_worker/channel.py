@@ -7,13 +7,13 @@ import queue
 import select
 import signal
 import threading
-import time
 import typing
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from .codec import CODEC_JSON, FrameError, FrameReader, FrameTooLarge, encode_frame
+from .gate import make_gate
 
 
 class Interrupter:
@@ -32,6 +32,10 @@ class Interrupter:
         # is held until the frame is read whole, so the stream stays in sync. Main thread only.
         self.defer = False
         self.deferred = False
+        # Called before an interrupt is raised (Channel sets it to re-open its gate): wherever the
+        # KeyboardInterrupt lands, even in the middle of the clean-up after a nested call, the interrupted
+        # operation still hears the parent's later interrupts.
+        self.before_raise: Callable[[], None] | None = None
         signal.signal(signal.SIGINT, self._handle)
 
     def _handle(self, signum: int, frame: Any) -> None:
@@ -39,6 +43,8 @@ class Interrupter:
             if self.defer:
                 self.deferred = True
                 return
+            if self.before_raise is not None:
+                self.before_raise()
             raise KeyboardInterrupt
 
     @staticmethod
@@ -91,7 +97,15 @@ _HANDLER_CODE = Interrupter._handle.__code__
 
 
 class Channel:
-    """Frames in on ``fd_in`` (read by a daemon thread), frames out on ``fd_out`` (serialized by a lock)."""
+    """Frames in on ``fd_in``, frames out on ``fd_out`` (serialized by a lock).
+
+    fd_in has one reader at a time, under ``_read_lock``. Between operations it is the main thread, which waits
+    for the next request itself (``next_request``), and during a nested call it is the main thread too (it reads
+    its own ``tool_result``, see ``reading``): a frame then wakes the one thread that needs it, with no hand-off.
+    While an operation runs user code it is the reader thread, so interrupts, stale tool results and protocol
+    errors are handled at once, in arrival order. The reader thread waits on a gate (gate.py) that the
+    main thread closes and opens without waking it: a parked reader thread costs nothing, idle or between calls.
+    """
 
     def __init__(self, fd_in: int, fd_out: int, limit: int) -> None:
         self.fd_out = fd_out
@@ -99,20 +113,32 @@ class Channel:
         self.codec = CODEC_JSON
         self.reader = FrameReader(fd_in, limit)
         self._write_lock = threading.Lock()
-        # Held by whoever reads fd_in: the reader thread while it reads one frame, or the main thread for as long
-        # as it waits for its own tool result (see ``reading``), so the answer wakes the main thread directly.
+        # Held by whoever reads fd_in, for as long as it is the reader (see the class docstring).
         self._read_lock = threading.Lock()
         self._main_poll = select.poll()
         self._main_poll.register(fd_in, select.POLLIN)
-        # While the main thread makes nested calls, the reader thread parks instead of polling fd_in: two threads
-        # waiting on one pipe would both be woken by every answer. It takes fd_in back once the main thread has
-        # been out of a call for _HANDBACK_S (user code between calls), or at once when run_code ends.
-        self._nested = False
-        self._in_call = False
-        self._left_call_at = 0.0
-        self._resume = threading.Event()
+        self._gate = make_gate(fd_in)
+        self._gate_closed = False
+        self._reading = _MainReads(self)
+        # Requests the reader thread read while an operation ran; they come before anything still on fd_in.
         self.requests: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
-        self.interrupter: Interrupter | None = None
+        self._interrupter: Interrupter | None = None
+        # A process forked by user code shares fd_in and the gate with this one; it must touch neither.
+        self._forked = False
+        os.register_at_fork(after_in_child=self._in_forked_child)
+
+    def _in_forked_child(self) -> None:
+        self._forked = True
+
+    @property
+    def interrupter(self) -> Interrupter | None:
+        return self._interrupter
+
+    @interrupter.setter
+    def interrupter(self, interrupter: Interrupter | None) -> None:
+        self._interrupter = interrupter
+        if interrupter is not None:
+            interrupter.before_raise = self._open_gate
 
     def send(self, message: dict[str, Any]) -> None:
         """Send one message. Nothing a message holds can end the worker: a part that cannot be encoded is
@@ -171,26 +197,67 @@ class Channel:
         thread = threading.Thread(target=self._read_forever, name="ipython-mcp-ipc-reader", daemon=True)
         thread.start()
 
-    @contextmanager
-    def reading(self) -> Iterator[None]:
+    def next_request(self, on_idle: Callable[[], None] | None = None,
+                     idle_seconds: float = 0.0) -> dict[str, Any] | None:
+        """The next ``request`` or ``shutdown``; main thread, between operations.
+
+        One the reader thread read during the last operation comes first. Otherwise the main thread reads fd_in
+        itself until a request comes, handling every other frame as the reader thread would (an interrupt is
+        remembered for its request, a stale tool result dropped, a bad frame answered), and opens the gate again
+        before it returns, so the request's own interrupts reach the reader thread. If nothing arrives within
+        ``idle_seconds``, ``on_idle`` runs first (once, on the main thread, nothing armed)."""
+        if self._forked:
+            return self.requests.get()  # a forked child that came back here waits forever, as it always did
+        # Only the main thread takes from the queue: not empty means get_nowait succeeds (and no queue.Empty is
+        # raised on the usual path, an empty queue).
+        queued = self.requests
+        try:
+            if not queued.empty():
+                return queued.get_nowait()  # (the gate is opened for it all the same: finally)
+            if not self._gate_closed:
+                self._close_gate()
+            with self._read_lock:
+                # The reader thread dispatches under this lock: what it read before the gate closed is queued.
+                if not queued.empty():
+                    return queued.get_nowait()
+                if on_idle is not None and not self._main_poll.poll(int(idle_seconds * 1000)):
+                    on_idle()  # nothing came for idle_seconds: whatever comes now waits for it
+                while True:
+                    message = self._read_message()  # no request is armed: SIGINT cannot raise in here
+                    if message is None:
+                        continue
+                    if message.get("type") in ("request", "shutdown"):
+                        return message
+                    self._dispatch(message)
+        finally:
+            self._open_gate()
+
+    def reading(self) -> AbstractContextManager[None]:
         """Make the calling (main) thread the reader of fd_in for the block; the reader thread waits meanwhile.
 
         Used around a nested tool call: the main thread sends its ``tool_call`` inside the block and reads frames
         itself with ``read_tool_result``, saving the hand-off from the reader thread (one cross-CPU wake-up)."""
-        self._nested = True
-        self._in_call = True
-        try:
-            with self._read_lock:
-                yield
-        finally:
-            self._in_call = False
-            self._left_call_at = time.monotonic()
+        return self._reading
 
     def nested_calls_done(self) -> None:
-        """The main thread makes no more nested calls for now (run_code ended): hand fd_in back at once."""
-        if self._nested:
-            self._left_call_at = float("-inf")
-            self._resume.set()
+        """run_code ended. Nothing to hand back: the reader thread watches fd_in again as soon as each call
+        ends (kept for the bridge, which says so)."""
+
+    def operation_done(self) -> None:
+        """The operation is over and disarmed, its response about to be sent: close the gate now, so the next
+        request, which the parent may send as soon as it reads that response, wakes the main thread alone. What
+        comes meanwhile waits for ``next_request``; it can stop nothing (no request is armed)."""
+        self._close_gate()
+
+    def _close_gate(self) -> None:
+        if not self._forked:
+            self._gate.close()
+            self._gate_closed = True
+
+    def _open_gate(self) -> None:
+        if not self._forked:
+            self._gate.open()
+            self._gate_closed = False
 
     def read_tool_result(self, call_id: int) -> dict[str, Any]:
         """Read frames until the ``tool_result`` for ``call_id``; main thread, inside ``reading``.
@@ -256,21 +323,13 @@ class Channel:
                        "message": f"unexpected message type {str(kind)[:64]!r}"})
 
     def _read_forever(self) -> None:
-        poller = select.poll()
-        poller.register(self.reader.fd, select.POLLIN)
+        ready = select.poll()
+        ready.register(self.reader.fd, select.POLLIN)
         while True:
-            if self._nested:
-                if self._in_call or time.monotonic() - self._left_call_at < _HANDBACK_S:
-                    self._resume.wait(_PARK_S)
-                    self._resume.clear()
-                    continue
-                self._nested = False
-            poller.poll()  # until a frame starts (or the pipe closes), without taking it
-            if self._nested and self._in_call:
-                continue  # woken by the answer the main thread is reading itself
+            self._gate.wait()  # until a frame starts (or the pipe closes) while the gate is open
             with self._read_lock:
-                # The main thread may have taken that frame while it waited for its own tool result.
-                if not poller.poll(0):
+                # The main thread may have been the reader since: the frame may be gone, or the one it wants.
+                if not ready.poll(0):
                     continue
                 message = self._read_message()
                 # Dispatched under the lock, so frames are handled in the order they arrived.
@@ -278,7 +337,36 @@ class Channel:
                     self._dispatch(message)
 
 
-# How long the main thread may run code between nested calls before the reader thread takes fd_in back, and how
-# often a parked reader thread looks: an interrupt sent while code runs between calls waits at most their sum.
-_HANDBACK_S = 0.001
-_PARK_S = 0.002
+class _MainReads:
+    """``Channel.reading``: a plain class, one instance per channel (a generator context manager costs more per
+    nested call); the block does not nest (one call at a time, on the main thread)."""
+
+    def __init__(self, channel: Channel) -> None:
+        self._channel = channel
+
+    def __enter__(self) -> None:
+        channel = self._channel
+        interrupter = channel.interrupter
+        if interrupter is None:
+            channel._close_gate()
+            channel._read_lock.acquire()
+            return
+        # An interrupt is held while the gate and the lock change hands (it could otherwise land between the
+        # lock's acquire and the block, leaving the lock taken by nobody), then raised with both handed back.
+        interrupter.defer = True
+        try:
+            channel._close_gate()
+            channel._read_lock.acquire()  # waits at most for the reader thread to finish one frame
+        finally:
+            interrupter.defer = False
+        if interrupter.deferred:
+            interrupter.deferred = False
+            self.__exit__()
+            raise KeyboardInterrupt
+
+    def __exit__(self, *exc_info: object) -> None:
+        channel = self._channel
+        try:
+            channel._read_lock.release()
+        finally:
+            channel._open_gate()

@@ -7,6 +7,7 @@ without it the worker offers and uses JSON only.
 from __future__ import annotations
 
 import json
+import os
 import struct
 from typing import Any
 
@@ -35,8 +36,6 @@ class FrameError(Exception):
 def available_codecs() -> list[str]:
     """The codecs this worker offers. ``IPYTHON_MCP_WORKER_CODECS=json`` offers JSON only, as a Python without
     msgpack would (tests and the release matrix run both codecs through the real negotiation this way)."""
-    import os
-
     if _msgpack is None or os.environ.get("IPYTHON_MCP_WORKER_CODECS") == "json":
         return ["json"]
     return ["msgpack", "json"]
@@ -57,7 +56,10 @@ def encode_frame(message: Any, codec: int, limit: int) -> bytes:
     size = len(payload) + 1
     if size > limit:
         raise FrameTooLarge(size, limit)
-    return HEADER.pack(size) + bytes((codec,)) + payload
+    return b"".join((HEADER.pack(size), _CODEC_BYTES[codec], payload))  # one copy of the payload, not two
+
+
+_CODEC_BYTES = {CODEC_JSON: bytes((CODEC_JSON,)), CODEC_MSGPACK: bytes((CODEC_MSGPACK,))}
 
 
 def decode_body(body: bytes) -> Any:
@@ -65,14 +67,13 @@ def decode_body(body: bytes) -> Any:
     if not body:
         raise FrameError("empty frame")
     codec = body[0]
-    payload = body[1:]
     try:
-        if codec == CODEC_JSON:
-            message = json.loads(payload.decode("utf-8"))
-        elif codec == CODEC_MSGPACK:
+        if codec == CODEC_MSGPACK:
             if _msgpack is None:
                 raise FrameError("received a msgpack frame but msgpack is not available")
-            message = _msgpack.unpackb(payload, raw=False, strict_map_key=False)
+            message = _msgpack.unpackb(body[1:], raw=False, strict_map_key=False)
+        elif codec == CODEC_JSON:
+            message = json.loads(body[1:].decode("utf-8"))
         else:
             raise FrameError(f"unknown codec byte {codec}")
     except FrameError:
@@ -99,10 +100,13 @@ class FrameReader:
         self.limit = limit
 
     def _read_exact(self, count: int) -> bytes | None:
-        import os
-
-        chunks = []
-        remaining = count
+        chunk = os.read(self.fd, min(count, 1 << 20))
+        if len(chunk) == count:
+            return chunk  # the usual case: the whole header, or the whole body, in one read
+        if not chunk:
+            return None
+        chunks = [chunk]
+        remaining = count - len(chunk)
         while remaining:
             chunk = os.read(self.fd, min(remaining, 1 << 20))
             if not chunk:
@@ -112,8 +116,6 @@ class FrameReader:
         return b"".join(chunks)
 
     def _skip(self, count: int) -> bool:
-        import os
-
         remaining = count
         while remaining:
             chunk = os.read(self.fd, min(remaining, 1 << 20))
@@ -127,7 +129,7 @@ class FrameReader:
         header = self._read_exact(HEADER.size)
         if header is None:
             return None
-        (size,) = HEADER.unpack(header)
+        size = int.from_bytes(header, "big")
         if size == 0:
             raise FrameError("zero-length frame")
         if size > self.limit:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import platform
-import queue
 import traceback
 from typing import Any
 
@@ -39,6 +38,8 @@ class Worker:
         channel.reader.limit = self.limits.max_ipc_message_bytes
         self.owner = ShellOwner(self.limits)
         self.shell = self.owner.shell
+        # Whether the one-time warm-up of the error path has run (run_forever).
+        self._warmed = False
         # The id of the request being handled, or None between requests (the tool bridge reads it).
         self.active_request_id: int | None = None
         # Every operation, execute included (ops.py); this worker is the handlers' WorkerContext.
@@ -47,23 +48,19 @@ class Worker:
         self.memory_backstop = apply_backstop(configure.get("data_limit_bytes"))
 
     def run_forever(self, interrupter: Interrupter) -> None:
-        requests = self.channel.requests
-        warm = False
         while True:
-            if warm:
-                message = requests.get()
-            else:
-                try:
-                    message = requests.get(timeout=WARM_UP_AFTER_IDLE_SECONDS)
-                except queue.Empty:
-                    from .warmup import warm_error_path
-
-                    warm_error_path(self.shell)
-                    warm = True
-                    continue
+            # The main thread reads its own next request: it wakes for it directly (channel.py). The first time
+            # it waits WARM_UP_AFTER_IDLE_SECONDS with nothing to read, it warms the error path (warmup.py).
+            message = self.channel.next_request(None if self._warmed else self._warm_up, WARM_UP_AFTER_IDLE_SECONDS)
             if message is None or message.get("type") == "shutdown":
                 return
             self.handle(message, interrupter)
+
+    def _warm_up(self) -> None:
+        from .warmup import warm_error_path
+
+        warm_error_path(self.shell)
+        self._warmed = True
 
     def handle(self, message: dict[str, Any], interrupter: Interrupter) -> None:
         request_id = message.get("id")
@@ -130,6 +127,7 @@ class Worker:
         stopped_for_memory = interrupter.stop_reason == "memory_limit"
         if stopped_for_memory or (self.memory_backstop and (out_of_memory or operation.memory_error)):
             response = self._memory_stop(request_id, "watch" if stopped_for_memory else "allocation")
+        self.channel.operation_done()
         self.channel.send(response)
 
     def _memory_stop(self, request_id: int, trigger: str) -> dict[str, Any]:
