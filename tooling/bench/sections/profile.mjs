@@ -311,14 +311,8 @@ def _bs_send(message):
         view = view[_bs_os.write(_bs_ch.fd_out, view):]
     _bs["encode"].append(encoded - started)
     _bs["write"].append(_bs_time.perf_counter() - encoded)
-class _BsQueue:
-    def __init__(self, queue):
-        self.queue = queue
-        self.get = _bs_timed("wait", queue.get)
-    def put(self, item):
-        self.queue.put(item)
 _bs_ch.send = _bs_send
-_bs_ch.requests = _BsQueue(_bs_ch.requests)
+_bs_ch.next_request = _bs_timed("wait", _bs_ch.next_request)
 _bs_wk.handle = _bs_timed("handle", _bs_wk.handle)
 _bs_wk.owner.execute = _bs_timed("execute", _bs_wk.owner.execute)
 _bs_wk.shell.run_cell = _bs_timed("run_cell", _bs_wk.shell.run_cell)
