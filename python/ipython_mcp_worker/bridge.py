@@ -161,7 +161,6 @@ class ToolBridge:
             result = owner.execute({"code": code}, operation)
         finally:
             self.max_tool_calls = budget_before
-            self.worker.channel.nested_calls_done()
             forget_inline()
         for field in RUN_CODE_DROPPED_FIELDS:  # operations.ts omits the same list from run_code's result schema
             result.pop(field, None)

@@ -239,10 +239,6 @@ class Channel:
         itself with ``read_tool_result``, saving the hand-off from the reader thread (one cross-CPU wake-up)."""
         return self._reading
 
-    def nested_calls_done(self) -> None:
-        """run_code ended. Nothing to hand back: the reader thread watches fd_in again as soon as each call
-        ends (kept for the bridge, which says so)."""
-
     def operation_done(self) -> None:
         """The operation is over and disarmed, its response about to be sent: close the gate now, so the next
         request, which the parent may send as soon as it reads that response, wakes the main thread alone. What
