@@ -1,3 +1,5 @@
+import { createHook } from 'node:async_hooks';
+
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 import {
@@ -82,8 +84,33 @@ function holdActive(queue: AdmissionQueue): {
   };
 }
 
-function timeoutHandleCount(): number {
-  return process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+/**
+ * A wait timeout no other timer in the process uses: the probe below counts only
+ * Timeout objects with this exact delay, so the runner's own timers cannot disturb it.
+ */
+const PROBE_WAIT_TIMEOUT_MS = 61_237;
+
+/**
+ * Tracks the live real `Timeout` objects whose delay is `delayMs`. async_hooks
+ * emits `init` when a timer is created and `destroy` when it is cleared or has
+ * fired (a 61 s timer cannot fire within a test). `destroy` arrives as a native
+ * immediate, which Node runs before the JS immediates of the same turn, so one
+ * {@link flush} after a clear is enough for `live()` to see it.
+ */
+function trackTimeouts(delayMs: number): { live(): number; stop(): void } {
+  const live = new Set<number>();
+  const hook = createHook({
+    init(asyncId, type, _triggerAsyncId, resource) {
+      // `_idleTimeout` is Node's own field for a Timeout's delay; no public getter exists.
+      if (type === 'Timeout' && (resource as { _idleTimeout?: unknown })._idleTimeout === delayMs) {
+        live.add(asyncId);
+      }
+    },
+    destroy(asyncId) {
+      live.delete(asyncId);
+    },
+  }).enable();
+  return { live: () => live.size, stop: () => hook.disable() };
 }
 
 const baseOptions: AdmissionQueueOptions = { maxPending: 4, queueWaitTimeoutMs: 1000 };
@@ -587,28 +614,34 @@ describe('AdmissionQueue timers', () => {
   });
 
   it('leaves no Timeout handle in the process (real timers)', async () => {
-    const baseline = timeoutHandleCount();
-    const queue = new AdmissionQueue({ maxPending: 4, queueWaitTimeoutMs: 60_000 });
-    const active = holdActive(queue);
-    const controller = new AbortController();
-    const dispatched = holdActive(queue);
-    const cancelled = observe(queue.run(async () => 'never', { signal: controller.signal }));
-    const closed = observe(queue.run(async () => 'never'));
-    // Proves the probe sees the queue's timers at all.
-    expect(timeoutHandleCount()).toBe(baseline + 3);
+    const timers = trackTimeouts(PROBE_WAIT_TIMEOUT_MS);
+    try {
+      const queue = new AdmissionQueue({ maxPending: 4, queueWaitTimeoutMs: PROBE_WAIT_TIMEOUT_MS });
+      const active = holdActive(queue);
+      const controller = new AbortController();
+      const dispatched = holdActive(queue);
+      const cancelled = observe(queue.run(async () => 'never', { signal: controller.signal }));
+      const closed = observe(queue.run(async () => 'never'));
+      // Proves the probe sees the queue's timers at all: one per waiting entry.
+      expect(timers.live()).toBe(3);
 
-    controller.abort();
-    expect(timeoutHandleCount()).toBe(baseline + 2);
-    active.release();
-    await active.result;
-    await flush();
-    expect(timeoutHandleCount()).toBe(baseline + 1);
-    queue.close();
-    dispatched.release();
-    await queue.onIdle();
-    await flush();
-    expect(cancelled.error).toMatchObject({ code: 'operation_cancelled' });
-    expect(closed.error).toMatchObject({ code: 'runtime_closed' });
-    expect(timeoutHandleCount()).toBe(baseline);
+      controller.abort();
+      await flush();
+      expect(timers.live()).toBe(2);
+      active.release();
+      await active.result;
+      await flush();
+      expect(dispatched.signal().aborted).toBe(false);
+      expect(timers.live()).toBe(1);
+      queue.close();
+      dispatched.release();
+      await queue.onIdle();
+      await flush();
+      expect(cancelled.error).toMatchObject({ code: 'operation_cancelled' });
+      expect(closed.error).toMatchObject({ code: 'runtime_closed' });
+      expect(timers.live()).toBe(0);
+    } finally {
+      timers.stop();
+    }
   });
 });
