@@ -12,7 +12,7 @@ import { measureBurst } from './sections/burst.mjs';
 import { measureCodeMode } from './sections/code-mode.mjs';
 import { measureCodeModeServers } from './sections/code-mode-servers.mjs';
 import { measureColdStart } from './sections/cold-start.mjs';
-import { measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measureMcpShapedFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
+import { measureComposedFloor, measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measureMcpShapedFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
 import { measureFlood } from './sections/flood.mjs';
 import { measureMemory } from './sections/memory.mjs';
 import { measureJournal } from './sections/journal.mjs';
@@ -232,6 +232,8 @@ async function main() {
   await step('execute', 'mcpFloor', `no-op tool on a bare SDK stdio server ×${n.execute}`, () => measureMcpFloor(ctx));
   await step('execute', 'mcpShapedFloor', `our recorded execute result from a bare SDK stdio server ×${n.execute}`, () =>
     measureMcpShapedFloor(ctx, results.executeMcp?.shape));
+  await step('execute', 'composedFloor', `composed floor: execute("1+1") via a bare SDK server → pipe → run_cell child ×${n.execute}`, () =>
+    measureComposedFloor(ctx, results.executeMcp?.shape));
   // The pipe round trip is the limit of both Runtime.run and the nested call: it runs with either section.
   await step(wanted('execute') ? 'execute' : 'code-mode', 'pipeFloor', `Node ↔ Python pipe ping-pong ×${n.execute}`, () => measurePipeFloor(ctx));
   // The goal ratios: every loop above (and the nested call) again, all processes warm at once, in R interleaved

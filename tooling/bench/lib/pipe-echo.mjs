@@ -1,17 +1,30 @@
-// The transport floor's process: python/pipe_echo.py echoing 64-byte length-prefixed frames over plain pipes.
+// Python children that speak length-prefixed frames (uint32 BE length, then the body) over plain pipes: the
+// transport floor's python/pipe_echo.py, and the composed floor's run_cell child (python/floor.py --frames).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { PY_DIR } from './env.mjs';
 import { track, untrack } from './procs.mjs';
 
+/** Spawns `python script args` with frames on its stdin/stdout (stderr inherited), tracked until closed. */
+function spawnFrameChild(python, script, args, label) {
+  const child = spawn(python, [join(PY_DIR, script), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
+  track(child.pid, label);
+  const close = () => {
+    child.stdin.end();
+    child.kill('SIGKILL');
+    untrack(child.pid);
+  };
+  return { child, close };
+}
+
 /** Starts pipe_echo.py; `once()` is one Node → Python → Node round trip of a 68-byte frame. */
 export function startPipeEcho(python, label) {
-  const child = spawn(python, [join(PY_DIR, 'pipe_echo.py')], { stdio: ['pipe', 'pipe', 'inherit'] });
-  track(child.pid, label);
+  const { child, close } = spawnFrameChild(python, 'pipe_echo.py', [], label);
   const frame = Buffer.alloc(68, 120);
   frame.writeUInt32BE(64, 0);
   let pending = null;
   let received = 0;
+  // The floor counts bytes and parses nothing: the echo is known to be the frame sent.
   child.stdout.on('data', (chunk) => {
     received += chunk.length;
     if (received >= frame.length && pending) {
@@ -27,10 +40,44 @@ export function startPipeEcho(python, label) {
         pending = resolve;
         child.stdin.write(frame);
       }),
-    close() {
-      child.stdin.end();
-      child.kill('SIGKILL');
-      untrack(child.pid);
+    close,
+  };
+}
+
+/**
+ * Starts a Python script that answers every frame with one frame; `request(body)` sends one (a Buffer) and resolves
+ * with the reply's body. One request at a time, like the worker's main thread.
+ */
+export function startFrameChild(python, script, args, label) {
+  const { child, close } = spawnFrameChild(python, script, args, label);
+  let pending = null;
+  let buffered = Buffer.alloc(0);
+  child.stdout.on('data', (chunk) => {
+    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+    if (buffered.length < 4 || !pending) return;
+    const end = 4 + buffered.readUInt32BE(0);
+    if (buffered.length < end) return;
+    const body = buffered.subarray(4, end);
+    buffered = buffered.subarray(end);
+    const { resolve } = pending;
+    pending = null;
+    resolve(body);
+  });
+  child.on('exit', (code, signal) => {
+    pending?.reject(new Error(`${label} exited (${signal ?? `exit ${code}`})`));
+    pending = null;
+  });
+  return {
+    pid: child.pid,
+    request(body) {
+      const frame = Buffer.allocUnsafe(4 + body.length);
+      frame.writeUInt32BE(body.length, 0);
+      body.copy(frame, 4);
+      return new Promise((resolve, reject) => {
+        pending = { resolve, reject };
+        child.stdin.write(frame);
+      });
     },
+    close,
   };
 }

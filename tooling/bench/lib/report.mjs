@@ -88,43 +88,21 @@ export function buildRows(results, errors) {
   }
   failed('floorA', '  floor: InteractiveShell.run_cell (first half)');
   failed('floorB', '  floor: InteractiveShell.run_cell (second half)');
-  const pipe = results.pipeFloor?.summary;
-  if (pipe) {
-    rows.push(
-      row('  transport floor: Node↔Python pipe round trip', {
-        median: pipe.median,
-        p90: pipe.p90,
-        goal: '(reference)',
-        comparison: floor ? `floor + 2 such round trips = ${formatMs(floor.median + 2 * pipe.median)}` : '',
-      }),
-    );
-  }
-  failed('pipeFloor', '  transport floor: pipe round trip');
+  // A reference loop's row (median, p90), or its failure; comparison(summary) gives the notes.
+  const reference = (key, label, comparison) => {
+    const summary = results[key]?.summary;
+    if (summary) rows.push(row(label, { median: summary.median, p90: summary.p90, goal: '(reference)', comparison: comparison(summary) }));
+    failed(key, label);
+  };
+  reference('pipeFloor', '  transport floor: Node↔Python pipe round trip', (pipe) =>
+    floor ? `floor + 2 such round trips = ${formatMs(floor.median + 2 * pipe.median)}` : '');
   const mcpFloor = results.mcpFloor?.summary;
-  if (mcpFloor) {
-    rows.push(
-      row('  MCP floor: no-op tool, bare SDK server', {
-        median: mcpFloor.median,
-        p90: mcpFloor.p90,
-        goal: '(reference)',
-        comparison: runtime ? `+ Runtime.run = ${formatMs(mcpFloor.median + runtime.median)}` : '',
-      }),
-    );
-  }
-  failed('mcpFloor', '  MCP floor: no-op tool');
-  const shapedFloor = results.mcpShapedFloor?.summary;
-  if (shapedFloor) {
-    rows.push(
-      row('  MCP floor: our result, bare SDK server', {
-        median: shapedFloor.median,
-        p90: shapedFloor.p90,
-        goal: '(reference)',
-        comparison: `replays one recorded execute result (${results.mcpShapedFloor.resultBytes} bytes of JSON) with our tool definition; ` +
-          `the SDK's cost of our result shape: ${mcpFloor ? formatMs(shapedFloor.median - mcpFloor.median) : '?'} over the no-op`,
-      }),
-    );
-  }
-  failed('mcpShapedFloor', '  MCP floor: our result');
+  reference('mcpFloor', '  MCP floor: no-op tool, bare SDK server', () => (runtime ? `+ Runtime.run = ${formatMs(mcpFloor.median + runtime.median)}` : ''));
+  reference('mcpShapedFloor', '  MCP floor: our result, bare SDK server', (shaped) =>
+    `replays one recorded execute result (${results.mcpShapedFloor.resultBytes} bytes of JSON) with our tool definition; ` +
+    `the SDK's cost of our result shape: ${mcpFloor ? formatMs(shaped.median - mcpFloor.median) : '?'} over the no-op`);
+  reference('composedFloor', '  composed floor: bare SDK server → pipe → run_cell', (composed) =>
+    `our three processes and four wake-ups per call, none of our code${mcp ? `; ours is ${formatRatio(ratio(mcp.median, composed.median))} of it` : ''}`);
   if (kernel && kernel.n > 0) {
     rows.push(
       row('  ipykernel via jupyter_client', {
@@ -468,6 +446,7 @@ export function goalRows(results) {
   const floor = median(results.floor?.summary);
   const mcpFloor = median(results.mcpFloor?.summary);
   const shaped = median(results.mcpShapedFloor?.summary);
+  const composed = median(results.composedFloor?.summary);
   const pipe = median(results.pipeFloor?.summary);
   const mcp = median(results.executeMcp?.summary);
   const runtime = median(results.executeRuntime?.summary);
@@ -481,6 +460,8 @@ export function goalRows(results) {
       `${fmt(mcp)} vs ${fmt(runtime)} + ${fmt(shaped)}: what our MCP layer adds beyond the SDK's own cost of the same result`],
     ['  (decomposition) execute via MCP / architecture floor (run_cell + pipe round trip + SDK with our result)', 'executeOverArchitecture', mcp, sum(floor, pipe, shaped), null,
       `${fmt(mcp)} vs ${fmt(floor)} + ${fmt(pipe)} + ${fmt(shaped)}: the least this two-process design costs with this result shape`],
+    ['  (decomposition) execute via MCP / composed floor (SDK server -> pipe -> run_cell)', 'executeOverComposed', mcp, composed, null,
+      `${fmt(mcp)} vs ${fmt(composed)}: the same three processes and wake-ups, measured together, with none of our code`],
     ['Runtime.run / (run_cell + pipe round trip)', 'runtimeOverFloorPipe', runtime, sum(floor, pipe), 1.25, `${fmt(runtime)} vs ${fmt(floor)} + ${fmt(pipe)}`],
     ['nested Code Mode call / pipe round trip', 'nestedOverPipe', nested, pipe, 1.5, `${fmt(nested)} (mean per call) vs ${fmt(pipe)}`],
     ['spawn → initialize / minimal SDK server', cold?.pairedRatio ?? null, median(cold?.initialize?.summary), median(cold?.minimalServerInitialize?.summary), 1.1,
@@ -573,6 +554,7 @@ export function printCpu(results) {
     ['execute via MCP (ours)', results.executeMcp, results.executeMcp?.wallPerCallUs],
     ['execute via Runtime.run', results.executeRuntime, results.executeRuntime?.wallPerCallUs],
     ['no-op tool, bare SDK server', results.mcpFloor, results.mcpFloor?.wallPerCallUs],
+    ['composed floor (SDK server → pipe → run_cell)', results.composedFloor, results.composedFloor?.wallPerCallUs],
     ['Code Mode nested call (engine)', results.codeMode?.engine, results.codeMode?.engine ? results.codeMode.engine.perCallMs * 1000 : null],
     ['Code Mode nested call (Runtime + bridge)', results.codeMode?.bridge, results.codeMode?.bridge ? results.codeMode.bridge.perCallMs * 1000 : null],
   ].filter(([, data]) => data?.cpuPerCallUs);

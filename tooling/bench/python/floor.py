@@ -4,6 +4,8 @@ Usage: python floor.py N WARMUP CELL  ->  one JSON line {"samples_ms": [...], "i
        python floor.py --serve WARMUP CELL  ->  warms up, prints one JSON line {"ready": true, "ipython": ...}, then
        for every line "N [W]" read from stdin runs W untimed and N timed cells and answers one JSON line
        {"samples_ms": [...]}; exits at EOF. The bench's interleaved rounds keep one warm floor process this way.
+       python floor.py --frames  ->  the composed floor's child: for every length-prefixed JSON frame {"code"} on
+       stdin, runs the cell and writes one frame {"execution_count", "value", "repr"} on stdout; exits at EOF.
 History is off (as in the worker); the displayhook's "Out[n]" text goes to an in-memory sink, so terminal I/O is
 not part of the figure.
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import struct
 import sys
 import time
 
@@ -26,6 +30,13 @@ def make_shell():
     return InteractiveShell.instance(config=config)
 
 
+def trim(sink: io.StringIO) -> None:
+    """Empties the displayhook's sink past 1 MiB, so a long loop does not grow it."""
+    if sink.tell() > 1 << 20:
+        sink.seek(0)
+        sink.truncate()
+
+
 def timed_cells(shell, cell: str, count: int, warmup: int, sink: io.StringIO) -> list[float]:
     samples = []
     for index in range(warmup + count):
@@ -36,9 +47,7 @@ def timed_cells(shell, cell: str, count: int, warmup: int, sink: io.StringIO) ->
             raise SystemExit(f"floor cell failed: {result.error_in_exec or result.error_before_exec!r}")
         if index >= warmup:
             samples.append(elapsed / 1e6)
-        if sink.tell() > 1 << 20:
-            sink.seek(0)
-            sink.truncate()
+        trim(sink)
     return samples
 
 
@@ -73,7 +82,30 @@ def serve(warmup: int, cell: str) -> int:
     return 0
 
 
+def frames() -> int:
+    """The least worker: a frame in, run_cell, a frame out; no capture, no value contract beyond JSON or repr."""
+    from pipe_echo import read_exact
+
+    shell = make_shell()
+    sink = io.StringIO()
+    sys.stdout = sink
+    while True:
+        try:
+            (length,) = struct.unpack(">I", read_exact(0, 4))
+            code = json.loads(read_exact(0, length))["code"]
+        except EOFError:
+            return 0
+        result = shell.run_cell(code, store_history=True)
+        value = result.result
+        reply = {"execution_count": result.execution_count, "value": value, "repr": repr(value)}
+        body = json.dumps(reply, default=repr).encode()
+        os.write(1, struct.pack(">I", len(body)) + body)
+        trim(sink)
+
+
 def main() -> int:
+    if sys.argv[1] == "--frames":
+        return frames()
     if sys.argv[1] == "--serve":
         return serve(int(sys.argv[2]), sys.argv[3])
     count, warmup, cell = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]

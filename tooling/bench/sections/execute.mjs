@@ -1,5 +1,8 @@
 // execute("1+1") round trips: our server through a real MCP stdio client, the Runtime alone (no MCP), the
-// in-process floor, an ipykernel round trip through jupyter_client, and any peer MCP server from --compare.
+// in-process floor, an ipykernel round trip through jupyter_client, the composed floor, and any peer MCP server
+// from --compare.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PY_DIR, ROOT } from '../lib/env.mjs';
 import { evaluate, settle, splitCommand, startServer } from '../lib/mcp.mjs';
@@ -165,6 +168,43 @@ export async function measurePipeFloor(ctx) {
 }
 
 export const MINIMAL_SERVER = join(ROOT, 'tooling/bench/lib/minimal-server.mjs');
+export const COMPOSED_SERVER = join(ROOT, 'tooling/bench/lib/composed-server.mjs');
+
+/** Writes a recorded execute shape ({tool, result}) as the file BENCH_SHAPED_RESULT names; returns its path. */
+export function writeShapeFile(directory, shape) {
+  const file = join(directory, 'shape.json');
+  writeFileSync(file, JSON.stringify({ tool: shape.tool, result: shape.result }));
+  return file;
+}
+
+/** Runs fn(file) with the recorded shape in a temporary file; needs the executeMcp step's recorded shape. */
+async function withShapeFile(shape, fn) {
+  if (!shape) throw new Error('no recorded execute result to replay (the executeMcp step failed)');
+  const directory = mkdtempSync(join(tmpdir(), 'bench-shaped-'));
+  try {
+    return await fn(writeShapeFile(directory, shape));
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Starts the composed floor (lib/composed-server.mjs: bare SDK server → pipe → run_cell child) answering in the
+ * shape of `shapeFile`; `call()` is one checked execute("1+1"). The first call is made here, so the child is up.
+ */
+export async function startComposed(ctx, shapeFile, label) {
+  const server = await startServer(ctx.modules, { args: [COMPOSED_SERVER], env: { BENCH_SHAPED_RESULT: shapeFile, BENCH_PYTHON: ctx.python }, label });
+  const call = async () => checkExecuteResult(await server.call('execute', { code: CELL }));
+  try {
+    await call();
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+  const [childPid] = server.children();
+  track(childPid, `${label}: run_cell child`);
+  return { server, call, childPid };
+}
 
 /**
  * The MCP floor for our result: the bare SDK server answering with a recorded result of our execute (same tool
@@ -172,21 +212,31 @@ export const MINIMAL_SERVER = join(ROOT, 'tooling/bench/lib/minimal-server.mjs')
  * what remains above it is ours. Needs the executeMcp step's recorded shape.
  */
 export async function measureMcpShapedFloor(ctx, shape) {
-  if (!shape) throw new Error('no recorded execute result to replay (the executeMcp step failed)');
-  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const dir = mkdtempSync(join(tmpdir(), 'bench-shaped-'));
-  const file = join(dir, 'shape.json');
-  writeFileSync(file, JSON.stringify({ tool: shape.tool, result: shape.result }));
-  const server = await startServer(ctx.modules, { args: [MINIMAL_SERVER], env: { BENCH_SHAPED_RESULT: file }, label: 'minimal SDK server (shaped)' });
-  try {
-    const pids = { client: process.pid, server: server.pid };
-    const measured = await accountedLoop(async () => checkExecuteResult(await server.call(shape.tool.name, { code: CELL })), pids, ctx);
-    return { ...measured, resultBytes: shape.resultBytes };
-  } finally {
-    await server.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return withShapeFile(shape, async (file) => {
+    const server = await startServer(ctx.modules, { args: [MINIMAL_SERVER], env: { BENCH_SHAPED_RESULT: file }, label: 'minimal SDK server (shaped)' });
+    try {
+      const pids = { client: process.pid, server: server.pid };
+      const measured = await accountedLoop(async () => checkExecuteResult(await server.call(shape.tool.name, { code: CELL })), pids, ctx);
+      return { ...measured, resultBytes: shape.resultBytes };
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+/**
+ * The composed floor: our three-process composition (client → SDK server → pipe → run_cell child) with none of our
+ * code, answering in our result's shape; wall time per call and CPU per call of each of the three processes.
+ */
+export async function measureComposedFloor(ctx, shape) {
+  return withShapeFile(shape, async (file) => {
+    const { server, call, childPid } = await startComposed(ctx, file, 'composed floor');
+    try {
+      return await accountedLoop(call, { client: process.pid, server: server.pid, child: childPid }, ctx);
+    } finally {
+      await server.close();
+    }
+  });
 }
 
 /** The MCP floor: tools/call of a no-op tool on a bare SDK stdio server (lib/minimal-server.mjs), same client. */

@@ -5,7 +5,7 @@
 // round, and every ratio is computed per round from that round's block medians. The report gives the median of the
 // per-round ratios and their spread (min–max, p25–p75).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,7 +15,7 @@ import { evaluate, settle, startServer } from '../lib/mcp.mjs';
 import { track, untrack } from '../lib/procs.mjs';
 import { quantile, spread, summarize } from '../lib/stats.mjs';
 import { detectEngine } from './code-mode.mjs';
-import { CELL, MINIMAL_SERVER, checkExecuteResult, timeLoop } from './execute.mjs';
+import { CELL, MINIMAL_SERVER, checkExecuteResult, startComposed, timeLoop, writeShapeFile } from './execute.mjs';
 
 /** Untimed calls at the start of every block: the first call after another loop ran pays for cold caches. */
 const BLOCK_WARMUP = 2;
@@ -25,6 +25,7 @@ export const ROUND_RATIOS = [
   ['executeOverFloors', ['executeMcp'], ['floor', 'mcpFloor']],
   ['executeOverRuntimeShaped', ['executeMcp'], ['executeRuntime', 'mcpShapedFloor']],
   ['executeOverArchitecture', ['executeMcp'], ['floor', 'pipeFloor', 'mcpShapedFloor']],
+  ['executeOverComposed', ['executeMcp'], ['composedFloor']],
   ['runtimeOverFloorPipe', ['executeRuntime'], ['floor', 'pipeFloor']],
   ['nestedOverPipe', ['nested'], ['pipeFloor']],
   ['engineOverBridge', ['nestedEngine'], ['nestedBridge']],
@@ -151,13 +152,18 @@ async function startBareSdk(ctx) {
   return mcpLoop('mcpFloor', server, call);
 }
 
-async function startShapedSdk(ctx, shape, directory) {
-  const file = join(directory, 'shape.json');
-  writeFileSync(file, JSON.stringify(shape));
+async function startShapedSdk(ctx, shape, file) {
   const server = await startServer(ctx.modules, { args: [MINIMAL_SERVER], env: { BENCH_SHAPED_RESULT: file }, label: 'minimal SDK server, shaped (rounds)' });
   const call = async () => checkExecuteResult(await server.call(shape.tool.name, { code: CELL }));
   await block(call, 0, ctx.n.warmup);
   return mcpLoop('mcpShapedFloor', server, call);
+}
+
+/** The composed floor (bare SDK server → pipe → run_cell child), answering in our recorded result's shape. */
+async function startComposedFloor(ctx, file) {
+  const { server, call } = await startComposed(ctx, file, 'composed floor (rounds)');
+  await block(call, 0, ctx.n.warmup);
+  return mcpLoop('composedFloor', server, call);
 }
 
 async function startRuntime(ctx) {
@@ -289,7 +295,11 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
     }
     if (failure) throw failure;
     const ours = participants.find((item) => item.key === 'executeMcp');
-    if (ours) participants.push(await startShapedSdk(ctx, ours.shape, directory));
+    if (ours) {
+      const file = writeShapeFile(directory, ours.shape);
+      participants.push(await startShapedSdk(ctx, ours.shape, file));
+      participants.push(await startComposedFloor(ctx, file));
+    }
 
     const blockSize = (key) => (key === 'pipeFloor' || key.startsWith('nested') ? nestedBlock : executeBlock);
     // Units are what the rotation moves: one block each, except that the pipe round trip runs in two halves right
@@ -302,6 +312,9 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
       const half = Math.max(10, Math.round(nestedBlock / 2));
       units.push([[byKey.pipeFloor, half], ...nestedKeys.map((key) => [byKey[key], nestedBlock]), [byKey.pipeFloor, half]]);
     }
+    // Ours and the composed floor, the same composition, always run back to back, which one first alternating.
+    const pair = byKey.executeMcp && byKey.composedFloor ? [[byKey.executeMcp, executeBlock], [byKey.composedFloor, executeBlock]] : null;
+    if (pair) units.push(pair);
     for (const item of participants) {
       if (units.some((unit) => unit.some(([member]) => member === item))) continue;
       units.push([[item, blockSize(item.key)]]);
@@ -309,7 +322,10 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
     const pooled = Object.fromEntries(participants.map((item) => [item.key, []]));
     const perRound = [];
     for (let round = 0; round < rounds; round += 1) {
-      const order = units.map((_, offset) => units[(round + offset) % units.length]).flat();
+      const order = units
+        .map((_, offset) => units[(round + offset) % units.length])
+        .map((unit) => (unit === pair && round % 2 === 1 ? [...unit].reverse() : unit))
+        .flat();
       const taken = Object.fromEntries(participants.map((item) => [item.key, []]));
       const started = performance.now();
       for (const [participant, count] of order) {
@@ -334,7 +350,8 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
       method:
         `${rounds} rounds; per round one block of every loop in an order rotated per round (${executeBlock} calls per execute-type block, ` +
         `${nestedBlock} per nested-call block timed per call in the kernel after ${NESTED_WARMUP} untimed, the pipe in two halves around the ` +
-        `nested-call blocks, ${BLOCK_WARMUP} untimed calls first in every other block); each ratio per round from that round's medians`,
+        `nested-call blocks, ours and the composed floor back to back in alternating order, ${BLOCK_WARMUP} untimed calls first in every ` +
+        `other block); each ratio per round from that round's medians`,
       rounds,
       blockCalls: Object.fromEntries(participants.map((item) => [item.key, blockSize(item.key)])),
       units: units.map((unit) => unit.map(([item, count]) => `${item.key}×${count}`).join(' > ')),

@@ -1,0 +1,40 @@
+#!/usr/bin/env node
+// The composed floor: the least program with our composition (MCP client → Node server → Python child, four
+// wake-ups per call) and none of our code. A bare McpServer of the same SDK with one tool, execute({code}) (zod
+// input), whose handler writes one length-prefixed JSON frame to a Python child over a pipe and awaits its reply:
+// python/floor.py --frames, a plain IPython shell's run_cell configured like the run_cell floor (history off).
+// It answers in our execute result's shape: the recorded result (BENCH_SHAPED_RESULT, as for minimal-server.mjs)
+// with its text and structured content filled from the child's reply. BENCH_PYTHON is the child's interpreter.
+import { readFileSync, realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startFrameChild } from './pipe-echo.mjs';
+
+const root = resolve(fileURLToPath(new URL('../../../', import.meta.url)));
+const sdk = realpathSync(join(root, 'apps/ipython-mcp/node_modules/@modelcontextprotocol/sdk'));
+const load = (path) => import(pathToFileURL(join(sdk, path)).href);
+// The zod the SDK itself imports (its sibling in the pnpm store), so its schema checks see one zod.
+const [{ McpServer }, { StdioServerTransport }, { z }] = await Promise.all([
+  load('dist/esm/server/mcp.js'),
+  load('dist/esm/server/stdio.js'),
+  import(pathToFileURL(join(sdk, '../../zod/index.js')).href),
+]);
+
+const template = process.env.BENCH_SHAPED_RESULT ? JSON.parse(readFileSync(process.env.BENCH_SHAPED_RESULT, 'utf8')).result : {};
+const child = startFrameChild(process.env.BENCH_PYTHON || 'python3', 'floor.py', ['--frames'], 'composed floor child');
+const server = new McpServer({ name: 'bench-composed', version: '1.0.0' });
+server.registerTool('execute', { description: 'Run Python in a plain IPython shell (bench floor).', inputSchema: { code: z.string() } }, async ({ code }) => {
+  const reply = JSON.parse(await child.request(Buffer.from(JSON.stringify({ code }))));
+  return {
+    ...template,
+    content: [{ type: 'text', text: `Out[${reply.execution_count}]: ${reply.repr}` }],
+    structuredContent: { execution_count: reply.execution_count, result: { value: reply.value } },
+  };
+});
+await server.connect(new StdioServerTransport());
+const end = () => {
+  child.close();
+  process.exit(0);
+};
+process.stdin.on('end', end);
+process.stdin.on('close', end);
