@@ -1,5 +1,6 @@
 // Python children that speak length-prefixed frames (uint32 BE length, then the body) over plain pipes: the
-// transport floor's python/pipe_echo.py, and the composed floor's run_cell child (python/floor.py --frames).
+// transport floor's python/pipe_echo.py and python/pipe_call.py, and the composed floor's run_cell child
+// (python/floor.py --frames).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { PY_DIR } from './env.mjs';
@@ -70,6 +71,49 @@ export function startFrameChild(python, script, args, label) {
   return {
     pid: child.pid,
     request(body) {
+      const frame = Buffer.allocUnsafe(4 + body.length);
+      frame.writeUInt32BE(body.length, 0);
+      body.copy(frame, 4);
+      return new Promise((resolve, reject) => {
+        pending = { resolve, reject };
+        child.stdin.write(frame);
+      });
+    },
+    close,
+  };
+}
+
+/**
+ * Starts pipe_call.py, the transport floor in a nested call's direction; `run(count, warmup)` has Python make
+ * warmup + count round trips of a 68-byte frame that this process writes straight back (in the data handler, parsing
+ * only the length), and resolves with Python's per-call samples in ms.
+ */
+export function startPipeCall(python, label) {
+  const { child, close } = spawnFrameChild(python, 'pipe_call.py', [], label);
+  let pending = null;
+  let buffered = Buffer.alloc(0);
+  child.stdout.on('data', (chunk) => {
+    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+    while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32BE(0)) {
+      const end = 4 + buffered.readUInt32BE(0);
+      const frame = buffered.subarray(0, end);
+      buffered = buffered.subarray(end);
+      if (frame[4] === 0x65) child.stdin.write(frame); // 'e': a call, answered with its own bytes
+      else if (pending) {
+        const { resolve } = pending;
+        pending = null;
+        resolve(JSON.parse(frame.subarray(5).toString('utf8')));
+      }
+    }
+  });
+  child.on('exit', (code, signal) => {
+    pending?.reject(new Error(`${label} exited (${signal ?? `exit ${code}`})`));
+    pending = null;
+  });
+  return {
+    pid: child.pid,
+    run(count, warmup) {
+      const body = Buffer.from(`c${count} ${warmup}`);
       const frame = Buffer.allocUnsafe(4 + body.length);
       frame.writeUInt32BE(body.length, 0);
       body.copy(frame, 4);

@@ -464,6 +464,8 @@ export function goalRows(results) {
       `${fmt(mcp)} vs ${fmt(composed)}: the same three processes and wake-ups, measured together, with none of our code`],
     ['Runtime.run / (run_cell + pipe round trip)', 'runtimeOverFloorPipe', runtime, sum(floor, pipe), 1.25, `${fmt(runtime)} vs ${fmt(floor)} + ${fmt(pipe)}`],
     ['nested Code Mode call / pipe round trip', 'nestedOverPipe', nested, pipe, 1.5, `${fmt(nested)} (mean per call) vs ${fmt(pipe)}`],
+    ['  (decomposition) nested Code Mode call / pipe round trip driven from Python (the call\'s own direction)', 'nestedOverPipeCall', nested, null, null,
+      'Python writes, Node answers, Python reads, each timed in Python like a nested call (rounds only)'],
     ['spawn → initialize / minimal SDK server', cold?.pairedRatio ?? null, median(cold?.initialize?.summary), median(cold?.minimalServerInitialize?.summary), 1.1,
       `${fmt(median(cold?.initialize?.summary))} vs ${fmt(median(cold?.minimalServerInitialize?.summary))}`],
   ];

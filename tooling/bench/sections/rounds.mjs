@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PY_DIR } from '../lib/env.mjs';
-import { startPipeEcho } from '../lib/pipe-echo.mjs';
+import { startPipeCall, startPipeEcho } from '../lib/pipe-echo.mjs';
 import { evaluate, settle, startServer } from '../lib/mcp.mjs';
 import { track, untrack } from '../lib/procs.mjs';
 import { quantile, spread, summarize } from '../lib/stats.mjs';
@@ -28,6 +28,7 @@ export const ROUND_RATIOS = [
   ['executeOverComposed', ['executeMcp'], ['composedFloor']],
   ['runtimeOverFloorPipe', ['executeRuntime'], ['floor', 'pipeFloor']],
   ['nestedOverPipe', ['nested'], ['pipeFloor']],
+  ['nestedOverPipeCall', ['nested'], ['pipeCallFloor']],
   ['engineOverBridge', ['nestedEngine'], ['nestedBridge']],
 ];
 
@@ -116,6 +117,17 @@ async function startPipe(ctx) {
     key: 'pipeFloor',
     run: (count) => block(once, count),
     close: async () => echo.close(),
+  };
+}
+
+/** The same round trip driven from Python, as a nested call is (python/pipe_call.py), timed per call in Python. */
+async function startPipeCallFloor(ctx) {
+  const floor = startPipeCall(ctx.python, 'pipe_call.py (rounds)');
+  await floor.run(0, ctx.n.warmup);
+  return {
+    key: 'pipeCallFloor',
+    run: (count) => floor.run(count, NESTED_WARMUP),
+    close: async () => floor.close(),
   };
 }
 
@@ -277,6 +289,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
   try {
     const engine = detectEngine();
     const starts = [() => startPipe(ctx)];
+    if (withCodeMode) starts.push(() => startPipeCallFloor(ctx));
     if (withExecute) starts.push(() => startOurs(ctx), () => startRuntime(ctx), () => startFloor(ctx), () => startBareSdk(ctx));
     if (withCodeMode) {
       if (engine.engineDist) starts.push(() => startEngine(ctx, engine.engineDist));
@@ -301,16 +314,18 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
       participants.push(await startComposedFloor(ctx, file));
     }
 
-    const blockSize = (key) => (key === 'pipeFloor' || key.startsWith('nested') ? nestedBlock : executeBlock);
+    const blockSize = (key) => (key === 'pipeFloor' || key === 'pipeCallFloor' || key.startsWith('nested') ? nestedBlock : executeBlock);
     // Units are what the rotation moves: one block each, except that the pipe round trip runs in two halves right
     // before and after the nested-call blocks, the figure whose goal is stated against it (the pipe's median flips
-    // between ~20 and ~100 µs within seconds, with where the scheduler puts the two ends).
+    // between ~20 and ~100 µs within seconds, with where the scheduler puts the two ends); the Python-driven round
+    // trip likewise, inside those.
     const byKey = Object.fromEntries(participants.map((item) => [item.key, item]));
     const nestedKeys = ['nestedEngine', 'nestedBridge'].filter((key) => byKey[key]);
     const units = [];
     if (byKey.pipeFloor && nestedKeys.length > 0) {
       const half = Math.max(10, Math.round(nestedBlock / 2));
-      units.push([[byKey.pipeFloor, half], ...nestedKeys.map((key) => [byKey[key], nestedBlock]), [byKey.pipeFloor, half]]);
+      const call = byKey.pipeCallFloor ? [[byKey.pipeCallFloor, half]] : [];
+      units.push([[byKey.pipeFloor, half], ...call, ...nestedKeys.map((key) => [byKey[key], nestedBlock]), ...call, [byKey.pipeFloor, half]]);
     }
     // Ours and the composed floor, the same composition, always run back to back, which one first alternating.
     const pair = byKey.executeMcp && byKey.composedFloor ? [[byKey.executeMcp, executeBlock], [byKey.composedFloor, executeBlock]] : null;
@@ -349,7 +364,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
     return {
       method:
         `${rounds} rounds; per round one block of every loop in an order rotated per round (${executeBlock} calls per execute-type block, ` +
-        `${nestedBlock} per nested-call block timed per call in the kernel after ${NESTED_WARMUP} untimed, the pipe in two halves around the ` +
+        `${nestedBlock} per nested-call block timed per call in the kernel after ${NESTED_WARMUP} untimed, the pipe (both directions) in two halves around the ` +
         `nested-call blocks, ours and the composed floor back to back in alternating order, ${BLOCK_WARMUP} untimed calls first in every ` +
         `other block); each ratio per round from that round's medians`,
       rounds,
