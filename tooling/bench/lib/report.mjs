@@ -463,6 +463,8 @@ export function goalRows(results) {
     ['  (decomposition) execute via MCP / composed floor (SDK server -> pipe -> run_cell)', 'executeOverComposed', mcp, composed, null,
       `${fmt(mcp)} vs ${fmt(composed)}: the same three processes and wake-ups, measured together, with none of our code`],
     ['Runtime.run / (run_cell + pipe round trip)', 'runtimeOverFloorPipe', runtime, sum(floor, pipe), 1.25, `${fmt(runtime)} vs ${fmt(floor)} + ${fmt(pipe)}`],
+    ['  (decomposition) Runtime.run / composed floor (this process -> pipe -> run_cell child)', 'runtimeOverComposed', runtime, null, null,
+      'the same two processes and wake-ups, measured together, with none of our code (rounds only)'],
     ['nested Code Mode call / pipe round trip', 'nestedOverPipe', nested, pipe, 1.5, `${fmt(nested)} (mean per call) vs ${fmt(pipe)}`],
     ['  (decomposition) nested Code Mode call / pipe round trip driven from Python (the call\'s own direction)', 'nestedOverPipeCall', nested, null, null,
       'Python writes, Node answers, Python reads, each timed in Python like a nested call (rounds only)'],

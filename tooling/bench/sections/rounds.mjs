@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PY_DIR } from '../lib/env.mjs';
-import { startPipeCall, startPipeEcho } from '../lib/pipe-echo.mjs';
+import { startFrameChild, startPipeCall, startPipeEcho } from '../lib/pipe-echo.mjs';
 import { evaluate, settle, startServer } from '../lib/mcp.mjs';
 import { track, untrack } from '../lib/procs.mjs';
 import { quantile, spread, summarize } from '../lib/stats.mjs';
@@ -27,6 +27,7 @@ export const ROUND_RATIOS = [
   ['executeOverArchitecture', ['executeMcp'], ['floor', 'pipeFloor', 'mcpShapedFloor']],
   ['executeOverComposed', ['executeMcp'], ['composedFloor']],
   ['runtimeOverFloorPipe', ['executeRuntime'], ['floor', 'pipeFloor']],
+  ['runtimeOverComposed', ['executeRuntime'], ['composedRuntimeFloor']],
   ['nestedOverPipe', ['nested'], ['pipeFloor']],
   ['nestedOverPipeCall', ['nested'], ['pipeCallFloor']],
   ['engineOverBridge', ['nestedEngine'], ['nestedBridge']],
@@ -178,6 +179,17 @@ async function startComposedFloor(ctx, file) {
   return mcpLoop('composedFloor', server, call);
 }
 
+/** Runtime.run's composed floor: this process writes one frame to a bare run_cell child and awaits its reply. */
+async function startComposedRuntimeFloor(ctx) {
+  const child = startFrameChild(ctx.python, 'floor.py', ['--frames'], 'composed Runtime floor child (rounds)');
+  const body = Buffer.from(JSON.stringify({ code: CELL }));
+  const call = async () => {
+    if (JSON.parse((await child.request(body)).toString('utf8')).value !== 2) throw new Error('composed Runtime floor: wrong value');
+  };
+  await block(call, 0, ctx.n.warmup);
+  return { key: 'composedRuntimeFloor', run: (count) => block(call, count), close: async () => child.close() };
+}
+
 async function startRuntime(ctx) {
   const { Runtime } = ctx.modules.supervisor;
   const runtime = new Runtime({ python: ctx.python, warmStandby: false });
@@ -290,7 +302,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
     const engine = detectEngine();
     const starts = [() => startPipe(ctx)];
     if (withCodeMode) starts.push(() => startPipeCallFloor(ctx));
-    if (withExecute) starts.push(() => startOurs(ctx), () => startRuntime(ctx), () => startFloor(ctx), () => startBareSdk(ctx));
+    if (withExecute) starts.push(() => startOurs(ctx), () => startRuntime(ctx), () => startComposedRuntimeFloor(ctx), () => startFloor(ctx), () => startBareSdk(ctx));
     if (withCodeMode) {
       if (engine.engineDist) starts.push(() => startEngine(ctx, engine.engineDist));
       if (engine.hasBridge) starts.push(() => startBridge(ctx));
@@ -327,9 +339,12 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
       const call = byKey.pipeCallFloor ? [[byKey.pipeCallFloor, half]] : [];
       units.push([[byKey.pipeFloor, half], ...call, ...nestedKeys.map((key) => [byKey[key], nestedBlock]), ...call, [byKey.pipeFloor, half]]);
     }
-    // Ours and the composed floor, the same composition, always run back to back, which one first alternating.
-    const pair = byKey.executeMcp && byKey.composedFloor ? [[byKey.executeMcp, executeBlock], [byKey.composedFloor, executeBlock]] : null;
-    if (pair) units.push(pair);
+    // Ours and the composed floor, the same composition, always run back to back, which one first alternating; so do
+    // Runtime.run and its composed floor.
+    const pairs = [['executeMcp', 'composedFloor'], ['executeRuntime', 'composedRuntimeFloor']]
+      .filter(([a, b]) => byKey[a] && byKey[b])
+      .map(([a, b]) => [[byKey[a], executeBlock], [byKey[b], executeBlock]]);
+    units.push(...pairs);
     for (const item of participants) {
       if (units.some((unit) => unit.some(([member]) => member === item))) continue;
       units.push([[item, blockSize(item.key)]]);
@@ -339,7 +354,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
     for (let round = 0; round < rounds; round += 1) {
       const order = units
         .map((_, offset) => units[(round + offset) % units.length])
-        .map((unit) => (unit === pair && round % 2 === 1 ? [...unit].reverse() : unit))
+        .map((unit) => (pairs.includes(unit) && round % 2 === 1 ? [...unit].reverse() : unit))
         .flat();
       const taken = Object.fromEntries(participants.map((item) => [item.key, []]));
       const started = performance.now();
@@ -365,7 +380,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
       method:
         `${rounds} rounds; per round one block of every loop in an order rotated per round (${executeBlock} calls per execute-type block, ` +
         `${nestedBlock} per nested-call block timed per call in the kernel after ${NESTED_WARMUP} untimed, the pipe (both directions) in two halves around the ` +
-        `nested-call blocks, ours and the composed floor back to back in alternating order, ${BLOCK_WARMUP} untimed calls first in every ` +
+        `nested-call blocks, ours and the composed floor, and Runtime.run and its composed floor, back to back in alternating order, ${BLOCK_WARMUP} untimed calls first in every ` +
         `other block); each ratio per round from that round's medians`,
       rounds,
       blockCalls: Object.fromEntries(participants.map((item) => [item.key, blockSize(item.key)])),
