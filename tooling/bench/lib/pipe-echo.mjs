@@ -3,7 +3,7 @@
 // (python/floor.py --frames).
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { PY_DIR } from './env.mjs';
+import { PY_DIR, ROOT } from './env.mjs';
 import { track, untrack } from './procs.mjs';
 
 /** Spawns `python script args` with frames on its stdin/stdout (stderr inherited), tracked until closed. */
@@ -86,10 +86,11 @@ export function startFrameChild(python, script, args, label) {
 /**
  * Starts pipe_call.py, the transport floor in a nested call's direction; `run(count, warmup)` has Python make
  * warmup + count round trips of a 68-byte frame that this process writes straight back (in the data handler, parsing
- * only the length), and resolves with Python's per-call samples in ms.
+ * only the length), and resolves with Python's per-call samples in ms. With `calls` (pipe_call.py --calls), each round
+ * trip is a minimal tool call instead: `calls(body)` answers one msgpack body with a whole reply frame.
  */
-export function startPipeCall(python, label) {
-  const { child, close } = spawnFrameChild(python, 'pipe_call.py', [], label);
+export function startPipeCall(python, label, { calls = null } = {}) {
+  const { child, close } = spawnFrameChild(python, 'pipe_call.py', calls ? ['--calls'] : [], label);
   let pending = null;
   let buffered = Buffer.alloc(0);
   child.stdout.on('data', (chunk) => {
@@ -99,6 +100,7 @@ export function startPipeCall(python, label) {
       const frame = buffered.subarray(0, end);
       buffered = buffered.subarray(end);
       if (frame[4] === 0x65) child.stdin.write(frame); // 'e': a call, answered with its own bytes
+      else if (frame[4] === 0x6d) calls(frame.subarray(5)).then((reply) => child.stdin.write(reply)); // 'm': a tool call
       else if (pending) {
         const { resolve } = pending;
         pending = null;
@@ -123,5 +125,24 @@ export function startPipeCall(python, label) {
       });
     },
     close,
+  };
+}
+
+/**
+ * The least a tool call's Node side can be, for startPipeCall's `calls`: unpack the msgpack call, await a trivial
+ * async tool, pack the answer with its value as JSON text (the worker protocol's shape), frame it.
+ */
+export async function minimalToolCalls() {
+  const { createRequire } = await import('node:module');
+  const { pack, unpack } = createRequire(join(ROOT, 'packages', 'protocol', 'package.json'))('msgpackr');
+  const echo = async (input) => input;
+  return async (body) => {
+    const call = unpack(body);
+    const value = await echo(call.arguments);
+    const reply = Buffer.concat([Buffer.from('m'), pack({ type: 'tool_result', call_id: call.call_id, ok: true, value_json: JSON.stringify(value) })]);
+    const frame = Buffer.allocUnsafe(4 + reply.length);
+    frame.writeUInt32BE(reply.length, 0);
+    reply.copy(frame, 4);
+    return frame;
   };
 }

@@ -17,7 +17,7 @@ from pathlib import Path
 PYTHON = Path(__file__).resolve().parents[3] / "python"
 sys.path.insert(0, str(PYTHON / "tests"))
 
-from worker_process import WorkerProcess  # noqa: E402
+from worker_process import WorkerProcess
 
 
 def interrupt_ms(worker: WorkerProcess) -> float:

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PY_DIR } from '../lib/env.mjs';
-import { startFrameChild, startPipeCall, startPipeEcho } from '../lib/pipe-echo.mjs';
+import { minimalToolCalls, startFrameChild, startPipeCall, startPipeEcho } from '../lib/pipe-echo.mjs';
 import { evaluate, settle, startServer } from '../lib/mcp.mjs';
 import { track, untrack } from '../lib/procs.mjs';
 import { quantile, spread, summarize } from '../lib/stats.mjs';
@@ -30,6 +30,7 @@ export const ROUND_RATIOS = [
   ['runtimeOverComposed', ['executeRuntime'], ['composedRuntimeFloor']],
   ['nestedOverPipe', ['nested'], ['pipeFloor']],
   ['nestedOverPipeCall', ['nested'], ['pipeCallFloor']],
+  ['nestedOverMinimalCall', ['nested'], ['minimalCallFloor']],
   ['engineOverBridge', ['nestedEngine'], ['nestedBridge']],
 ];
 
@@ -127,6 +128,17 @@ async function startPipeCallFloor(ctx) {
   await floor.run(0, ctx.n.warmup);
   return {
     key: 'pipeCallFloor',
+    run: (count) => floor.run(count, NESTED_WARMUP),
+    close: async () => floor.close(),
+  };
+}
+
+/** The least a nested tool call can be over the same pipe (pipe_call.py --calls), timed per call in Python. */
+async function startMinimalCallFloor(ctx) {
+  const floor = startPipeCall(ctx.python, 'pipe_call.py --calls (rounds)', { calls: await minimalToolCalls() });
+  await floor.run(0, ctx.n.warmup);
+  return {
+    key: 'minimalCallFloor',
     run: (count) => floor.run(count, NESTED_WARMUP),
     close: async () => floor.close(),
   };
@@ -301,7 +313,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
   try {
     const engine = detectEngine();
     const starts = [() => startPipe(ctx)];
-    if (withCodeMode) starts.push(() => startPipeCallFloor(ctx));
+    if (withCodeMode) starts.push(() => startPipeCallFloor(ctx), () => startMinimalCallFloor(ctx));
     if (withExecute) starts.push(() => startOurs(ctx), () => startRuntime(ctx), () => startComposedRuntimeFloor(ctx), () => startFloor(ctx), () => startBareSdk(ctx));
     if (withCodeMode) {
       if (engine.engineDist) starts.push(() => startEngine(ctx, engine.engineDist));
@@ -326,7 +338,8 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
       participants.push(await startComposedFloor(ctx, file));
     }
 
-    const blockSize = (key) => (key === 'pipeFloor' || key === 'pipeCallFloor' || key.startsWith('nested') ? nestedBlock : executeBlock);
+    const nestedSized = ['pipeFloor', 'pipeCallFloor', 'minimalCallFloor'];
+    const blockSize = (key) => (nestedSized.includes(key) || key.startsWith('nested') ? nestedBlock : executeBlock);
     // Units are what the rotation moves: one block each, except that the pipe round trip runs in two halves right
     // before and after the nested-call blocks, the figure whose goal is stated against it (the pipe's median flips
     // between ~20 and ~100 µs within seconds, with where the scheduler puts the two ends); the Python-driven round
@@ -336,7 +349,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
     const units = [];
     if (byKey.pipeFloor && nestedKeys.length > 0) {
       const half = Math.max(10, Math.round(nestedBlock / 2));
-      const call = byKey.pipeCallFloor ? [[byKey.pipeCallFloor, half]] : [];
+      const call = ['pipeCallFloor', 'minimalCallFloor'].filter((key) => byKey[key]).map((key) => [byKey[key], half]);
       units.push([[byKey.pipeFloor, half], ...call, ...nestedKeys.map((key) => [byKey[key], nestedBlock]), ...call, [byKey.pipeFloor, half]]);
     }
     // Ours and the composed floor, the same composition, always run back to back, which one first alternating; so do
