@@ -6,6 +6,14 @@ import { join } from 'node:path';
 import { PY_DIR, ROOT } from './env.mjs';
 import { track, untrack } from './procs.mjs';
 
+/** One frame: the body's length (uint32 BE), then the body. */
+function frameOf(body) {
+  const frame = Buffer.allocUnsafe(4 + body.length);
+  frame.writeUInt32BE(body.length, 0);
+  body.copy(frame, 4);
+  return frame;
+}
+
 /** Spawns `python script args` with frames on its stdin/stdout (stderr inherited), tracked until closed. */
 function spawnFrameChild(python, script, args, label) {
   const child = spawn(python, [join(PY_DIR, script), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -71,12 +79,9 @@ export function startFrameChild(python, script, args, label) {
   return {
     pid: child.pid,
     request(body) {
-      const frame = Buffer.allocUnsafe(4 + body.length);
-      frame.writeUInt32BE(body.length, 0);
-      body.copy(frame, 4);
       return new Promise((resolve, reject) => {
         pending = { resolve, reject };
-        child.stdin.write(frame);
+        child.stdin.write(frameOf(body));
       });
     },
     close,
@@ -115,13 +120,9 @@ export function startPipeCall(python, label, { calls = null } = {}) {
   return {
     pid: child.pid,
     run(count, warmup) {
-      const body = Buffer.from(`c${count} ${warmup}`);
-      const frame = Buffer.allocUnsafe(4 + body.length);
-      frame.writeUInt32BE(body.length, 0);
-      body.copy(frame, 4);
       return new Promise((resolve, reject) => {
         pending = { resolve, reject };
-        child.stdin.write(frame);
+        child.stdin.write(frameOf(Buffer.from(`c${count} ${warmup}`)));
       });
     },
     close,
@@ -139,10 +140,6 @@ export async function minimalToolCalls() {
   return async (body) => {
     const call = unpack(body);
     const value = await echo(call.arguments);
-    const reply = Buffer.concat([Buffer.from('m'), pack({ type: 'tool_result', call_id: call.call_id, ok: true, value_json: JSON.stringify(value) })]);
-    const frame = Buffer.allocUnsafe(4 + reply.length);
-    frame.writeUInt32BE(reply.length, 0);
-    reply.copy(frame, 4);
-    return frame;
+    return frameOf(Buffer.concat([Buffer.from('m'), pack({ type: 'tool_result', call_id: call.call_id, ok: true, value_json: JSON.stringify(value) })]));
   };
 }
