@@ -33,6 +33,11 @@ DEFAULT_MAX_TOOL_CALLS = 100
 _MAX_ARGUMENT_DEPTH = 64
 # The repr object.__repr__ gives a display object (``<IPython.core.display.HTML object>``): nothing to read.
 _DEFAULT_REPR = re.compile(r"^<[\w.]+ object( at 0x[0-9a-f]+)?>$")
+# The main thread's ident (the tool functions' thread check compares idents: cheaper than current_thread()).
+_MAIN_THREAD = threading.main_thread().ident
+# json.loads' own scanner, called directly for a value that is JSON text from end to end (what JSON.stringify writes):
+# json.loads itself first strips whitespace with two regular expressions on every call.
+_SCAN_JSON = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in __init__, untyped in typeshed
 
 
 class ToolCallError(Exception):
@@ -181,7 +186,7 @@ class ToolBridge:
         Raises ToolCallError when the tool failed or the budget is spent; KeyboardInterrupt (the parent's
         interrupt) propagates out of the wait.
         """
-        if threading.current_thread() is not threading.main_thread():
+        if threading.get_ident() != _MAIN_THREAD:
             raise RuntimeError(f"{tool_name}: tool functions can only be called from the main thread")
         request_id = self.worker.active_request_id
         if request_id is None:
@@ -378,10 +383,18 @@ def _tool_value(answer: dict[str, Any], tool_name: str) -> Any:
     """The value of a successful tool result: ``value_json`` is JSON text as the parent wrote it, with NaN and
     ±Infinity as bare tokens and BigInts as exact digits (docs/protocol.md, "Value contract")."""
     text = answer.get("value_json")
-    if not isinstance(text, str):
-        raise ToolCallError("the parent sent a tool result without value_json", tool_name)
+    if type(text) is not str:
+        if not isinstance(text, str):
+            raise ToolCallError("the parent sent a tool result without value_json", tool_name)
+        text = str(text)
     try:
-        return json.loads(text)
+        value, end = _SCAN_JSON(text, 0)
+        if end == len(text):
+            return value
+    except (StopIteration, ValueError):
+        pass  # json.loads below gives the error its own words
+    try:
+        return json.loads(text)  # whitespace around the value, or anything the scanner did not take whole
     except ValueError as error:
         raise ToolCallError(f"the parent sent a tool result that is not JSON ({error})", tool_name) from None
 

@@ -183,10 +183,12 @@ class Channel:
     def write_frame(self, frame: bytes) -> None:
         """Write one already-encoded frame, whole, under the write lock."""
         with self._write_lock:
-            view = memoryview(frame)
-            while view:
-                written = os.write(self.fd_out, view)
-                view = view[written:]
+            written = os.write(self.fd_out, frame)  # the usual case: the whole frame in one write
+            if written < len(frame):
+                view = memoryview(frame)[written:]
+                while view:
+                    written = os.write(self.fd_out, view)
+                    view = view[written:]
 
     def read_one(self) -> dict[str, Any] | None:
         """Blocking read used during the handshake, before the reader thread starts."""
