@@ -1,0 +1,69 @@
+// CPU per call of each process, ours against a bare program of the same shape, alternated: Runtime.run against this
+// process -> pipe -> a bare run_cell child (floor.py --frames), and the nested call (CodeMode engine, Runtime +
+// worker bridge) against the minimal tool call (pipe_call.py --calls). Run it pinned to one CPU so that no wake-up
+// crosses vCPUs and the figures are the programs' own work:
+//
+//   taskset -c 0 node tooling/bench/cpu-ab.mjs [--calls 5000] [--rounds 3]
+// (build first: the runtime runs the worker copy in packages/worker-supervisor/dist/python)
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ROOT } from './lib/env.mjs';
+import { minimalToolCalls, startFrameChild, startPipeCall } from './lib/pipe-echo.mjs';
+
+const { values } = parseArgs({ options: { calls: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '3' } } });
+const calls = Number(values.calls);
+const python = process.env.IPYTHON_MCP_PYTHON ?? join(ROOT, '.venv/bin/python');
+const { Runtime } = await import(join(ROOT, 'packages/worker-supervisor/dist/index.js'));
+const { CodeMode } = await import(join(ROOT, 'packages/code-mode/dist/index.js'));
+const TICK_US = 10_000; // /proc/<pid>/stat counts in 100 Hz ticks
+
+/** User + system CPU of a process, in µs. */
+function cpuOf(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+}
+
+/** Runs `block(count)` untimed once, then timed; CPU per call of this process and of `pid`. */
+async function measure(label, block, pid) {
+  await block(300);
+  const ownBefore = process.cpuUsage();
+  const childBefore = cpuOf(pid);
+  const started = performance.now();
+  await block(calls);
+  const own = process.cpuUsage(ownBefore);
+  const perCall = (us) => `${(us / calls).toFixed(0)} µs`;
+  console.log(`${label.padEnd(34)} wall ${perCall((performance.now() - started) * 1000)}, Node CPU ${perCall(own.user + own.system)}, Python CPU ${perCall(cpuOf(pid) - childBefore)}`);
+}
+
+const loop = (count) => `for _i in range(${count}):\n    echo(x=_i)`;
+const echo = { name: 'echo', description: 'Echo.', inputSchema: { type: 'object', properties: { x: { type: 'integer' } }, required: ['x'], additionalProperties: false }, execute: async (input) => input };
+const runtime = new Runtime({ python, warmStandby: false });
+const codeMode = new CodeMode({ tools: [echo], maxToolCalls: 1_000_000_000, timeout: null, kernelOptions: { python } });
+const child = startFrameChild(python, 'floor.py', ['--frames'], 'cpu-ab run_cell child');
+const minimal = startPipeCall(python, 'cpu-ab minimal call', { calls: await minimalToolCalls() });
+try {
+  runtime.start();
+  await runtime.run('execute', { code: '0' });
+  await runtime.run('define_tools', { tools: [{ python_name: 'echo', tool_name: 'echo', doc: 'Echo.', parameters: [{ name: 'x', key: 'x', annotation: 'int', required: true }] }] });
+  const workerPid = runtime.workerPids()[0];
+  const kernelPid = (await codeMode.runCode({ code: 'import os\nos.getpid()' })).return.value;
+  const cell = Buffer.from(JSON.stringify({ code: '1+1' }));
+  const repeat = (once) => async (count) => {
+    for (let index = 0; index < count; index += 1) await once();
+  };
+  const onToolCall = async (call) => ({ ok: true, valueJson: JSON.stringify(call.arguments) });
+  for (let round = 0; round < Number(values.rounds); round += 1) {
+    console.log(`round ${round + 1}`);
+    await measure('execute("1+1") via Runtime.run', repeat(() => runtime.run('execute', { code: '1+1' })), workerPid);
+    await measure('  bare client -> run_cell child', repeat(() => child.request(cell)), child.pid);
+    await measure('nested call, CodeMode engine', (count) => codeMode.runCode({ code: loop(count) }), kernelPid);
+    await measure('nested call, Runtime + bridge', (count) => runtime.run('run_code', { code: loop(count), max_tool_calls: count + 1 }, { onToolCall, timeoutMs: 600_000 }), workerPid);
+    await measure('  minimal tool call', (count) => minimal.run(count, 0), minimal.pid);
+  }
+} finally {
+  minimal.close();
+  child.close();
+  await codeMode.close();
+  await runtime.close();
+}
