@@ -118,7 +118,6 @@ class Channel:
         self._main_poll = select.poll()
         self._main_poll.register(fd_in, select.POLLIN)
         self._gate = make_gate(fd_in)
-        self._gate_closed = False
         self._reading = _MainReads(self)
         # Requests the reader thread read while an operation ran; they come before anything still on fd_in.
         self.requests: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
@@ -216,8 +215,7 @@ class Channel:
         try:
             if not queued.empty():
                 return queued.get_nowait()  # (the gate is opened for it all the same: finally)
-            if not self._gate_closed:
-                self._close_gate()
+            self._close_gate()  # a no-op after operation_done
             with self._read_lock:
                 # The reader thread dispatches under this lock: what it read before the gate closed is queued.
                 if not queued.empty():
@@ -250,12 +248,10 @@ class Channel:
     def _close_gate(self) -> None:
         if not self._forked:
             self._gate.close()
-            self._gate_closed = True
 
     def _open_gate(self) -> None:
         if not self._forked:
             self._gate.open()
-            self._gate_closed = False
 
     def read_tool_result(self, call_id: int) -> dict[str, Any]:
         """Read frames until the ``tool_result`` for ``call_id``; main thread, inside ``reading``.

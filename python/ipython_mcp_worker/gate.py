@@ -1,5 +1,7 @@
 """The gate of the IPC reader thread: whether it watches fd 3 (channel.py), switched by the main thread.
 
+Closing a closed gate or opening an open one does nothing, so callers switch it without tracking its state.
+
 The main thread reads fd 3 itself between operations and during nested calls; the reader thread must then not
 wait on fd 3 (two threads waiting on one pipe are both woken by every frame), and parking it must not wake it.
 """
@@ -21,6 +23,7 @@ class EpollGate:
         self._fd = fd
         self._epoll = select.epoll()
         self._epoll.register(fd, select.EPOLLIN)
+        self._events = select.EPOLLIN
 
     def wait(self) -> None:
         self._epoll.poll()
@@ -32,6 +35,9 @@ class EpollGate:
         self._modify(select.EPOLLIN)
 
     def _modify(self, events: int) -> None:
+        if events == self._events:
+            return  # already so: no system call
+        self._events = events
         try:
             self._epoll.modify(self._fd, events)
         except OSError:
@@ -71,6 +77,8 @@ class PipeGate:
                 return
 
     def _switch(self, closed: bool) -> None:
+        if closed == self._closed:
+            return  # already so: the reader thread need not wake
         self._closed = closed
         try:
             os.write(self._wake_w, b"\0")
