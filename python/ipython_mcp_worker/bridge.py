@@ -383,16 +383,14 @@ def _tool_value(answer: dict[str, Any], tool_name: str) -> Any:
     """The value of a successful tool result: ``value_json`` is JSON text as the parent wrote it, with NaN and
     ±Infinity as bare tokens and BigInts as exact digits (docs/protocol.md, "Value contract")."""
     text = answer.get("value_json")
-    if type(text) is not str:
-        if not isinstance(text, str):
-            raise ToolCallError("the parent sent a tool result without value_json", tool_name)
-        text = str(text)
+    if not isinstance(text, str):
+        raise ToolCallError("the parent sent a tool result without value_json", tool_name)
     try:
         value, end = _SCAN_JSON(text, 0)
-        if end == len(text):
-            return value
     except (StopIteration, ValueError):
-        pass  # json.loads below gives the error its own words
+        end = -1  # json.loads below gives the error its own words
+    if end == len(text):
+        return value
     try:
         return json.loads(text)  # whitespace around the value, or anything the scanner did not take whole
     except ValueError as error:
