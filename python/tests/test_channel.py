@@ -32,13 +32,6 @@ def worker(request):
         process.close()
 
 
-def _send_request(worker: WorkerProcess, op: str, params: dict) -> int:
-    request_id = worker.next_id
-    worker.next_id += 1
-    worker.send({"type": "request", "id": request_id, "op": op, "params": params, "stream": False})
-    return request_id
-
-
 def _context_switches(pid: int) -> int:
     """Voluntary and involuntary context switches of every thread of the process: each wake-up counts."""
     total = 0
@@ -54,7 +47,7 @@ def _context_switches(pid: int) -> int:
 def test_requests_sent_back_to_back_are_all_answered_in_order(worker):
     # Some arrive while the main thread waits for the next one, some while the reader thread owns fd 3 (they are
     # queued): either way they run one after the other, in the order sent.
-    ids = [_send_request(worker, "execute", {"code": f"import time\ntime.sleep(0.002)\n{n} * 2"}) for n in range(40)]
+    ids = [worker.start("execute", {"code": f"import time\ntime.sleep(0.002)\n{n} * 2"}) for n in range(40)]
     for n, request_id in enumerate(ids):
         response = worker.read()
         assert response["type"] == "response" and response["id"] == request_id, response
@@ -67,8 +60,8 @@ def test_a_queued_request_still_hears_its_interrupt(worker):
     watchdog = threading.Timer(20, worker.process.kill)  # a deaf worker fails the test instead of hanging it
     watchdog.start()
     try:
-        first = _send_request(worker, "execute", {"code": "import time\ntime.sleep(0.3)\n'first'"})
-        second = _send_request(worker, "execute", {"code": "while True:\n    pass"})
+        first = worker.start("execute", {"code": "import time\ntime.sleep(0.3)\n'first'"})
+        second = worker.start("execute", {"code": "while True:\n    pass"})
         response = worker.read()
         assert response["id"] == first and response["result"]["result"]["value"] == "first"
         time.sleep(0.2)
@@ -85,7 +78,7 @@ def test_interrupts_at_any_moment_of_a_request_never_reach_the_next_one(worker):
     # completed or interrupted, and the next one is never hit.
     rng = random.Random(18)
     for n in range(60):
-        request_id = _send_request(worker, "execute", {"code": f"import time\ntime.sleep(0.003)\n{n}"})
+        request_id = worker.start("execute", {"code": f"import time\ntime.sleep(0.003)\n{n}"})
         timer = threading.Timer(rng.uniform(0, 0.006), worker.send, args=({"type": "interrupt", "id": request_id},))
         timer.start()
         response = worker.read()
@@ -107,7 +100,7 @@ def test_an_interrupt_read_while_idle_stops_its_request_when_it_comes(worker):
     worker.send({"type": "interrupt", "id": request_id})
     time.sleep(0.1)
     started = time.monotonic()
-    assert _send_request(worker, "execute", {"code": "while True:\n    pass"}) == request_id
+    assert worker.start("execute", {"code": "while True:\n    pass"}) == request_id
     response = worker.read()
     assert time.monotonic() - started < 5
     assert response["id"] == request_id
@@ -143,7 +136,7 @@ def test_a_request_right_after_a_nested_call_run_and_an_interrupt_between_calls(
     assert response["result"]["result"]["value"] == sum(range(50))
     assert worker.execute("'next'")["result"]["value"] == "next"
     # Between calls the reader thread owns fd 3 again: an interrupt stops busy code at once.
-    request_id = _send_request(worker, "run_code", {"code": "anything(n=1)\nwhile True:\n    pass"})
+    request_id = worker.start("run_code", {"code": "anything(n=1)\nwhile True:\n    pass"})
     call = worker.read()
     assert call["type"] == "tool_call"
     worker.send({"type": "tool_result", "call_id": call["call_id"], "ok": True, "value_json": "1"})
@@ -189,7 +182,7 @@ def test_no_periodic_wake_ups_while_idle_or_waiting_for_a_tool_result(worker):
     assert worker.request("define_tools", {"tools": [ANYTHING]})["ok"]
     # The first answer comes at once (the reader thread has woken for a frame during a call, as in any loop of
     # calls), the second one late.
-    request_id = _send_request(worker, "run_code", {"code": "anything(n=0)\nanything(n=1)"})
+    request_id = worker.start("run_code", {"code": "anything(n=0)\nanything(n=1)"})
     call = worker.read()
     worker.send({"type": "tool_result", "call_id": call["call_id"], "ok": True, "value_json": "0"})
     call = worker.read()
@@ -211,10 +204,10 @@ def test_end_of_file_ends_the_worker_quietly(worker, moment):
         assert worker.request("run_code", {"code": "anything(n=1)"},
                               tool_handler=lambda message: {"ok": True, "value": 1})["ok"]
     elif moment == "while an operation runs":
-        _send_request(worker, "execute", {"code": "import time\ntime.sleep(60)"})
+        worker.start("execute", {"code": "import time\ntime.sleep(60)"})
         time.sleep(0.2)
     elif moment == "in a tool call":
-        _send_request(worker, "run_code", {"code": "anything(n=1)"})
+        worker.start("run_code", {"code": "anything(n=1)"})
         assert worker.read()["type"] == "tool_call"
     os.close(worker._to_worker_w)
     assert worker.process.wait(timeout=5) == 0

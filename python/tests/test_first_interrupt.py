@@ -21,16 +21,12 @@ SLEEP = "import time\ntime.sleep(100)"
 
 
 def interrupt(worker: WorkerProcess, code: str, after: float = 0.3) -> dict:
-    request_id = worker.next_id
-    worker.next_id += 1
-    worker.send({"type": "request", "id": request_id, "op": "execute", "params": {"code": code}, "stream": False})
+    request_id = worker.start("execute", {"code": code})
     time.sleep(after)
     worker.send({"type": "interrupt", "id": request_id})
-    while True:
-        message = worker.read()
-        if message["type"] == "response" and message["id"] == request_id:
-            assert message["ok"], message
-            return message["result"]
+    response = worker.response_to(request_id)
+    assert response["ok"], response
+    return response["result"]
 
 
 @pytest.fixture(scope="module")

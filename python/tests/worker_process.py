@@ -82,15 +82,27 @@ class WorkerProcess:
         assert message is not None, "worker closed its channel"
         return message
 
+    def start(self, op: str, params: dict[str, Any] | None = None, stream: bool = False) -> int:
+        """Send one request without waiting for it; returns its id."""
+        request_id = self.next_id
+        self.next_id += 1
+        self.send({"type": "request", "id": request_id, "op": op, "params": params or {}, "stream": stream})
+        return request_id
+
+    def response_to(self, request_id: int) -> dict[str, Any]:
+        """Read until the response to ``request_id``, dropping the frames before it."""
+        while True:
+            message = self.read()
+            if message["type"] == "response" and message["id"] == request_id:
+                return message
+
     def request(self, op: str, params: dict[str, Any] | None = None, stream: bool = False,
                 events: list[dict[str, Any]] | None = None,
                 tool_handler: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None) -> dict[str, Any]:
         """Send one request and read until its response. ``tool_handler`` answers ``tool_call`` messages:
         it returns the ``tool_result`` fields (``ok`` and ``value`` or ``message``), or None to leave the call
         unanswered."""
-        request_id = self.next_id
-        self.next_id += 1
-        self.send({"type": "request", "id": request_id, "op": op, "params": params or {}, "stream": stream})
+        request_id = self.start(op, params, stream)
         while True:
             message = self.read()
             if message["type"] == "response" and message["id"] == request_id:

@@ -21,17 +21,12 @@ from worker_process import WorkerProcess
 
 
 def interrupt_ms(worker: WorkerProcess) -> float:
-    request_id = worker.next_id
-    worker.next_id += 1
-    worker.send({"type": "request", "id": request_id, "op": "execute",
-                 "params": {"code": "import time\ntime.sleep(100)"}, "stream": False})
+    request_id = worker.start("execute", {"code": "import time\ntime.sleep(100)"})
     time.sleep(0.3)
     started = time.perf_counter()
     worker.send({"type": "interrupt", "id": request_id})
-    while True:
-        message = worker.read()
-        if message["type"] == "response" and message["id"] == request_id:
-            return (time.perf_counter() - started) * 1000
+    worker.response_to(request_id)
+    return (time.perf_counter() - started) * 1000
 
 
 def main() -> None:
