@@ -582,32 +582,44 @@ describe('AdmissionQueue onIdle', () => {
   });
 });
 
+/**
+ * One wait timer per waiting entry, each cleared on cancel, on dispatch and on close. `live()` counts the queue's
+ * timers; the count is read after every step has settled (`flush`), so a timer's asynchronous teardown is seen too.
+ */
+async function expectEveryWaitTimerCleared(live: () => number, queueWaitTimeoutMs: number): Promise<void> {
+  const queue = new AdmissionQueue({ maxPending: 4, queueWaitTimeoutMs });
+  const active = holdActive(queue);
+  const controller = new AbortController();
+  const dispatched = holdActive(queue);
+  const cancelled = observe(queue.run(async () => 'never', { signal: controller.signal }));
+  const closed = observe(queue.run(async () => 'never'));
+  // Proves the probe sees the queue's timers at all: one per waiting entry.
+  expect(live()).toBe(3);
+
+  controller.abort();
+  await flush();
+  expect(live()).toBe(2);
+  active.release();
+  await active.result;
+  await flush();
+  expect(dispatched.signal().aborted).toBe(false);
+  expect(live()).toBe(1);
+  queue.close();
+  await flush();
+  expect(live()).toBe(0);
+  dispatched.release();
+  await queue.onIdle();
+  await flush();
+  expect(cancelled.error).toMatchObject({ code: 'operation_cancelled' });
+  expect(closed.error).toMatchObject({ code: 'runtime_closed' });
+  expect(live()).toBe(0);
+}
+
 describe('AdmissionQueue timers', () => {
   it('clears each wait timer on dispatch, cancel, and close (fake timers)', async () => {
     vi.useFakeTimers();
     try {
-      const queue = new AdmissionQueue({ maxPending: 4, queueWaitTimeoutMs: 60_000 });
-      const active = holdActive(queue);
-      const controller = new AbortController();
-      const dispatched = holdActive(queue);
-      const cancelled = observe(queue.run(async () => 'never', { signal: controller.signal }));
-      const closed = observe(queue.run(async () => 'never'));
-      expect(vi.getTimerCount()).toBe(3);
-
-      controller.abort();
-      expect(vi.getTimerCount()).toBe(2);
-      active.release();
-      await active.result;
-      await flush();
-      expect(dispatched.signal().aborted).toBe(false);
-      expect(vi.getTimerCount()).toBe(1);
-      queue.close();
-      expect(vi.getTimerCount()).toBe(0);
-      dispatched.release();
-      await queue.onIdle();
-      await flush();
-      expect(cancelled.error).toMatchObject({ code: 'operation_cancelled' });
-      expect(closed.error).toMatchObject({ code: 'runtime_closed' });
+      await expectEveryWaitTimerCleared(() => vi.getTimerCount(), 60_000);
     } finally {
       vi.useRealTimers();
     }
@@ -616,30 +628,7 @@ describe('AdmissionQueue timers', () => {
   it('leaves no Timeout handle in the process (real timers)', async () => {
     const timers = trackTimeouts(PROBE_WAIT_TIMEOUT_MS);
     try {
-      const queue = new AdmissionQueue({ maxPending: 4, queueWaitTimeoutMs: PROBE_WAIT_TIMEOUT_MS });
-      const active = holdActive(queue);
-      const controller = new AbortController();
-      const dispatched = holdActive(queue);
-      const cancelled = observe(queue.run(async () => 'never', { signal: controller.signal }));
-      const closed = observe(queue.run(async () => 'never'));
-      // Proves the probe sees the queue's timers at all: one per waiting entry.
-      expect(timers.live()).toBe(3);
-
-      controller.abort();
-      await flush();
-      expect(timers.live()).toBe(2);
-      active.release();
-      await active.result;
-      await flush();
-      expect(dispatched.signal().aborted).toBe(false);
-      expect(timers.live()).toBe(1);
-      queue.close();
-      dispatched.release();
-      await queue.onIdle();
-      await flush();
-      expect(cancelled.error).toMatchObject({ code: 'operation_cancelled' });
-      expect(closed.error).toMatchObject({ code: 'runtime_closed' });
-      expect(timers.live()).toBe(0);
+      await expectEveryWaitTimerCleared(() => timers.live(), PROBE_WAIT_TIMEOUT_MS);
     } finally {
       timers.stop();
     }
