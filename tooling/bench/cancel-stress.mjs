@@ -5,11 +5,11 @@
 //   node tooling/bench/cancel-stress.mjs [--n 80] [--hogs 3] [--grace-ms 1000]
 // (build first: the runtime runs the worker copy in packages/worker-supervisor/dist/python)
 import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { ROOT as root } from './lib/env.mjs';
+import { summarize } from './lib/stats.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values } = parseArgs({ options: { n: { type: 'string', default: '80' }, hogs: { type: 'string', default: '3' }, 'grace-ms': { type: 'string', default: '1000' } } });
 const n = Number(values.n);
 const { Runtime } = await import(join(root, 'packages/worker-supervisor/dist/index.js'));
@@ -44,6 +44,8 @@ try {
   await runtime.close();
   for (const hog of hogs) hog.kill();
 }
-const sorted = (list) => [...list].sort((a, b) => a - b);
-const describe = (list) => `median ${sorted(list)[Math.floor(list.length / 2)].toFixed(1)} ms, max ${sorted(list).at(-1).toFixed(1)} ms`;
+const describe = (list) => {
+  const { median, max } = summarize(list);
+  return `median ${median.toFixed(1)} ms, max ${max.toFixed(1)} ms`;
+};
 console.log(`${n} cancellations, ${values.hogs} CPU hogs: namespace lost ${lost}; abort -> result: first interrupt of a promoted worker ${describe(times.first)}; later ${describe(times.later)}`);

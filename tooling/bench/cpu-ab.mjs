@@ -5,35 +5,27 @@
 //
 //   taskset -c 0 node tooling/bench/cpu-ab.mjs [--calls 5000] [--rounds 3]
 // (build first: the runtime runs the worker copy in packages/worker-supervisor/dist/python)
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from './lib/env.mjs';
 import { minimalToolCalls, startFrameChild, startPipeCall } from './lib/pipe-echo.mjs';
+import { cpuPerCall, cpuSnapshot } from './lib/procs.mjs';
 
 const { values } = parseArgs({ options: { calls: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '3' } } });
 const calls = Number(values.calls);
 const python = process.env.IPYTHON_MCP_PYTHON ?? join(ROOT, '.venv/bin/python');
 const { Runtime } = await import(join(ROOT, 'packages/worker-supervisor/dist/index.js'));
 const { CodeMode } = await import(join(ROOT, 'packages/code-mode/dist/index.js'));
-const TICK_US = 10_000; // /proc/<pid>/stat counts in 100 Hz ticks
-
-/** User + system CPU of a process, in µs. */
-function cpuOf(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_US;
-}
-
-/** Runs `block(count)` untimed once, then timed; CPU per call of this process and of `pid`. */
+/** Runs `block(count)` untimed once, then timed; CPU per call of this process and of `pid` (scheduler time). */
 async function measure(label, block, pid) {
   await block(300);
-  const ownBefore = process.cpuUsage();
-  const childBefore = cpuOf(pid);
+  const snapshot = () => ({ node: cpuSnapshot(process.pid), python: cpuSnapshot(pid) });
+  const before = snapshot();
   const started = performance.now();
   await block(calls);
-  const own = process.cpuUsage(ownBefore);
-  const perCall = (us) => `${(us / calls).toFixed(0)} µs`;
-  console.log(`${label.padEnd(34)} wall ${perCall((performance.now() - started) * 1000)}, Node CPU ${perCall(own.user + own.system)}, Python CPU ${perCall(cpuOf(pid) - childBefore)}`);
+  const wallUs = ((performance.now() - started) * 1000) / calls;
+  const cpu = cpuPerCall(before, snapshot(), calls);
+  console.log(`${label.padEnd(34)} wall ${wallUs.toFixed(0)} µs, Node CPU ${cpu.node.totalUs.toFixed(0)} µs, Python CPU ${cpu.python.totalUs.toFixed(0)} µs`);
 }
 
 const loop = (count) => `for _i in range(${count}):\n    echo(x=_i)`;

@@ -5,19 +5,17 @@
 // python/floor.py --frames, a plain IPython shell's run_cell configured like the run_cell floor (history off).
 // It answers in our execute result's shape: the recorded result (BENCH_SHAPED_RESULT, as for minimal-server.mjs)
 // with its text and structured content filled from the child's reply. BENCH_PYTHON is the child's interpreter.
-import { readFileSync, realpathSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { sdkFile } from './env.mjs';
 import { startFrameChild } from './pipe-echo.mjs';
 
-const root = resolve(fileURLToPath(new URL('../../../', import.meta.url)));
-const sdk = realpathSync(join(root, 'apps/ipython-mcp/node_modules/@modelcontextprotocol/sdk'));
-const load = (path) => import(pathToFileURL(join(sdk, path)).href);
+const load = (path) => import(pathToFileURL(sdkFile(path)).href);
 // The zod the SDK itself imports (its sibling in the pnpm store), so its schema checks see one zod.
 const [{ McpServer }, { StdioServerTransport }, { z }] = await Promise.all([
   load('dist/esm/server/mcp.js'),
   load('dist/esm/server/stdio.js'),
-  import(pathToFileURL(join(sdk, '../../zod/index.js')).href),
+  load('../../zod/index.js'),
 ]);
 
 const template = process.env.BENCH_SHAPED_RESULT ? JSON.parse(readFileSync(process.env.BENCH_SHAPED_RESULT, 'utf8')).result : {};

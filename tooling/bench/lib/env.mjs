@@ -32,6 +32,11 @@ export function buildTree(log) {
   log(`build up to date (${((performance.now() - started) / 1000).toFixed(1)} s)`);
 }
 
+/** A file of the MCP SDK the app uses (its directory in the pnpm store), e.g. `sdkFile('package.json')`. */
+export function sdkFile(path) {
+  return join(realpathSync(join(ROOT, 'apps/ipython-mcp/node_modules/@modelcontextprotocol/sdk')), path);
+}
+
 /** Dynamic imports of the built workspace packages and the MCP SDK (resolved through the app that uses it). */
 export async function loadModules() {
   const missing = [CLI, join(ROOT, 'packages/worker-supervisor/dist/index.js'), join(ROOT, 'packages/protocol/dist/index.js')].filter(
@@ -43,15 +48,14 @@ export async function loadModules() {
         'run the README setup first (`bash tooling/test.sh` or `bash tooling/serve.sh`), or `pnpm build`',
     );
   }
-  const sdk = realpathSync(join(ROOT, 'apps/ipython-mcp/node_modules/@modelcontextprotocol/sdk'));
   const load = (path) => import(pathToFileURL(path).href);
   const [client, stdio, supervisor, protocol] = await Promise.all([
-    load(join(sdk, 'dist/esm/client/index.js')),
-    load(join(sdk, 'dist/esm/client/stdio.js')),
+    load(sdkFile('dist/esm/client/index.js')),
+    load(sdkFile('dist/esm/client/stdio.js')),
     load(join(ROOT, 'packages/worker-supervisor/dist/index.js')),
     load(join(ROOT, 'packages/protocol/dist/index.js')),
   ]);
-  const sdkVersion = JSON.parse(readFileSync(join(sdk, 'package.json'), 'utf8')).version;
+  const sdkVersion = JSON.parse(readFileSync(sdkFile('package.json'), 'utf8')).version;
   return { Client: client.Client, StdioClientTransport: stdio.StdioClientTransport, supervisor, protocol, sdkVersion };
 }
 

@@ -14,16 +14,49 @@ function frameOf(body) {
   return frame;
 }
 
-/** Spawns `python script args` with frames on its stdin/stdout (stderr inherited), tracked until closed. */
-function spawnFrameChild(python, script, args, label) {
+/**
+ * Spawns `python script args` with frames on its stdin/stdout (stderr inherited), tracked until closed. With
+ * `onFrame`, every whole frame the child writes is handed to it (a Buffer, header included). `ask(frame)` writes a
+ * frame and resolves with the next value given to `settle` (one request at a time); the child's exit rejects it.
+ */
+function spawnFrameChild(python, script, args, label, onFrame = null) {
   const child = spawn(python, [join(PY_DIR, script), ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
   track(child.pid, label);
-  const close = () => {
-    child.stdin.end();
-    child.kill('SIGKILL');
-    untrack(child.pid);
+  if (onFrame) {
+    let buffered = Buffer.alloc(0);
+    child.stdout.on('data', (chunk) => {
+      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+      while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32BE(0)) {
+        const end = 4 + buffered.readUInt32BE(0);
+        const frame = buffered.subarray(0, end);
+        buffered = buffered.subarray(end);
+        onFrame(frame);
+      }
+    });
+  }
+  let pending = null;
+  child.on('exit', (code, signal) => {
+    pending?.reject(new Error(`${label} exited (${signal ?? `exit ${code}`})`));
+    pending = null;
+  });
+  return {
+    child,
+    ask: (frame) =>
+      new Promise((resolve, reject) => {
+        pending = { resolve, reject };
+        child.stdin.write(frame);
+      }),
+    settle(value) {
+      const waiting = pending;
+      pending = null;
+      waiting?.resolve(value);
+    },
+    close() {
+      child.stdin.end();
+      child.kill('SIGKILL');
+      untrack(child.pid);
+    },
   };
-  return { child, close };
 }
 
 /** Starts pipe_echo.py; `once()` is one Node → Python → Node round trip of a 68-byte frame. */
@@ -58,34 +91,8 @@ export function startPipeEcho(python, label) {
  * with the reply's body. One request at a time, like the worker's main thread.
  */
 export function startFrameChild(python, script, args, label) {
-  const { child, close } = spawnFrameChild(python, script, args, label);
-  let pending = null;
-  let buffered = Buffer.alloc(0);
-  child.stdout.on('data', (chunk) => {
-    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-    if (buffered.length < 4 || !pending) return;
-    const end = 4 + buffered.readUInt32BE(0);
-    if (buffered.length < end) return;
-    const body = buffered.subarray(4, end);
-    buffered = buffered.subarray(end);
-    const { resolve } = pending;
-    pending = null;
-    resolve(body);
-  });
-  child.on('exit', (code, signal) => {
-    pending?.reject(new Error(`${label} exited (${signal ?? `exit ${code}`})`));
-    pending = null;
-  });
-  return {
-    pid: child.pid,
-    request(body) {
-      return new Promise((resolve, reject) => {
-        pending = { resolve, reject };
-        child.stdin.write(frameOf(body));
-      });
-    },
-    close,
-  };
+  const framed = spawnFrameChild(python, script, args, label, (frame) => framed.settle(frame.subarray(4)));
+  return { pid: framed.child.pid, request: (body) => framed.ask(frameOf(body)), close: framed.close };
 }
 
 /**
@@ -95,38 +102,12 @@ export function startFrameChild(python, script, args, label) {
  * trip is a minimal tool call instead: `calls(body)` answers one msgpack body with a whole reply frame.
  */
 export function startPipeCall(python, label, { calls = null } = {}) {
-  const { child, close } = spawnFrameChild(python, 'pipe_call.py', calls ? ['--calls'] : [], label);
-  let pending = null;
-  let buffered = Buffer.alloc(0);
-  child.stdout.on('data', (chunk) => {
-    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
-    while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32BE(0)) {
-      const end = 4 + buffered.readUInt32BE(0);
-      const frame = buffered.subarray(0, end);
-      buffered = buffered.subarray(end);
-      if (frame[4] === 0x65) child.stdin.write(frame); // 'e': a call, answered with its own bytes
-      else if (frame[4] === 0x6d) calls(frame.subarray(5)).then((reply) => child.stdin.write(reply)); // 'm': a tool call
-      else if (pending) {
-        const { resolve } = pending;
-        pending = null;
-        resolve(JSON.parse(frame.subarray(5).toString('utf8')));
-      }
-    }
+  const framed = spawnFrameChild(python, 'pipe_call.py', calls ? ['--calls'] : [], label, (frame) => {
+    if (frame[4] === 0x65) framed.child.stdin.write(frame); // 'e': a call, answered with its own bytes
+    else if (frame[4] === 0x6d) calls(frame.subarray(5)).then((reply) => framed.child.stdin.write(reply)); // 'm': a tool call
+    else framed.settle(JSON.parse(frame.subarray(5).toString('utf8'))); // 'r': the samples
   });
-  child.on('exit', (code, signal) => {
-    pending?.reject(new Error(`${label} exited (${signal ?? `exit ${code}`})`));
-    pending = null;
-  });
-  return {
-    pid: child.pid,
-    run(count, warmup) {
-      return new Promise((resolve, reject) => {
-        pending = { resolve, reject };
-        child.stdin.write(frameOf(Buffer.from(`c${count} ${warmup}`)));
-      });
-    },
-    close,
-  };
+  return { pid: framed.child.pid, run: (count, warmup) => framed.ask(frameOf(Buffer.from(`c${count} ${warmup}`))), close: framed.close };
 }
 
 /**

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import struct
 import sys
 import time
 
@@ -105,7 +103,7 @@ def recording_hook(shell):
 def frames() -> int:
     """The least worker: a frame in, run_cell, a frame out; no capture, no value contract beyond JSON or repr. The
     value is recorded by a hook that does not format or print it (recording_hook), as a worker returning values does."""
-    from pipe_echo import read_exact
+    from pipe_echo import read_frame, write_frame
 
     shell = make_shell()
     recording_hook(shell)
@@ -113,15 +111,13 @@ def frames() -> int:
     sys.stdout = sink
     while True:
         try:
-            (length,) = struct.unpack(">I", read_exact(0, 4))
-            code = json.loads(read_exact(0, length))["code"]
+            code = json.loads(read_frame(0))["code"]
         except EOFError:
             return 0
         result = shell.run_cell(code, store_history=True)
         value = result.result
         reply = {"execution_count": result.execution_count, "value": value, "repr": repr(value)}
-        body = json.dumps(reply, default=repr).encode()
-        os.write(1, struct.pack(">I", len(body)) + body)
+        write_frame(1, json.dumps(reply, default=repr).encode())
         trim(sink)
 
 

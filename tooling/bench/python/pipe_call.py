@@ -19,22 +19,9 @@ import os
 import sys
 import time
 
-from pipe_echo import read_exact
+from pipe_echo import read_exact, read_frame, write_frame
 
 _FRAME = (64).to_bytes(4, "big") + b"e" + b"x" * 63
-
-
-def _frame(body: bytes) -> bytes:
-    return len(body).to_bytes(4, "big") + body
-
-
-def _tool_call(call_id: int, **arguments: object) -> object:
-    import msgpack
-
-    body = b"m" + msgpack.packb({"type": "tool_call", "call_id": call_id, "name": "echo", "arguments": arguments})
-    os.write(1, _frame(body))
-    reply = msgpack.unpackb(read_exact(0, int.from_bytes(read_exact(0, 4), "big"))[1:])
-    return json.loads(reply["value_json"])
 
 
 def _echo_once() -> None:
@@ -42,25 +29,38 @@ def _echo_once() -> None:
     read_exact(0, len(_FRAME))
 
 
+def _tool_calls():
+    """The minimal tool call: msgpack packs the call and unpacks the answer (imported once, as the worker does)."""
+    import msgpack
+
+    pack, unpack = msgpack.packb, msgpack.unpackb
+
+    def tool_call(call_id: int, **arguments: object) -> object:
+        write_frame(1, b"m" + pack({"type": "tool_call", "call_id": call_id, "name": "echo", "arguments": arguments}))
+        return json.loads(unpack(read_frame(0)[1:])["value_json"])
+
+    return tool_call
+
+
 def main() -> int:
-    calls = "--calls" in sys.argv[1:]
+    tool_call = _tool_calls() if "--calls" in sys.argv[1:] else None
     clock = time.perf_counter
     while True:
         try:
-            control = read_exact(0, int.from_bytes(read_exact(0, 4), "big"))
+            control = read_frame(0)
         except EOFError:
             return 0
         count, warmup = (int(part) for part in control[1:].split())
         samples = []
         for index in range(warmup + count):
             started = clock()
-            if calls:
-                assert _tool_call(index, x=index)["x"] == index
+            if tool_call is not None:
+                assert tool_call(index, x=index)["x"] == index
             else:
                 _echo_once()
             if index >= warmup:
                 samples.append((clock() - started) * 1000)
-        os.write(1, _frame(b"r" + json.dumps(samples).encode()))
+        write_frame(1, b"r" + json.dumps(samples).encode())
 
 
 if __name__ == "__main__":

@@ -21,6 +21,16 @@ def read_exact(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
+def read_frame(fd: int) -> bytes:
+    """The body of the next length-prefixed frame on ``fd``; EOFError at the end."""
+    return read_exact(fd, int.from_bytes(read_exact(fd, 4), "big"))
+
+
+def write_frame(fd: int, body: bytes) -> None:
+    """One length-prefixed frame on ``fd``."""
+    os.write(fd, len(body).to_bytes(4, "big") + body)
+
+
 def main() -> int:
     while True:
         try:

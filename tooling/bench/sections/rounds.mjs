@@ -122,26 +122,14 @@ async function startPipe(ctx) {
   };
 }
 
-/** The same round trip driven from Python, as a nested call is (python/pipe_call.py), timed per call in Python. */
-async function startPipeCallFloor(ctx) {
-  const floor = startPipeCall(ctx.python, 'pipe_call.py (rounds)');
+/**
+ * A floor in the nested call's direction, timed per call in Python (python/pipe_call.py): the round trip alone, or
+ * with `calls` the least a nested tool call can be over the same pipe.
+ */
+async function startPythonDrivenFloor(ctx, key, calls = null) {
+  const floor = startPipeCall(ctx.python, `pipe_call.py${calls ? ' --calls' : ''} (rounds)`, { calls });
   await floor.run(0, ctx.n.warmup);
-  return {
-    key: 'pipeCallFloor',
-    run: (count) => floor.run(count, NESTED_WARMUP),
-    close: async () => floor.close(),
-  };
-}
-
-/** The least a nested tool call can be over the same pipe (pipe_call.py --calls), timed per call in Python. */
-async function startMinimalCallFloor(ctx) {
-  const floor = startPipeCall(ctx.python, 'pipe_call.py --calls (rounds)', { calls: await minimalToolCalls() });
-  await floor.run(0, ctx.n.warmup);
-  return {
-    key: 'minimalCallFloor',
-    run: (count) => floor.run(count, NESTED_WARMUP),
-    close: async () => floor.close(),
-  };
+  return { key, run: (count) => floor.run(count, NESTED_WARMUP), close: async () => floor.close() };
 }
 
 /** A tools/call loop against a started stdio MCP server. */
@@ -313,7 +301,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
   try {
     const engine = detectEngine();
     const starts = [() => startPipe(ctx)];
-    if (withCodeMode) starts.push(() => startPipeCallFloor(ctx), () => startMinimalCallFloor(ctx));
+    if (withCodeMode) starts.push(() => startPythonDrivenFloor(ctx, 'pipeCallFloor'), async () => startPythonDrivenFloor(ctx, 'minimalCallFloor', await minimalToolCalls()));
     if (withExecute) starts.push(() => startOurs(ctx), () => startRuntime(ctx), () => startComposedRuntimeFloor(ctx), () => startFloor(ctx), () => startBareSdk(ctx));
     if (withCodeMode) {
       if (engine.engineDist) starts.push(() => startEngine(ctx, engine.engineDist));
