@@ -20,6 +20,21 @@ function discoverCount(server: TestServer): number {
     .filter((line) => line.includes('"event":"op.done"') && line.includes('"op":"discover"')).length;
 }
 
+/**
+ * The discover count once the server's log has caught up. The log comes on stderr, a pipe apart from the protocol
+ * on stdout: the line of a discover that finished before a result can still be on its way when the result is read.
+ */
+async function settledDiscoverCount(server: TestServer): Promise<number> {
+  let count = discoverCount(server);
+  for (const deadline = Date.now() + 5_000; Date.now() < deadline; ) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const now = discoverCount(server);
+    if (now === count) return now;
+    count = now;
+  }
+  return count;
+}
+
 function structuredOf(result: CallToolResult): Record<string, any> {
   if (result.isError) throw new Error(`unexpected failure: ${JSON.stringify(result.structuredContent)}`);
   return result.structuredContent as Record<string, any>;
@@ -42,9 +57,9 @@ describe('dynamic tools registered, executes that do not touch them', () => {
     structuredOf(await server.call('execute', { code: 'def triple(x: int) -> int:\n    return 3 * x' }));
     structuredOf(await server.call('register_tool', { name: 'triple' }));
     expect((await server.client.listTools()).tools.map((tool) => tool.name)).toContain('triple');
-    const before = discoverCount(server);
+    const before = await settledDiscoverCount(server);
     for (let index = 0; index < EXECUTES; index += 1) structuredOf(await server.call('execute', { code: `unrelated_${index} = ${index}` }));
-    const spent = discoverCount(server) - before;
+    const spent = (await settledDiscoverCount(server)) - before;
     expect([0, EXECUTES]).toContain(spent);
     expect(structuredOf(await server.call('triple', { x: 2 })).value).toBe(6);
     expect((await server.client.listTools()).tools.map((tool) => tool.name)).toContain('triple');
