@@ -57,12 +57,6 @@ export class Dispatcher {
     let removeAbort: (() => void) | undefined;
     if (abort.aborted) onAbort(abort.reason);
     else removeAbort = abort.onAbort(onAbort);
-    // The memory guard: past the limit the operation is interrupted; past the hard margin the worker is killed.
-    const watch = this.memory.watch(worker, (trigger) => {
-      if (trigger === 'hard') worker.kill();
-      stop?.('memory_limit');
-    });
-
     const onToolCall = options.onToolCall;
     const { id, reply } = worker.request(op, params, {
       onEvent: options.onEvent,
@@ -78,6 +72,12 @@ export class Dispatcher {
               // One promise per nested call: the failure handler beside the success one, not a catch before it.
               void onToolCall(call).then(answer, (error: unknown) => answer({ ok: false, message: boundedMessage(error) }));
             },
+    });
+    // The memory guard: past the limit the operation is interrupted; past the hard margin the worker is killed. Its
+    // baseline read comes after the request is written, so it overlaps the worker's start on the operation.
+    const watch = this.memory.watch(worker, (trigger) => {
+      if (trigger === 'hard') worker.kill();
+      stop?.('memory_limit');
     });
     const settled: Settled = reply.then(
       (value) => ({ kind: 'reply' as const, value }),

@@ -1,7 +1,7 @@
 // The memory guard's parts against real processes: the bounds, the /proc tree reader (a child's memory counts; a
 // gone root answers undefined), and the Runtime paths the MCP suite does not reach. Every allocation is bounded.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { eventually, isAlive, testPython } from '@ipython-mcp/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OperationMemoryWatch, memoryBounds } from './memory-watch.js';
@@ -61,6 +61,17 @@ describe('ProcessTreeMemory', () => {
     await eventually(() => tree.sample(true), (bytes) => bytes === undefined, 10_000);
     expect(tree.open).toBe(false);
     alone.close();
+  });
+
+  it("reads the same resident size as the process's own VmRSS", async () => {
+    const process = pythonWithChild(1);
+    await readyLine(process);
+    const tree = new ProcessTreeMemory(process.pid!);
+    const status = readFileSync(`/proc/${process.pid!}/status`, 'latin1');
+    const vmRss = Number.parseInt(/VmRSS:\s+(\d+) kB/.exec(status)![1]!, 10) * 1024;
+    // A waiting process: the two reads a moment apart agree to within a few pages.
+    expect(Math.abs(tree.sample(false)! - vmRss)).toBeLessThanOrEqual(16 * 4096);
+    tree.close();
   });
 
   it('cannot open a pid that does not exist', () => {

@@ -1,16 +1,11 @@
 import { totalmem } from 'node:os';
+import { Alarm, type AlarmClock, runtimeClock } from './alarm-clock.js';
 import { ProcessTreeMemory, procAvailable } from './process-tree-memory.js';
 
 const MIB = 2 ** 20;
 const GIB = 2 ** 30;
 /** How often a running operation's memory is read: at ~1.5 GB/s of page faults, ~30 MB between two reads. */
 export const MEMORY_WATCH_INTERVAL_MS = 20;
-/**
- * When the first read (the baseline) is taken after dispatch. Not at once: an operation shorter than this (most are
- * well under a millisecond) then costs one timer and no read; growth in 2 ms is a few MB at most.
- */
-export const MEMORY_BASELINE_DELAY_MS = 2;
-
 /** The share of physical memory the memory guard allows by default. */
 export const DEFAULT_MEMORY_SHARE = 0.5;
 /** The largest memory limit accepted, in MiB (1 PiB): far past any machine, and exact as bytes. */
@@ -69,8 +64,11 @@ export function toMb(bytes: number | undefined | null): number | null {
 }
 
 /**
- * The memory of one running operation, read from dispatch to its answer: the first read
- * {@link MEMORY_BASELINE_DELAY_MS} after dispatch (the baseline), then every {@link MEMORY_WATCH_INTERVAL_MS}. It calls `onTrip('watch')` once when the tree grows past
+ * The memory of one running operation, read from dispatch to its answer: the first read at once (the baseline, the
+ * root's and the known descendants' resident counts without a /proc scan: a few µs), then every
+ * {@link MEMORY_WATCH_INTERVAL_MS} on an {@link Alarm} of the runtimes' shared clock, so an operation shorter than
+ * that touches no timer (a timeout of its own, with the wake-ups it caused, cost more than the read). It calls
+ * `onTrip('watch')` once when the tree grows past
  * the limit and `onTrip('hard')` once past the hard margin. An operation that starts above the limit (memory that
  * grew between operations) is not stopped for what it started with: only growth past max(hard, baseline + margin)
  * stops it, so `del big` and other light work still run.
@@ -78,7 +76,7 @@ export function toMb(bytes: number | undefined | null): number | null {
 export class OperationMemoryWatch {
   /** Highest tree size seen. */
   peakBytes = 0;
-  /** The first read, just after dispatch. */
+  /** The first read, at dispatch. */
   baselineBytes: number | undefined;
   /** The first line crossed, if any. */
   tripped: 'watch' | 'hard' | undefined;
@@ -92,22 +90,24 @@ export class OperationMemoryWatch {
   private readonly onTrip: (trigger: 'watch' | 'hard') => void;
   private hardLine: number;
   private startedAbove = false;
-  private timer: NodeJS.Timeout;
+  private readonly alarm: Alarm;
   private stopped = false;
 
-  constructor(tree: ProcessTreeMemory, bounds: MemoryBounds, onTrip: (trigger: 'watch' | 'hard') => void, intervalMs = MEMORY_WATCH_INTERVAL_MS) {
+  constructor(
+    tree: ProcessTreeMemory,
+    bounds: MemoryBounds,
+    onTrip: (trigger: 'watch' | 'hard') => void,
+    private readonly intervalMs = MEMORY_WATCH_INTERVAL_MS,
+    private readonly clock: AlarmClock = runtimeClock,
+  ) {
     this.tree = tree;
     this.bounds = bounds;
     this.onTrip = onTrip;
     this.hardLine = bounds.hardBytes;
-    // The baseline is read without a /proc scan, so an operation shorter than one interval costs one pread at most.
-    this.timer = setTimeout(() => {
-      this.tick(false);
-      if (this.stopped) return;
-      this.timer = setInterval(() => this.tick(true), intervalMs);
-      this.timer.unref();
-    }, MEMORY_BASELINE_DELAY_MS);
-    this.timer.unref();
+    // Not held: a watch alone never keeps the process alive.
+    this.alarm = new Alarm(() => this.ring(), false);
+    this.tick(false);
+    if (!this.stopped) this.clock.set(this.alarm, performance.now() + intervalMs);
   }
 
   /** Whether the operation started with the tree already above the limit. */
@@ -119,7 +119,12 @@ export class OperationMemoryWatch {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.clock.cancel(this.alarm);
+  }
+
+  private ring(): void {
+    this.tick(true);
+    if (!this.stopped) this.clock.set(this.alarm, performance.now() + this.intervalMs);
   }
 
   private tick(discover: boolean): void {

@@ -1,4 +1,4 @@
-import { MAX_INT32 } from '@ipython-mcp/protocol';
+import { Alarm, type AlarmClock, runtimeClock } from './alarm-clock.js';
 
 /**
  * A one-shot timer whose clock can be paused: Code Mode's deadline does not count time spent in nested tool
@@ -7,18 +7,23 @@ import { MAX_INT32 } from '@ipython-mcp/protocol';
  * Why pausing does not touch the armed timeout: a Code Mode run pauses and resumes once per nested call, and
  * clearing and re-arming a Node timer each time costs more than the call's own bookkeeping. Instead a pause moves
  * the deadline later when it ends; when the armed timeout fires early (the deadline moved, the clock is paused, or
- * the delay was capped at 2^31-1 ms) it is re-armed for what is left.
+ * the delay was capped at 2^31-1 ms) it is re-armed for what is left. The timeout is an {@link Alarm} on a shared
+ * {@link AlarmClock}, so even arming and clearing it once per operation touches no Node timer in the usual case.
  */
 export class PausableTimer {
   /** Monotonic time at which the timer fires, not counting the current pause. */
   private deadline: number;
   private pausedAt = 0;
-  private handle: NodeJS.Timeout | undefined;
+  private readonly alarm = new Alarm(() => this.due(), true);
   private readonly onFire: () => void;
   private fired = false;
   private pauses = 0;
 
-  constructor(durationMs: number, onFire: () => void) {
+  constructor(
+    durationMs: number,
+    onFire: () => void,
+    private readonly clock: AlarmClock = runtimeClock,
+  ) {
     this.onFire = onFire;
     this.deadline = performance.now() + durationMs;
     if (Number.isFinite(durationMs)) this.arm(durationMs);
@@ -36,22 +41,20 @@ export class PausableTimer {
     const now = performance.now();
     this.deadline += now - this.pausedAt;
     // The armed timeout came due while paused: arm again for what was left when the pause began.
-    if (this.handle === undefined && Number.isFinite(this.deadline)) this.arm(this.deadline - now);
+    if (!this.alarm.set && Number.isFinite(this.deadline)) this.arm(this.deadline - now);
   }
 
   /** Cancels the timer for good. */
   clear(): void {
     this.fired = true;
-    if (this.handle !== undefined) clearTimeout(this.handle);
-    this.handle = undefined;
+    this.clock.cancel(this.alarm);
   }
 
   private arm(delayMs: number): void {
-    this.handle = setTimeout(() => this.due(), Math.max(0, Math.min(delayMs, MAX_INT32)));
+    this.clock.set(this.alarm, performance.now() + Math.max(0, delayMs));
   }
 
   private due(): void {
-    this.handle = undefined;
     if (this.fired || this.pauses > 0) return;
     const left = this.deadline - performance.now();
     // Node may run a timeout up to a millisecond before its delay; only a moved deadline re-arms.
