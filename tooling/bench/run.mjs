@@ -60,13 +60,17 @@ interleaved spawn pairs.
   --n N                       execute round trips per loop (overrides the mode's default)
   --rounds R                  interleaved rounds for the goal ratios (default 15, --quick 7); each loop's
                               n calls are split over them
+  --warmup N                  untimed calls before each loop and before the rounds (default 50, --quick 20).
+                              A few thousand measures steady state: a Node server's JIT keeps optimizing
+                              over its first few thousand calls, on background threads, and ours has more
+                              code to optimize than the floors (bench/RESULTS.md, "Issue 18, fourth pass")
   --no-py-spy                 profile the worker with cProfile instead of py-spy
   --output PATH               JSON output (default: bench/results/latest.json)
   --no-build                  measure dist/ as it is (default: build first with turbo, cached when up to date)
 `;
 
 function parseArgs(argv) {
-  const options = { mode: 'full', compare: [], only: null, skip: new Set(), python: undefined, benchVenv: join(ROOT, '.venv-bench'), output: join(RESULTS_DIR, 'latest.json'), n: null, noPySpy: false, rounds: null, build: true };
+  const options = { mode: 'full', compare: [], only: null, skip: new Set(), python: undefined, benchVenv: join(ROOT, '.venv-bench'), output: join(RESULTS_DIR, 'latest.json'), n: null, noPySpy: false, rounds: null, warmup: null, build: true };
   for (let index = 0; index < argv.length; index += 1) {
     const arg = argv[index];
     const value = () => {
@@ -124,6 +128,10 @@ function parseArgs(argv) {
         options.rounds = Number(value());
         if (!Number.isInteger(options.rounds) || options.rounds <= 0) throw new Error('--rounds needs a positive integer');
         break;
+      case '--warmup':
+        options.warmup = Number(value());
+        if (!Number.isInteger(options.warmup) || options.warmup < 0) throw new Error('--warmup needs a non-negative integer');
+        break;
       case '--no-build':
         options.build = false;
         break;
@@ -161,6 +169,7 @@ async function main() {
   const n = { ...SIZES[options.mode] };
   if (options.n) n.execute = n.kernel = options.n;
   if (options.rounds) n.rounds = options.rounds;
+  if (options.warmup !== null) n.warmup = options.warmup;
   const wanted = (name) => (options.only ? options.only.has(name) : true) && !options.skip.has(name);
 
   if (options.build) buildTree(log);

@@ -522,7 +522,8 @@ export function printTable(rows, report) {
   out.push('');
   out.push(
     `ipython-mcp bench (${report.mode}) — ${report.machine.nproc} cores, ${report.machine.cpuModel}, Node ${report.versions.node}, ` +
-      `Python ${report.versions.python}, IPython ${report.versions.ipython}; load avg at start ${report.machine.loadAverageAtStart.join(' ')}`,
+      `Python ${report.versions.python}, IPython ${report.versions.ipython}; ${report.n?.warmup ?? '?'} warm-up calls per loop; ` +
+      `load avg at start ${report.machine.loadAverageAtStart.join(' ')}`,
   );
   out.push(line(headers));
   out.push(widths.map((width) => '-'.repeat(width)).join('  '));
