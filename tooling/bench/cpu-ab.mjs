@@ -3,7 +3,7 @@
 // worker bridge) against the minimal tool call (pipe_call.py --calls). Run it pinned to one CPU so that no wake-up
 // crosses vCPUs and the figures are the programs' own work:
 //
-//   taskset -c 0 node tooling/bench/cpu-ab.mjs [--calls 5000] [--rounds 3] [--layers]
+//   taskset -c 0 node tooling/bench/cpu-ab.mjs [--calls 5000] [--rounds 3] [--warm 300] [--layers]
 //
 // --layers prices the runtime's own checks on the execute path, each as a row beside the full Runtime.run: the
 // worker's request without the runtime (no admission, deadline or memory guard), and Runtime.run with the memory
@@ -16,15 +16,20 @@ import { minimalToolCalls, startFrameChild, startPipeCall } from './lib/pipe-ech
 import { cpuPerCall, cpuSnapshot } from './lib/procs.mjs';
 
 const { values } = parseArgs({
-  options: { calls: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '3' }, layers: { type: 'boolean', default: false } },
+  options: {
+    calls: { type: 'string', default: '5000' },
+    rounds: { type: 'string', default: '3' },
+    warm: { type: 'string', default: '300' },
+    layers: { type: 'boolean', default: false },
+  },
 });
 const calls = Number(values.calls);
 const python = process.env.IPYTHON_MCP_PYTHON ?? join(ROOT, '.venv/bin/python');
 const { Runtime } = await import(join(ROOT, 'packages/worker-supervisor/dist/index.js'));
 const { CodeMode } = await import(join(ROOT, 'packages/code-mode/dist/index.js'));
-/** Runs `block(count)` untimed once, then timed; CPU per call of this process and of `pid` (scheduler time). */
+/** Runs `block(--warm)` untimed, then `block(--calls)` timed; CPU per call of this process and of `pid` (scheduler time). */
 async function measure(label, block, pid) {
-  await block(300);
+  await block(Number(values.warm));
   const snapshot = () => ({ node: cpuSnapshot(process.pid), python: cpuSnapshot(pid) });
   const before = snapshot();
   const started = performance.now();
