@@ -13,6 +13,9 @@ function isObject(value: unknown): value is Json {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** An empty map, shared: no flags set, no encoded places. */
+const NO_FLAGS: Readonly<Record<string, never>> = Object.freeze({});
+
 function trimEnd(text: string): string {
   return text.endsWith('\n') ? text.slice(0, -1) : text;
 }
@@ -40,15 +43,12 @@ function contractNotes(object: Json, what: string): string[] {
   return notes;
 }
 
-function streamLines(structured: Json, stream: 'stdout' | 'stderr', truncated: Json): string[] {
-  const lines: string[] = [];
-  const text = structured[stream];
+/** Appends a stream's text and its truncation note; `omitted` is its `<stream>_omitted_chars`. */
+function pushStream(lines: string[], stream: 'stdout' | 'stderr', text: unknown, omitted: unknown, truncated: Json): void {
   if (typeof text === 'string' && text.length > 0) lines.push(stream === 'stdout' ? trimEnd(text) : `[stderr]\n${trimEnd(text)}`);
-  const omitted = structured[`${stream}_omitted_chars`];
   if (truncated[stream] === true || typeof omitted === 'number') {
     lines.push(`[${stream} truncated: ${count(omitted ?? 0)} characters omitted]`);
   }
-  return lines;
 }
 
 function displayLines(structured: Json, truncated: Json): string[] {
@@ -77,7 +77,7 @@ function valueLines(structured: Json, truncated: Json): string[] {
     lines.push(prompt + result.repr);
     if (isObject(result.images)) for (const [mime, data] of Object.entries(result.images)) lines.push(`[value as ${mime}: ${String(data)}]`);
   } else {
-    lines.push(prompt + pythonRepr(result.value, isObject(result.encoded) ? (result.encoded as Record<string, string>) : {}));
+    lines.push(prompt + pythonRepr(result.value, isObject(result.encoded) ? (result.encoded as Record<string, string>) : NO_FLAGS));
     lines.push(...contractNotes(result, 'value'));
   }
   if (truncated.result === true) lines.push('[value truncated]');
@@ -107,16 +107,20 @@ function errorLines(structured: Json): string[] {
 
 /** The text of an execute result (a failed cell included). */
 export function executeText(structured: Json): string {
-  const truncated = isObject(structured.truncated) ? structured.truncated : {};
-  const lines = [
-    ...streamLines(structured, 'stdout', truncated),
-    ...streamLines(structured, 'stderr', truncated),
-    ...displayLines(structured, truncated),
-    ...valueLines(structured, truncated),
-    ...errorLines(structured),
-  ];
-  if (!isObject(structured.result) && !isObject(structured.error)) lines.push(`In [${String(structured.execution_count)}]: ok`);
-  lines.push(...contractNotes({ escaped: structured.escaped }, 'text'), ...runtimeNote(structured.runtime));
+  const truncated = isObject(structured.truncated) ? structured.truncated : NO_FLAGS;
+  // Every execute writes this: the parts that are usually absent (displays, an error, notes) are looked at only
+  // when their field is there, and every part appends to one list.
+  const lines: string[] = [];
+  pushStream(lines, 'stdout', structured.stdout, structured.stdout_omitted_chars, truncated);
+  pushStream(lines, 'stderr', structured.stderr, structured.stderr_omitted_chars, truncated);
+  if (structured.displays !== undefined || structured.displays_omitted !== undefined || truncated.displays === true) lines.push(...displayLines(structured, truncated));
+  const hasValue = isObject(structured.result);
+  if (hasValue) lines.push(...valueLines(structured, truncated));
+  const hasError = isObject(structured.error);
+  if (hasError) lines.push(...errorLines(structured));
+  if (!hasValue && !hasError) lines.push(`In [${String(structured.execution_count)}]: ok`);
+  if (Array.isArray(structured.escaped)) lines.push(...contractNotes({ escaped: structured.escaped }, 'text'));
+  if (structured.runtime !== undefined) lines.push(...runtimeNote(structured.runtime));
   return lines.join('\n');
 }
 
