@@ -105,17 +105,22 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     const runOptions: RunOptions = { signal: extra.signal, requestId: extra.requestId };
     const stable = findStableTool(name);
     if (stable !== undefined) {
-      const parsed = stable.input.safeParse(args);
-      if (!parsed.success) return invalidArguments(results, stable.name, parsed.error);
+      // The usual well-formed execute skips zod (plainInput); anything else is checked by the tool's model.
+      let data = stable.plainInput?.(args);
+      if (data === undefined) {
+        const parsed = stable.input.safeParse(args);
+        if (!parsed.success) return invalidArguments(results, stable.name, parsed.error);
+        data = parsed.data as Record<string, unknown>;
+      }
       if (stable.op === null) return results.success('runtime_status', statusOf(runtime, catalog, journal));
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
-        const outcome = await runtime.run(stable.op, parsed.data as OperationParams<OperationName>, runOptions);
+        const outcome = await runtime.run(stable.op, data as OperationParams<OperationName>, runOptions);
         // Reconcile the snapshot now, so list_changed goes out (with the new revision) before the result.
         if (outcome.ok && mustReconcile(stable.catalogEffect, outcome.meta, catalog, runtime)) await catalog.reconcileAfter(runtime);
         const result = stableResult(stable, outcome, catalog, results);
-        journal?.stableTool(stable.name, parsed.data as Record<string, unknown>, outcome);
+        journal?.stableTool(stable.name, data, outcome);
         return result;
       } finally {
         if (progress) await progress.settle();
