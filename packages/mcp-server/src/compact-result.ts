@@ -52,8 +52,10 @@ function isDefault(value: unknown, fallback: unknown): boolean {
 
 /** A copy of `object` without the fields that equal their default (`[]` and `{}` mean "empty"). */
 export function withoutDefaults(object: Json, defaults: Json): Json {
+  // Runs several times on every result: keys and reads, not Object.entries (an array per field).
   const copy: Json = {};
-  for (const [key, value] of Object.entries(object)) {
+  for (const key of Object.keys(object)) {
+    const value = object[key];
     if (key in defaults && isDefault(value, defaults[key])) continue;
     copy[key] = value;
   }
@@ -63,8 +65,16 @@ export function withoutDefaults(object: Json, defaults: Json): Json {
 /** A truncation map with only its true flags, or undefined when none is set. */
 function trueFlags(flags: unknown): Json | undefined {
   if (flags === null || typeof flags !== 'object' || Array.isArray(flags)) return flags === true ? { value: true } : undefined;
-  const kept = Object.fromEntries(Object.entries(flags as Json).filter(([, flag]) => flag !== false));
-  return Object.keys(kept).length > 0 ? kept : undefined;
+  let kept: Json | undefined;
+  for (const key of Object.keys(flags)) {
+    const flag = (flags as Json)[key];
+    if (flag === false) continue;
+    kept ??= {};
+    // An own "__proto__" key stays a key (as Object.fromEntries kept it), not a prototype.
+    if (key === '__proto__') Object.defineProperty(kept, key, { value: flag, enumerable: true, writable: true, configurable: true });
+    else kept[key] = flag;
+  }
+  return kept;
 }
 
 function mapItems(list: unknown, compactItem: (item: Json) => Json): unknown {
@@ -124,17 +134,30 @@ export function cleanTraceback(traceback: string): string {
   return kept.join('\n').replace(/^\n+/, '');
 }
 
+const compactDisplay = (display: Json): Json => withoutDefaults(display, DISPLAY_DEFAULTS);
+
+/**
+ * One pass over the worker's fields, in their order: the fields at their default go, the truncation map keeps its
+ * true flags (absent when none is set), and a JSON value, a cell error and the displays are compacted in turn.
+ * Every execute runs this, so it builds the one object it returns rather than copying the result first.
+ */
 function compactExecute(full: Json): Json {
-  const shown = withoutDefaults({ ...full, truncated: trueFlags(full.truncated) ?? {} }, EXECUTE_DEFAULTS);
-  if (isObject(full.result)) {
-    shown.result = full.result.kind === 'json' && 'value' in full.result ? withoutDefaults(full.result, JSON_RESULT_DEFAULTS) : full.result;
+  const shown: Json = {};
+  for (const key of Object.keys(full)) {
+    const value = full[key];
+    if (key === 'truncated') {
+      const flags = trueFlags(value);
+      if (flags !== undefined) shown.truncated = flags;
+    } else if (key === 'result' && isObject(value)) {
+      shown.result = value.kind === 'json' && 'value' in value ? withoutDefaults(value, JSON_RESULT_DEFAULTS) : value;
+    } else if (key === 'error' && isObject(value)) {
+      const error = withoutDefaults(value, EXECUTE_ERROR_DEFAULTS);
+      if (typeof error.traceback === 'string') error.traceback = cleanTraceback(error.traceback);
+      shown.error = error;
+    } else if (!(key in EXECUTE_DEFAULTS && isDefault(value, EXECUTE_DEFAULTS[key]))) {
+      shown[key] = key === 'displays' ? mapItems(value, compactDisplay) : value;
+    }
   }
-  if (isObject(full.error)) {
-    const error = withoutDefaults(full.error, EXECUTE_ERROR_DEFAULTS);
-    if (typeof error.traceback === 'string') error.traceback = cleanTraceback(error.traceback);
-    shown.error = error;
-  }
-  if ('displays' in shown) shown.displays = mapItems(shown.displays, (display) => withoutDefaults(display, DISPLAY_DEFAULTS));
   return shown;
 }
 

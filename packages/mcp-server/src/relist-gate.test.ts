@@ -11,6 +11,7 @@ describe('RelistGate', () => {
   it('does not hold a call that sent no notification', async () => {
     const gate = new RelistGate();
     const mark = gate.mark();
+    expect(gate.holds(mark)).toBe(false);
     expect(await elapsed(gate.settle(mark))).toBeLessThan(50);
   });
 
@@ -18,6 +19,7 @@ describe('RelistGate', () => {
     const gate = new RelistGate();
     const mark = gate.mark();
     gate.noteNotified();
+    expect(gate.holds(mark)).toBe(true);
     const listMark = gate.mark();
     setTimeout(() => gate.noteListed(listMark), 100);
     const waited = await elapsed(gate.settle(mark));
@@ -42,6 +44,7 @@ describe('RelistGate', () => {
     expect(await elapsed(gate.settle(mark))).toBeGreaterThanOrEqual(FIRST_WAIT_MS - 5);
     mark = gate.mark();
     gate.noteNotified();
+    expect(gate.holds(mark)).toBe(false);
     expect(await elapsed(gate.settle(mark))).toBeLessThan(50);
   });
 });

@@ -36,9 +36,17 @@ export class RelistGate {
     return this.notified;
   }
 
+  /**
+   * Whether {@link settle} would hold a result taken at `mark`: a notification went out since, to a client not
+   * known to ignore it. A call that changed nothing skips settle (and its promise) altogether.
+   */
+  holds(mark: number): boolean {
+    return this.notified !== mark && this.clientRelists !== false;
+  }
+
   /** Resolves once the client has re-listed after the notifications sent since `mark`, or at the bound. */
   async settle(mark: number): Promise<void> {
-    if (this.notified === mark || this.clientRelists === false) return;
+    if (!this.holds(mark)) return;
     while (this.relisted < this.notified) {
       const relisted = await new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(false), this.clientRelists ? LATER_WAIT_MS : FIRST_WAIT_MS);

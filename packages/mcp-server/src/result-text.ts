@@ -13,6 +13,9 @@ function isObject(value: unknown): value is Json {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** An empty map, shared: no flags set, no encoded places. */
+const NO_FLAGS: Readonly<Record<string, never>> = Object.freeze({});
+
 function trimEnd(text: string): string {
   return text.endsWith('\n') ? text.slice(0, -1) : text;
 }
@@ -28,27 +31,26 @@ function runtimeNote(runtime: unknown): string[] {
   return [`[runtime: ${parts.join(', ')}]`];
 }
 
-/** Notes for the value-contract fields of a result (or of its `result` object). */
-function contractNotes(object: Json, what: string): string[] {
-  const notes: string[] = [];
+/** Appends the notes for the value-contract fields of a result (or of its `result` object). */
+function pushContractNotes(notes: string[], object: Json, what: string): void {
   if (isObject(object.encoded)) {
     const places = Object.entries(object.encoded).map(([path, kind]) => `${path} ${String(kind)}`);
     notes.push(`[${what} written exactly above; in structured content as strings: ${places.join(', ')}]`);
   }
   if (typeof object.encoded_omitted === 'number') notes.push(`[${count(object.encoded_omitted)} more such places not listed]`);
-  if (Array.isArray(object.escaped)) notes.push(`[escaped text (lone surrogates as \\udcXX) in: ${object.escaped.join(', ')}]`);
-  return notes;
+  pushEscapedNote(notes, object.escaped);
 }
 
-function streamLines(structured: Json, stream: 'stdout' | 'stderr', truncated: Json): string[] {
-  const lines: string[] = [];
-  const text = structured[stream];
+function pushEscapedNote(notes: string[], escaped: unknown): void {
+  if (Array.isArray(escaped)) notes.push(`[escaped text (lone surrogates as \\udcXX) in: ${escaped.join(', ')}]`);
+}
+
+/** Appends a stream's text and its truncation note; `omitted` is its `<stream>_omitted_chars`. */
+function pushStream(lines: string[], stream: 'stdout' | 'stderr', text: unknown, omitted: unknown, truncated: Json): void {
   if (typeof text === 'string' && text.length > 0) lines.push(stream === 'stdout' ? trimEnd(text) : `[stderr]\n${trimEnd(text)}`);
-  const omitted = structured[`${stream}_omitted_chars`];
   if (truncated[stream] === true || typeof omitted === 'number') {
     lines.push(`[${stream} truncated: ${count(omitted ?? 0)} characters omitted]`);
   }
-  return lines;
 }
 
 function displayLines(structured: Json, truncated: Json): string[] {
@@ -68,20 +70,17 @@ function displayLines(structured: Json, truncated: Json): string[] {
   return lines;
 }
 
-function valueLines(structured: Json, truncated: Json): string[] {
-  const result = structured.result;
-  if (!isObject(result)) return [];
-  const prompt = `Out[${String(structured.execution_count)}]: `;
-  const lines: string[] = [];
+/** Appends the `Out[n]: ` line of the cell's value (`result`, an object) and its notes. */
+function pushValue(lines: string[], result: Json, executionCount: unknown, truncated: Json): void {
+  const prompt = `Out[${String(executionCount)}]: `;
   if (result.kind === 'repr' && typeof result.repr === 'string') {
     lines.push(prompt + result.repr);
     if (isObject(result.images)) for (const [mime, data] of Object.entries(result.images)) lines.push(`[value as ${mime}: ${String(data)}]`);
   } else {
-    lines.push(prompt + pythonRepr(result.value, isObject(result.encoded) ? (result.encoded as Record<string, string>) : {}));
-    lines.push(...contractNotes(result, 'value'));
+    lines.push(prompt + pythonRepr(result.value, isObject(result.encoded) ? (result.encoded as Record<string, string>) : NO_FLAGS));
+    pushContractNotes(lines, result, 'value');
   }
   if (truncated.result === true) lines.push('[value truncated]');
-  return lines;
 }
 
 const ERROR_VERBS: Readonly<Record<string, string>> = { syntax: 'did not compile', interrupted: 'was interrupted', exception: 'raised' };
@@ -107,23 +106,29 @@ function errorLines(structured: Json): string[] {
 
 /** The text of an execute result (a failed cell included). */
 export function executeText(structured: Json): string {
-  const truncated = isObject(structured.truncated) ? structured.truncated : {};
-  const lines = [
-    ...streamLines(structured, 'stdout', truncated),
-    ...streamLines(structured, 'stderr', truncated),
-    ...displayLines(structured, truncated),
-    ...valueLines(structured, truncated),
-    ...errorLines(structured),
-  ];
-  if (!isObject(structured.result) && !isObject(structured.error)) lines.push(`In [${String(structured.execution_count)}]: ok`);
-  lines.push(...contractNotes({ escaped: structured.escaped }, 'text'), ...runtimeNote(structured.runtime));
+  const truncated = isObject(structured.truncated) ? structured.truncated : NO_FLAGS;
+  // Every execute writes this: the parts that are usually absent (displays, an error, notes) are looked at only
+  // when their field is there, and every part appends to one list.
+  const lines: string[] = [];
+  pushStream(lines, 'stdout', structured.stdout, structured.stdout_omitted_chars, truncated);
+  pushStream(lines, 'stderr', structured.stderr, structured.stderr_omitted_chars, truncated);
+  if (structured.displays !== undefined || structured.displays_omitted !== undefined || truncated.displays === true) lines.push(...displayLines(structured, truncated));
+  const result = structured.result;
+  const hasValue = isObject(result);
+  if (hasValue) pushValue(lines, result, structured.execution_count, truncated);
+  const hasError = isObject(structured.error);
+  if (hasError) lines.push(...errorLines(structured));
+  if (!hasValue && !hasError) lines.push(`In [${String(structured.execution_count)}]: ok`);
+  pushEscapedNote(lines, structured.escaped);
+  if (structured.runtime !== undefined) lines.push(...runtimeNote(structured.runtime));
   return lines.join('\n');
 }
 
 /** The text of a call_function or dynamic tool result: the value as Python writes it. */
 export function valueText(structured: Json): string {
   const encoded = isObject(structured.encoded) ? (structured.encoded as Record<string, string>) : {};
-  const lines = [pythonRepr(structured.value, encoded), ...contractNotes(structured, 'value')];
+  const lines = [pythonRepr(structured.value, encoded)];
+  pushContractNotes(lines, structured, 'value');
   if (structured.truncated === true) lines.push('[value truncated]');
   lines.push(...runtimeNote(structured.runtime));
   return lines.join('\n');

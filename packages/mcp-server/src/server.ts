@@ -95,7 +95,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     // A call that changed the tool list answers once the client has re-read it (see RelistGate).
     const mark = relist.mark();
     const result = await callTool(request, extra);
-    await relist.settle(mark);
+    if (relist.holds(mark)) await relist.settle(mark);
     return result;
   });
 
@@ -105,18 +105,25 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     const runOptions: RunOptions = { signal: extra.signal, requestId: extra.requestId };
     const stable = findStableTool(name);
     if (stable !== undefined) {
-      const parsed = stable.input.safeParse(args);
-      if (!parsed.success) return invalidArguments(results, stable.name, parsed.error);
+      // The usual well-formed execute skips zod (plainInput); anything else is checked by the tool's model.
+      let data = stable.plainInput?.(args);
+      if (data === undefined) {
+        const parsed = stable.input.safeParse(args);
+        if (!parsed.success) return invalidArguments(results, stable.name, parsed.error);
+        data = parsed.data as Record<string, unknown>;
+      }
       if (stable.op === null) return results.success('runtime_status', statusOf(runtime, catalog, journal));
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
-        const outcome = await runtime.run(stable.op, parsed.data as OperationParams<OperationName>, runOptions);
-        const result = await afterStableTool(stable, outcome, catalog, runtime, results);
-        journal?.stableTool(stable.name, parsed.data as Record<string, unknown>, outcome);
+        const outcome = await runtime.run(stable.op, data as OperationParams<OperationName>, runOptions);
+        // Reconcile the snapshot now, so list_changed goes out (with the new revision) before the result.
+        if (outcome.ok && mustReconcile(stable.catalogEffect, outcome.meta, catalog, runtime)) await catalog.reconcileAfter(runtime);
+        const result = stableResult(stable, outcome, catalog, results);
+        journal?.stableTool(stable.name, data, outcome);
         return result;
       } finally {
-        await progress?.settle();
+        if (progress) await progress.settle();
       }
     }
     return callDynamicTool(name, args, runOptions, catalog, runtime, results, journal);
@@ -223,25 +230,17 @@ function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRec
   };
 }
 
-async function afterStableTool(
-  tool: StableToolDefinition,
-  outcome: OperationOutcome,
-  catalog: DynamicCatalog,
-  runtime: Runtime,
-  results: ResultWriter,
-): Promise<CallToolResult> {
+/** The result of a finished stable tool call, the catalog already reconciled when the call needed it. */
+function stableResult(tool: StableToolDefinition, outcome: OperationOutcome, catalog: DynamicCatalog, results: ResultWriter): CallToolResult {
   if (!outcome.ok) return results.failure(outcome.error, outcome.meta);
-  const structured: Record<string, unknown> = { ...outcome.result };
-  if (mustReconcile(tool.catalogEffect, outcome.meta, catalog, runtime)) {
-    // Reconcile the snapshot now, so list_changed goes out (with the new revision) before the result.
-    await catalog.reconcileAfter(runtime);
-  }
+  // The writer only reads the worker's result; a copy is made only for a field the server overrides.
+  let structured = outcome.result;
   if (tool.catalogEffect === 'changes') {
     // Explicitly unregistered names become plain unknown tools (not stale ones). This reads unregister's own
     // result fields (remove's `unknown` lists namespace names, not tools), so it stays tied to that tool.
     if (tool.name === 'unregister_tool') catalog.forget([...stringList(outcome.result.unregistered), ...stringList(outcome.result.unknown)]);
     // Clients see the server's catalog revision (monotonic across worker replacement), never the worker's.
-    if ('revision' in structured) structured.revision = catalog.revision;
+    if ('revision' in structured) structured = { ...structured, revision: catalog.revision };
   }
   return results.success(tool.name, structured, outcome.meta);
 }

@@ -8,6 +8,12 @@ export interface StableToolDefinition {
   title: string;
   description: string;
   input: z.ZodObject;
+  /**
+   * The arguments as `input` returns them, for a well-formed call, checked by hand because it runs on every call;
+   * `undefined` hands the arguments to `input`, which then accepts them or words the error. It accepts only what
+   * `input` accepts and returns what `input` returns (stable-tools.test.ts holds them equal).
+   */
+  plainInput?: (args: Record<string, unknown>) => Record<string, unknown> | undefined;
   outputSchema: Record<string, unknown>;
   /** The worker operation it maps to; `null` for runtime_status, which never reaches the worker. */
   op: OperationName | null;
@@ -42,6 +48,18 @@ export type StableToolName = (typeof STABLE_TOOL_NAMES)[number];
 
 const identifier = z.string().min(1).max(512);
 
+/**
+ * execute's arguments when they are exactly `{code: <string>}`, as its strict model returns them. Like zod's strict
+ * object it reads `code` and every enumerable key (`for...in`); any other key, or a `code` that is not a string,
+ * goes to the model.
+ */
+export function plainExecuteInput(args: Record<string, unknown>): { code: string } | undefined {
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) return undefined;
+  for (const key in args) if (key !== 'code') return undefined;
+  const code = args.code;
+  return typeof code === 'string' ? { code } : undefined;
+}
+
 /** Every stable tool, in the order tools/list publishes them. */
 export const STABLE_TOOLS: readonly StableToolDefinition[] = [
   {
@@ -56,6 +74,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
       'final value (JSON, else its IPython repr), displays (PNG/JPEG as image content), the execution count, and a ' +
       'structured error for exceptions.',
     input: z.object({ code: z.string().describe('Python source, run as one cell.') }).strict(),
+    plainInput: plainExecuteInput,
     outputSchema: compactOutputSchema('execute'),
   },
   {

@@ -45,10 +45,11 @@ type ImageItem = { type: 'image'; data: string; mimeType: string };
 
 /**
  * Each display bundle and the value's `images` bundle contributes its first PNG or JPEG as MCP `image` content; in
- * the structured copy (and so in the text) that base64 is replaced by a short reference, so a model never reads an
- * image as text and the payload is not doubled.
+ * the structured content (and so in the text) that base64 is replaced by a short reference, so a model never reads
+ * an image as text and the payload is not doubled. `structured` is the writer's own fresh compact object: its
+ * `displays` and `result` are replaced in place by copies (the worker's objects are never changed).
  */
-function takeImages(structured: Json): { shown: Json; images: ImageItem[] } {
+function takeImages(structured: Json): ImageItem[] {
   const images: ImageItem[] = [];
   const take = (bundle: unknown): unknown => {
     if (bundle === null || typeof bundle !== 'object' || Array.isArray(bundle)) return bundle;
@@ -62,18 +63,19 @@ function takeImages(structured: Json): { shown: Json; images: ImageItem[] } {
     }
     return copy;
   };
-  const shown: Json = { ...structured };
   if (Array.isArray(structured.displays)) {
-    shown.displays = structured.displays.map((display: unknown) =>
+    structured.displays = structured.displays.map((display: unknown) =>
       display !== null && typeof display === 'object' && 'data' in display ? { ...(display as Json), data: take((display as { data: unknown }).data) } : display,
     );
   }
   const value = structured.result;
   if (value !== null && typeof value === 'object' && 'images' in value) {
-    shown.result = { ...(value as Json), images: take((value as { images: unknown }).images) };
+    structured.result = { ...(value as Json), images: take((value as { images: unknown }).images) };
   }
-  return { shown, images };
+  return images;
 }
+
+const NO_IMAGES: readonly ImageItem[] = [];
 
 /**
  * Writes tool results for one server: compact structured content (compact-result.ts), a text block for a model
@@ -95,16 +97,16 @@ export class ResultWriter {
    * result `full`. For execute, a failed cell is still this kind of result, with `isError`.
    */
   success(tool: string, full: Json, meta?: OperationMeta): CallToolResult {
-    let structured = compactResult(tool, plainJson(full));
-    let images: ImageItem[] = [];
-    if (tool === 'execute') ({ shown: structured, images } = takeImages(structured));
+    // compactResult builds a new object: the writer owns it and fills it in place (images, runtime).
+    const structured = compactResult(tool, plainJson(full));
+    const images = tool === 'execute' ? takeImages(structured) : NO_IMAGES;
     if (tool === 'runtime_status' && typeof full.epoch === 'number') this.noteEpoch(full.epoch);
     if (meta) {
       const runtime = shownRuntime(meta, this.noteEpoch(meta.epoch));
       if (runtime) structured.runtime = runtime;
     }
     const text = tool === 'execute' ? executeText(structured) : tool === 'call_function' || tool === 'call_tool' ? valueText(structured) : JSON.stringify(structured);
-    const result: CallToolResult = { content: [{ type: 'text', text }, ...images], structuredContent: structured };
+    const result: CallToolResult = { content: images.length === 0 ? [{ type: 'text', text }] : [{ type: 'text', text }, ...images], structuredContent: structured };
     if (meta) result._meta = { [RUNTIME_META_KEY]: runtimeMeta(meta) };
     if (tool === 'execute' && full.status === 'error') result.isError = true;
     return result;
