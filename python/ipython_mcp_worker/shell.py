@@ -7,6 +7,7 @@ import builtins
 import functools
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +37,20 @@ class _QuietDisplayHook(DisplayHook):
         if result is not None and not self.quiet():
             self.update_user_ns(result)  # type: ignore[no-untyped-call]
             self.fill_exec_result(result)  # type: ignore[no-untyped-call]
+
+    def cull_cache(self) -> None:
+        """IPython's cull of a full output cache (the oldest entries of ``Out`` and their ``_N`` names go), said in one
+        line of the cell's stderr instead of IPython's UserWarning, whose text and source line point into site-packages
+        and which a warnings filter set to "error" would turn into a failure of a cell that did nothing wrong."""
+        out = self.shell.user_ns.get("_oh", {})  # type: ignore[union-attr]  # the shell is set by then
+        before = len(out)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            super().cull_cache()  # type: ignore[no-untyped-call]
+        sys.stderr.write(
+            f"[IPython's output cache was full ({before} entries): the oldest {before - len(out)} were dropped from Out, "
+            "with their _N names]\n"
+        )
 
     def quiet(self) -> bool:
         """IPython's rule (a cell ending in ``;`` shows no value), without tokenizing cells that hold no ``;``.

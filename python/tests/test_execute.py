@@ -191,3 +191,26 @@ def test_errors_bound_message_and_traceback():
         json.dumps(long)
     finally:
         process.close()
+
+
+def test_a_full_output_cache_is_culled_with_one_line_of_ours_not_ipythons_warning(worker):
+    # A small cache (IPython reads cache_size at every value), and a user who turned warnings into errors.
+    setup = worker.execute(
+        "import warnings\nwarnings.simplefilter('error')\nget_ipython().displayhook.cache_size = 5\nkept = 'state'"
+    )
+    assert setup["status"] == "ok"
+    results = [worker.execute(f"{index} * 10") for index in range(1, 9)]
+    assert all(result["status"] == "ok" for result in results), results
+    culled = [result for result in results if result["stderr"]]
+    assert len(culled) >= 1
+    for result in culled:
+        line = result["stderr"]
+        assert line.startswith("[IPython's output cache was full (5 entries): the oldest 2 were dropped from Out")
+        assert line.count("\n") == 1
+        assert "UserWarning" not in line and "site-packages" not in line and "displayhook.py" not in line
+    state = worker.execute("(kept, sorted(Out)[-3:], len(Out) <= 5, '_2' in globals(), _)")
+    assert state["status"] == "ok"
+    assert state["result"]["value"][0] == "state"
+    assert state["result"]["value"][2] is True
+    assert state["result"]["value"][3] is False  # the oldest values' _N names went with them
+    assert state["result"]["value"][4] == 80  # the last value, as IPython keeps it
