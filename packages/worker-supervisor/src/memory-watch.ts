@@ -107,7 +107,7 @@ export class OperationMemoryWatch {
     // Not held: a watch alone never keeps the process alive.
     this.alarm = new Alarm(() => this.ring(), false);
     this.tick(false);
-    if (!this.stopped) this.clock.set(this.alarm, performance.now() + intervalMs);
+    this.scheduleNext();
   }
 
   /** Whether the operation started with the tree already above the limit. */
@@ -124,6 +124,11 @@ export class OperationMemoryWatch {
 
   private ring(): void {
     this.tick(true);
+    this.scheduleNext();
+  }
+
+  /** The next read, one interval from now, unless the watch has stopped (or the root is gone). */
+  private scheduleNext(): void {
     if (!this.stopped) this.clock.set(this.alarm, performance.now() + this.intervalMs);
   }
 

@@ -25,11 +25,7 @@ function statmPageBytes(): number | undefined {
   if (pageBytes !== null) return pageBytes;
   pageBytes = undefined;
   try {
-    const pages = Number(readFileSync('/proc/self/statm', 'latin1').split(' ')[1]);
-    const status = readFileSync('/proc/self/status', 'latin1');
-    const at = status.indexOf('VmRSS:');
-    const kilobytes = at < 0 ? NaN : Number.parseInt(status.slice(at + 6, status.indexOf('\n', at)).trim(), 10);
-    const ratio = (kilobytes * 1024) / pages;
+    const ratio = statusResidentBytes(readFileSync('/proc/self/status', 'latin1')) / statmResidentPages(readFileSync('/proc/self/statm', 'latin1'));
     const size = 2 ** Math.round(Math.log2(ratio));
     // The two reads are a moment apart: a page size is a power of two, so a small drift still rounds to it.
     if (Number.isFinite(size) && size >= 4096 && size <= 2 ** 21 && Math.abs(ratio / size - 1) < 0.2) pageBytes = size;
@@ -140,16 +136,23 @@ function readResidentBytes(fd: number): number | undefined {
     return undefined;
   }
   const text = STATUS_BUFFER.toString('latin1', 0, length);
-  if (pageBytes !== undefined && pageBytes !== null) {
-    // statm: "size resident shared text lib data dt", in pages.
-    const start = text.indexOf(' ') + 1;
-    const pages = Number.parseInt(text.slice(start, text.indexOf(' ', start)), 10);
-    return Number.isFinite(pages) ? pages * pageBytes : 0;
-  }
+  if (pageBytes === null || pageBytes === undefined) return statusResidentBytes(text);
+  const pages = statmResidentPages(text);
+  return Number.isFinite(pages) ? pages * pageBytes : 0;
+}
+
+/** VmRSS of a /proc/<pid>/status text, in bytes; 0 when it has none (a zombie). */
+function statusResidentBytes(text: string): number {
   const at = text.indexOf('VmRSS:');
   if (at < 0) return 0;
   const kilobytes = Number.parseInt(text.slice(at + 6, text.indexOf('\n', at)).trim(), 10);
   return Number.isFinite(kilobytes) ? kilobytes * 1024 : 0;
+}
+
+/** The resident field of a /proc/<pid>/statm text ("size resident shared text lib data dt", in pages); NaN if unreadable. */
+function statmResidentPages(text: string): number {
+  const start = text.indexOf(' ') + 1;
+  return Number.parseInt(text.slice(start, text.indexOf(' ', start)), 10);
 }
 
 function descendantsFromChildrenFiles(rootPid: number): Set<number> {
