@@ -50,14 +50,18 @@ function isDefault(value: unknown, fallback: unknown): boolean {
   return value === fallback;
 }
 
+/** Whether field `key` of a result holds its default, so the compact form leaves it out. */
+function atDefault(key: string, value: unknown, defaults: Json): boolean {
+  return key in defaults && isDefault(value, defaults[key]);
+}
+
 /** A copy of `object` without the fields that equal their default (`[]` and `{}` mean "empty"). */
 export function withoutDefaults(object: Json, defaults: Json): Json {
   // Runs several times on every result: keys and reads, not Object.entries (an array per field).
   const copy: Json = {};
   for (const key of Object.keys(object)) {
     const value = object[key];
-    if (key in defaults && isDefault(value, defaults[key])) continue;
-    copy[key] = value;
+    if (!atDefault(key, value, defaults)) copy[key] = value;
   }
   return copy;
 }
@@ -154,7 +158,7 @@ function compactExecute(full: Json): Json {
       const error = withoutDefaults(value, EXECUTE_ERROR_DEFAULTS);
       if (typeof error.traceback === 'string') error.traceback = cleanTraceback(error.traceback);
       shown.error = error;
-    } else if (!(key in EXECUTE_DEFAULTS && isDefault(value, EXECUTE_DEFAULTS[key]))) {
+    } else if (!atDefault(key, value, EXECUTE_DEFAULTS)) {
       shown[key] = key === 'displays' ? mapItems(value, compactDisplay) : value;
     }
   }

@@ -126,7 +126,7 @@ export function executeText(structured: Json): string {
 
 /** The text of a call_function or dynamic tool result: the value as Python writes it. */
 export function valueText(structured: Json): string {
-  const encoded = isObject(structured.encoded) ? (structured.encoded as Record<string, string>) : {};
+  const encoded = isObject(structured.encoded) ? (structured.encoded as Record<string, string>) : NO_FLAGS;
   const lines = [pythonRepr(structured.value, encoded)];
   pushContractNotes(lines, structured, 'value');
   if (structured.truncated === true) lines.push('[value truncated]');
