@@ -198,15 +198,13 @@ class Channel:
         thread = threading.Thread(target=self._read_forever, name="ipython-mcp-ipc-reader", daemon=True)
         thread.start()
 
-    def next_request(self, on_idle: Callable[[], None] | None = None,
-                     idle_seconds: float = 0.0) -> dict[str, Any] | None:
+    def next_request(self) -> dict[str, Any] | None:
         """The next ``request`` or ``shutdown``; main thread, between operations.
 
         One the reader thread read during the last operation comes first. Otherwise the main thread reads fd_in
         itself until a request comes, handling every other frame as the reader thread would (an interrupt is
         remembered for its request, a stale tool result dropped, a bad frame answered), and opens the gate again
-        before it returns, so the request's own interrupts reach the reader thread. If nothing arrives within
-        ``idle_seconds``, ``on_idle`` runs first (once, on the main thread, nothing armed)."""
+        before it returns, so the request's own interrupts reach the reader thread."""
         if self._forked:
             return self.requests.get()  # a forked child that came back here waits forever, as it always did
         # Only the main thread takes from the queue: not empty means get_nowait succeeds (and no queue.Empty is
@@ -220,8 +218,6 @@ class Channel:
                 # The reader thread dispatches under this lock: what it read before the gate closed is queued.
                 if not queued.empty():
                     return queued.get_nowait()
-                if on_idle is not None and not self._main_poll.poll(int(idle_seconds * 1000)):
-                    on_idle()  # nothing came for idle_seconds: whatever comes now waits for it
                 while True:
                     message = self._read_message()  # no request is armed: SIGINT cannot raise in here
                     if message is None:

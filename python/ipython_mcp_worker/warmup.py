@@ -1,11 +1,13 @@
-"""Work done once, while the worker is idle, so that it is not done later on a path with a deadline.
+"""Work done once, before the worker says ready, so that it is not done later on a path with a deadline.
 
 The first traceback a shell renders costs tens of milliseconds of one-time work in IPython's formatter and in
-stack_data (imports, caches, the first parse of each source file it shows): 50-100 ms on a quiet machine, about
-200 ms with the CPUs busy, against 3-10 ms for every later one. An interrupt's response waits for that traceback,
-and the parent gives an interrupt a bounded grace period before it replaces the worker. Paying the cost when the
-worker first has nothing to do keeps the first interrupt or error of a fresh or promoted worker as quick as the
-others.
+stack_data (imports of stack_data, executing, pure_eval, asttokens and pygments' formatters, caches, the first parse
+of each source file it shows): 40-90 ms on a quiet machine, more with the CPUs busy, against 3-10 ms for every later
+one. An interrupt's response waits for that traceback, and the parent gives an interrupt a bounded grace period
+before it replaces the worker. The warm-up used to run the first time the worker idled 50 ms; a standby promoted
+inside that window (a replacement right after another) met a cold first interrupt, which under a loaded machine's
+scheduling could outlast the grace and cost the namespace. Run before ``ready``, it costs every worker about 30 ms of
+start-up, which a standby pays in the background and a first worker pays before its first request.
 """
 
 from __future__ import annotations
@@ -46,3 +48,10 @@ def warm_error_path(shell: Any) -> None:
                 setattr(sys, name, saved[name])
             elif hasattr(sys, name):
                 delattr(sys, name)
+
+
+def warm_up(shell: Any) -> None:
+    """Everything a worker warms before it says ready. The rest of the interrupt path (the SIGINT handler, the
+    parent's health probe and re-discovery) imports nothing and parses nothing the first time, so the error path
+    is all there is to warm (test_first_interrupt.py checks that no first failure imports a module)."""
+    warm_error_path(shell)

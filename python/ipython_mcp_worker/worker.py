@@ -18,10 +18,6 @@ from .memory import apply_backstop, is_memory_error, memory_limit_error, release
 FD_IN = 3
 FD_OUT = 4
 BOOT_LIMIT = 1 << 20
-# How long the worker waits with no request before it does its one-time warm-up (warmup.py): long enough that a
-# burst of requests right after start-up is not held up by it, short enough that a standby worker or one whose client
-# is still setting up is warm before its first interrupt.
-WARM_UP_AFTER_IDLE_SECONDS = 0.05
 
 
 class Worker:
@@ -38,8 +34,6 @@ class Worker:
         channel.reader.limit = self.limits.max_ipc_message_bytes
         self.owner = ShellOwner(self.limits)
         self.shell = self.owner.shell
-        # Whether the one-time warm-up of the error path has run (run_forever).
-        self._warmed = False
         # The id of the request being handled, or None between requests (the tool bridge reads it).
         self.active_request_id: int | None = None
         # Every operation, execute included (ops.py); this worker is the handlers' WorkerContext.
@@ -49,18 +43,11 @@ class Worker:
 
     def run_forever(self, interrupter: Interrupter) -> None:
         while True:
-            # The main thread reads its own next request: it wakes for it directly (channel.py). The first time
-            # it waits WARM_UP_AFTER_IDLE_SECONDS with nothing to read, it warms the error path (warmup.py).
-            message = self.channel.next_request(None if self._warmed else self._warm_up, WARM_UP_AFTER_IDLE_SECONDS)
+            # The main thread reads its own next request: it wakes for it directly (channel.py).
+            message = self.channel.next_request()
             if message is None or message.get("type") == "shutdown":
                 return
             self.handle(message, interrupter)
-
-    def _warm_up(self) -> None:
-        from .warmup import warm_error_path
-
-        warm_error_path(self.shell)
-        self._warmed = True
 
     def handle(self, message: dict[str, Any], interrupter: Interrupter) -> None:
         request_id = message.get("id")
@@ -197,6 +184,11 @@ def main() -> int:
         os.write(diagnostics, f"ipython-mcp worker: start-up failed: {message}\n".encode())
         channel.send({"type": "startup_failed", "error": {"code": "startup_failed", "message": message[:2000]}})
         return 3
+    # Before ready, never later: a worker is handed work (a promoted standby, at once) as soon as it says ready, and
+    # its first interrupt must be as quick as any other to land inside the grace period (warmup.py).
+    from .warmup import warm_up
+
+    warm_up(worker.shell)
     # SIGINT is ours from here on: it only ever interrupts an armed request.
     interrupter = Interrupter()
     channel.interrupter = interrupter

@@ -3,8 +3,9 @@
 An interrupt's response waits for its traceback, and the parent gives it a bounded grace period before it replaces
 the worker. The first traceback a shell renders used to cost 50-100 ms of one-time work (about 200 ms with the CPUs
 busy), part of it parsing the worker's own SIGINT handler module, whose frame also showed under every interrupted
-cell. The worker now warms the error path the first time it is idle, keeps its handler out of tracebacks, and
-no longer renders every traceback a second time for a history nobody reads."""
+cell. The worker now warms the error path before it says ready (once it did so only after idling 50 ms, and a
+standby promoted sooner was cold), keeps its handler out of tracebacks, and no longer renders every traceback a
+second time for a history nobody reads."""
 
 from __future__ import annotations
 
@@ -69,6 +70,44 @@ def test_the_interrupted_state_is_kept_and_the_next_interrupt_still_lands(worker
     assert interrupt(worker, SLEEP)["error"]["kind"] == "interrupted"
 
 
+# -- a fresh worker's first failure does no first-time work --------------------------------------------------------
+# One-time work on the way out of a failed operation shows as modules imported there (stack_data, executing, pygments'
+# formatters: the bulk of a cold traceback). A fresh worker's very first operation, interrupted or failing, must
+# import none: that holds only if the worker warmed before it said ready (it used to warm only after idling 50 ms).
+
+_FIRST_FAILURES = {
+    "interrupted while sleeping": (SLEEP, "interrupted"),
+    "interrupted in a busy loop": ("while True:\n    pass", "interrupted"),
+    "interrupted in a nested call": ("import time\ndef wait():\n    time.sleep(100)\nwait()", "interrupted"),
+    "raising": ("1 / 0", "exception"),
+    "raising from a function, chained": ("def f():\n    try:\n        {}['k']\n    except KeyError as e:\n"
+                                         "        raise ValueError('v') from e\nf()", "exception"),
+    "a name error": ("undefined_name_for_the_probe", "exception"),
+    "a syntax error": ("def broken(:\n    pass", "syntax"),
+}
+_SNAPSHOT = "import sys as _probe_sys\n_probe_before = set(_probe_sys.modules)"
+
+
+@pytest.mark.parametrize("code, kind", _FIRST_FAILURES.values(), ids=_FIRST_FAILURES.keys())
+def test_a_fresh_workers_first_failure_imports_nothing(code, kind):
+    process = WorkerProcess(codec="json")
+    try:
+        if kind == "interrupted":
+            # The snapshot is taken inside the worker's very first operation, the one interrupted.
+            assert interrupt(process, f"{_SNAPSHOT}\n{code}")["error"]["kind"] == "interrupted"
+        else:
+            # A cell that does not compile runs nothing: its snapshot is the cell before (no idle time between).
+            if kind == "syntax":
+                process.execute(_SNAPSHOT)
+            else:
+                code = f"{_SNAPSHOT}\n{code}"
+            assert process.execute(code)["error"]["kind"] == kind
+        imported = process.execute("sorted(set(_probe_sys.modules) - _probe_before)")["result"]["value"]
+        assert imported == [], f"the first failure imported {imported}"
+    finally:
+        process.close()
+
+
 def test_a_failing_cell_keeps_no_history_record():
     process = WorkerProcess(codec="json")
     try:
@@ -80,10 +119,10 @@ def test_a_failing_cell_keeps_no_history_record():
         process.close()
 
 
-def test_an_idle_worker_warms_up_and_leaves_no_trace():
+def test_a_worker_is_warm_when_it_says_ready_and_leaves_no_trace():
     process = WorkerProcess(codec="json")
     try:
-        time.sleep(0.5)  # idle: the warm-up runs now
+        # No idle time: this is the worker's first operation, and the warm-up has already run.
         probe = ("import sys, linecache\n"
                  "shell = get_ipython()\n"
                  "(sorted(n for n in shell.user_ns if n not in shell.user_ns_hidden and not n.startswith('_') "
