@@ -145,7 +145,7 @@ export function runCodeTool(codeMode: CodeMode): Tool<RunCodeInput, RunCodeOutpu
       try {
         return await codeMode.runCode(input, { signal: options.abortSignal, context: withActiveContext(options), toolCallId: options.toolCallId });
       } catch (error) {
-        if (error instanceof MaxRetriesExceededError) return new RetriesExhausted(error) as unknown as RunCodeOutput;
+        if (MaxRetriesExceededError.isInstance(error)) return new RetriesExhausted(error) as unknown as RunCodeOutput;
         throw error;
       }
     },

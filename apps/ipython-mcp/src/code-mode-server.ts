@@ -120,7 +120,7 @@ export class CodeModeMcpServer {
       const result = await this.codeMode.runCode(input, { signal });
       return toMcpResult(result.return);
     } catch (error) {
-      if (error instanceof CodeModeError) return errorResult(error.message);
+      if (CodeModeError.isInstance(error)) return errorResult(error.message);
       throw error;
     }
   }

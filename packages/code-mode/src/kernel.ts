@@ -192,7 +192,7 @@ export class IPythonKernel implements AsyncDisposable {
         signal === undefined ? {} : { signal },
       );
     } catch (error) {
-      if (signal?.aborted && !(error instanceof KernelClosedError)) throw new CodeModeCancelledError();
+      if (signal?.aborted && !KernelClosedError.isInstance(error)) throw new CodeModeCancelledError();
       throw error;
     }
   }

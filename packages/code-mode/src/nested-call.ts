@@ -58,7 +58,7 @@ export async function runNestedCall(
   returns: NestedToolReturn[],
 ): Promise<NestedCallAnswer> {
   try {
-    if (served instanceof CodeModeError) throw served;
+    if (CodeModeError.isInstance(served)) throw served;
     const { tool, checkInput } = served;
     let input: unknown = call.input;
     if (checkInput !== undefined) {
