@@ -23,7 +23,8 @@ export {
 export type { CodeModeErrorCode, MemoryLimitOutcome, TimeoutOutcome } from './errors.js';
 export { validateJsonSchema } from './json-schema.js';
 export type { JsonSchema, JsonValue } from './json-schema.js';
-export { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_IPC_LIMIT_BYTES, SHUTDOWN_WAIT_MS } from './kernel.js';
+export { INTERRUPT_GRACE_MS, IPythonKernel, SHUTDOWN_WAIT_MS } from './kernel.js';
+export { KERNEL_IPC_LIMIT_BYTES } from './kernel-ipc-limit.js';
 export type { IPythonKernelOptions, KernelSession } from './kernel.js';
 export type { NestedToolCall, NestedToolReturn } from './nested-call.js';
 export type { KernelJournalOption } from './run-code-journal.js';

@@ -13,6 +13,7 @@ import PQueue from 'p-queue';
 import { CodeModeCancelledError, KernelClosedError, KernelStartupError } from './errors.js';
 import { MAX_RESULT_BYTES, MAX_RESULT_DEPTH } from './result-cut.js';
 import { MAX_OUTPUT_CHARS } from './return-value.js';
+import { KERNEL_IPC_LIMIT_BYTES } from './kernel-ipc-limit.js';
 import { RunCodeJournal, type KernelJournalOption } from './run-code-journal.js';
 import type { JournalStatus } from '@ipython-mcp/session-journal';
 
@@ -73,15 +74,6 @@ export interface KernelSession {
 export const SHUTDOWN_WAIT_MS = 5_000;
 /** The time an interrupted cell gets before its process is killed. */
 export const INTERRUPT_GRACE_MS = 5_000;
-/**
- * The largest message between Node and a Code Mode kernel. The default IPC limit (4 MiB) could not carry even the
- * 10 MiB of printed output, so the kernel gets room for the worst run_code reply at once: output of 10 Mi
- * characters (up to 6 bytes each as escaped JSON, 60 MiB), a result of 10 MiB of JSON (msgpack can take 2.25
- * times that for short floats; a repr instead: 10 Mi characters, 40 MiB) or an error message as large, 50 images
- * of at most 2 MiB each (100 MiB), and the traceback: about 200 MiB. So a reply is never refused as too large;
- * the 10 MiB caps are what bound it.
- */
-export const KERNEL_IPC_LIMIT_BYTES = 256 * 1024 * 1024;
 const DEFAULT_STARTUP_TIMEOUT_MS = 60_000;
 /** What follows a kernel that failed to start or to come back: the next call really does try again. */
 export const KERNEL_RETRY_NOTE = 'Nothing was left running; the next run_code call (or start()) tries a fresh kernel.';

@@ -3,7 +3,7 @@ import type { ToolAnswer } from '@ipython-mcp/worker-supervisor';
 import { CodeModeError, ToolInputError, ToolResultError } from './errors.js';
 import { compileJsonSchema, type CompiledSchema } from './json-schema-compile.js';
 import type { JsonValue } from './json-schema.js';
-import { KERNEL_IPC_LIMIT_BYTES } from './kernel.js';
+import { KERNEL_IPC_LIMIT_BYTES } from './kernel-ipc-limit.js';
 import { NOT_PLAIN, plainJsonCopy } from './plain-json.js';
 import type { ToolFunction } from './tool-functions.js';
 

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { survivors, testPython } from '../test/python.js';
-import { KERNEL_IPC_LIMIT_BYTES, kernelRuntimeOptions } from './kernel.js';
+import { KERNEL_IPC_LIMIT_BYTES } from './kernel-ipc-limit.js';
+import { kernelRuntimeOptions } from './kernel.js';
 import { MAX_RESULT_BYTES } from './result-cut.js';
 import { MAX_OUTPUT_CHARS, type CodeModeReturn } from './return-value.js';
 import { CodeMode } from './run-code.js';
