@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI } from './env.mjs';
+import { CLI, loadModules } from './env.mjs';
 import { startServer } from './mcp.mjs';
 import { toolListChars } from './model-reads.mjs';
 
@@ -55,9 +55,10 @@ export function fortySevenToolServers({ env = {} } = {}) {
 /**
  * Lists the tools of every server directly (one real client each) and through `ipython-mcp code-mode --servers`,
  * and returns the characters of names, descriptions and input schemas a model request carries either way.
- * `codeMode` settings go into the servers file's `codeMode` section.
+ * `codeMode` settings go into the servers file's `codeMode` section; `modules` defaults to {@link loadModules}.
  */
-export async function measureToolLists(modules, { env = {}, codeMode = {} } = {}) {
+export async function measureToolLists({ modules, env = {}, codeMode = {} } = {}) {
+  modules ??= await loadModules();
   const { directory, mcpServers } = fortySevenToolServers({ env });
   try {
     const servers = [];
