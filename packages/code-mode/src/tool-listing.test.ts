@@ -100,6 +100,17 @@ describe('the finder', () => {
     expect(findStubs(functions, 'read', 2)).toContain('# 1 more match: read_graph');
   });
 
+  it('answers any query with text, at most `limit` stubs, and finds every function by its name (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 60, unit: 'binary' }), fc.integer({ min: 1, max: 50 }), (query, limit) => {
+        const text = findStubs(functions, query, limit);
+        expect(typeof text).toBe('string');
+        expect(text.split('\n').filter((line) => line.startsWith('def ')).length).toBeLessThanOrEqual(limit);
+      }),
+    );
+    for (const tool of functions) expect(findStubs(functions, tool.pythonName.toUpperCase(), 5)).toBe(renderFunctionStub(tool));
+  });
+
   it('says when nothing matches and lists every name', () => {
     expect(findStubs(functions, 'zebra', 5)).toBe('No function matches "zebra". The functions are: read_file, read_text_file, read_graph, write_file');
   });
