@@ -19,6 +19,10 @@ const scratch = mkdtempSync(join(tmpdir(), 'ipython-mcp-code-mode-agents-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const npmBin = (name: string) => join(npmServerBin(`@modelcontextprotocol/${name}@${NPM_SERVERS_VERSION}`), `mcp-${name}`);
+// Installed (once, into the client cache) before any test's clock starts.
+beforeAll(() => {
+  for (const name of ['server-filesystem', 'server-memory']) npmBin(name);
+}, INSTALL_TIMEOUT_MS * 2);
 const seen = (model: StandInModel, index: number) => JSON.stringify(model.turns[index]?.toolResult ?? null);
 
 /** The upstream servers of a task over `directory`, as a servers file entry each. */
