@@ -5,6 +5,7 @@ import {
   MaxRetriesExceededError,
   RESTART_INPUT_DESCRIPTION,
   type CodeModeReturn,
+  type FunctionGroup,
   type IPythonKernel,
   type IPythonKernelOptions,
   type RunCodeInput,
@@ -48,6 +49,14 @@ export interface IPythonCodeModeOptions extends NestedCallReporting {
   maxToolCalls?: number | undefined;
   /** Milliseconds one run_code call may run, not counting tool calls; `null` for no limit; default 60 000. */
   timeout?: number | null | undefined;
+  /**
+   * Characters run_code's description may take with every function's stub (signature and first sentence); past
+   * it, functions are listed by name and the code looks stubs up with `find_tools(query=...)`. `null`: always
+   * stubs. Default 8,000 (`DEFAULT_DESCRIPTION_BUDGET`).
+   */
+  descriptionBudget?: number | null | undefined;
+  /** Groups to list functions under, with a status line each (a definition's `group` names its group). */
+  groups?: readonly FunctionGroup[] | undefined;
 }
 
 /** The output of the run_code tool: what the model sees plus the nested-call metadata. */
@@ -99,6 +108,8 @@ export async function ipythonCodeMode(options: IPythonCodeModeOptions = {}): Pro
     maxRetries: options.maxRetries,
     maxToolCalls: options.maxToolCalls,
     timeout: options.timeout,
+    descriptionBudget: options.descriptionBudget,
+    groups: options.groups,
   });
   const runCode = runCodeTool(codeMode);
   const close = (): Promise<void> => codeMode.close();

@@ -25,6 +25,8 @@ export interface McpClientLike {
 export interface McpToolOptions {
   /** Keep only the tools this returns true for. */
   filter?: ((tool: McpToolInfo) => boolean) | undefined;
+  /** The group run_code's description lists these tools under (the server's name, say); unset, ungrouped. */
+  group?: string | undefined;
 }
 
 /** An MCP tool call that the server reported as failed (`isError`). */
@@ -53,6 +55,7 @@ export async function mcpToolDefinitions(client: McpClientLike, options: McpTool
     .map((tool) => ({
       name: tool.name,
       description: tool.description,
+      ...(options.group === undefined ? {} : { group: options.group }),
       inputSchema: tool.inputSchema as JsonSchema,
       outputSchema: tool.outputSchema as JsonSchema | undefined,
       execute: async (input: Record<string, unknown>, context) =>

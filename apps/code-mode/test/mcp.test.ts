@@ -37,13 +37,16 @@ describe('tools from a real stdio MCP server', () => {
     expect(codeMode.runCode.description).toContain(
       "def get_weather(*, city: str, unit_system: Literal['metric', 'imperial'] = 'metric') -> Any:",
     );
-    expect(codeMode.runCode.description).toContain('unit_system: Sent as "unit-system".');
+    // The description has the summary; the Args section (with the renamed parameter) is help()'s.
+    expect(codeMode.runCode.description).not.toContain('Sent as');
     const run = await runScript(codeMode.tools, [
       [
         {
           code:
             "paris = get_weather(city='Paris', unit_system='imperial')\n" +
             "try:\n    get_weather(city='Atlantis')\nexcept ToolCallError as error:\n    print(error)\n" +
+            "import pydoc\n" +
+            "assert 'unit_system: Sent as \"unit-system\".' in pydoc.render_doc(get_weather)\n" +
             "[paris['city'], paris['temperature'], paris['unitSystem'], paris['pid'], weather_alerts(city='Oslo')]",
         },
       ],

@@ -60,6 +60,24 @@ describe('run_code in an AI SDK generateText loop', () => {
     });
   });
 
+  it('past the description budget lists names by group, and find_tools gives the stub to call from', async () => {
+    const codeMode = await open({
+      descriptionBudget: 0,
+      groups: [{ name: 'sales', status: 'ready' }],
+      definitions: [{ name: 'get_targets', group: 'sales', description: 'Sales targets.', inputSchema: { type: 'object' }, execute: () => [120] }],
+    });
+    expect(codeMode.runCode.description).toContain('get_sales');
+    expect(codeMode.runCode.description).toContain('- sales: ready\n  get_targets');
+    expect(codeMode.runCode.description).not.toContain('def get_sales');
+    const run = await runScript(codeMode.tools, [[{ code: 'print(find_tools(query="get_sales"))' }], [{ code: "get_sales(region='north')[1]['total']" }]]);
+    expect(only(run, 0)).toEqual({ type: 'json', value: { output: expect.stringContaining("def get_sales(*, region: Literal['north', 'south']) -> Any:") } });
+    expect(only(run, 1)).toEqual({ type: 'json', value: 150 });
+  });
+
+  it('refuses a bad description budget before any kernel starts', async () => {
+    await expect(ipythonCodeMode({ tools: { get_sales: getSales }, descriptionBudget: -5 })).rejects.toThrow(/descriptionBudget/);
+  });
+
   it('shares one kernel across runs and runs its cells one at a time', async () => {
     const kernel = sharedKernel();
     const first = await open({ kernel });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { toPythonIdentifier } from '@ipython-mcp/code-mode';
+import { DEFAULT_DESCRIPTION_BUDGET, toPythonIdentifier } from '@ipython-mcp/code-mode';
 import { z } from 'zod';
 
 /** One upstream MCP server as the servers file describes it. */
@@ -29,6 +29,8 @@ export interface CodeModeServersConfig {
   maxToolCalls: number;
   /** Milliseconds one run_code call may run, not counting tool calls; null for none. */
   timeoutMs: number | null;
+  /** Characters run_code's description may take with every stub before it lists names only; null: no limit. */
+  descriptionBudget: number | null;
 }
 
 /** A servers file that cannot be used; the command exits with code 2. */
@@ -55,15 +57,17 @@ const fileSchema = z
       .object({
         maxToolCalls: z.number().int().nonnegative().default(100),
         timeoutSeconds: z.number().positive().nullable().default(60),
+        descriptionBudget: z.number().int().nonnegative().nullable().default(DEFAULT_DESCRIPTION_BUDGET),
       })
       .strict()
-      .default({ maxToolCalls: 100, timeoutSeconds: 60 }),
+      .default({ maxToolCalls: 100, timeoutSeconds: 60, descriptionBudget: DEFAULT_DESCRIPTION_BUDGET }),
   })
   .loose();
 
 /**
  * Reads a servers file in the common `{"mcpServers": {name: {command, args, env}}}` shape, with the Code Mode
- * additions (`tools`, `prefix`, timeouts per server; `codeMode.maxToolCalls` and `codeMode.timeoutSeconds`).
+ * additions (`tools`, `prefix`, timeouts per server; `codeMode.maxToolCalls`, `codeMode.timeoutSeconds` and
+ * `codeMode.descriptionBudget`).
  * Throws {@link ServersFileError} with the path and the first problem.
  */
 export function readServersFile(path: string): CodeModeServersConfig {
@@ -98,8 +102,8 @@ export function readServersFile(path: string): CodeModeServersConfig {
     startupTimeoutMs: server.startupTimeoutSeconds * 1000,
     callTimeoutMs: server.callTimeoutSeconds * 1000,
   }));
-  const { maxToolCalls, timeoutSeconds } = parsed.data.codeMode;
-  return { servers, maxToolCalls, timeoutMs: timeoutSeconds === null ? null : timeoutSeconds * 1000 };
+  const { maxToolCalls, timeoutSeconds, descriptionBudget } = parsed.data.codeMode;
+  return { servers, maxToolCalls, timeoutMs: timeoutSeconds === null ? null : timeoutSeconds * 1000, descriptionBudget };
 }
 
 /**

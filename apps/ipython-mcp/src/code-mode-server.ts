@@ -153,10 +153,12 @@ export class CodeModeMcpServer {
     const names = functionNames(entries.map(({ upstream, tool }) => ({ server: upstream.config.name, prefix: upstream.config.prefix, tool: tool.name })));
     const definitions = entries.map(({ upstream, tool }, index): ToolDefinition => {
       const name = names[index] ?? tool.name;
-      const origin = name === tool.name ? '' : `(The tool "${tool.name}" of the MCP server "${upstream.config.name}".) `;
+      // After the tool's own words, so the summary line the description shows is still its first sentence.
+      const origin = name === tool.name ? '' : `\n\n(The tool "${tool.name}" of the MCP server "${upstream.config.name}".)`;
       return {
         name,
-        description: `${origin}${tool.description ?? ''}`.trim(),
+        group: upstream.config.name,
+        description: `${tool.description ?? ''}${origin}`.trim(),
         inputSchema: tool.inputSchema as JsonSchema,
         outputSchema: tool.outputSchema as JsonSchema | undefined,
         // The upstream server validates its own input; a second check here could only disagree with it.
@@ -170,25 +172,24 @@ export class CodeModeMcpServer {
       maxToolCalls: this.config.maxToolCalls,
       timeout: this.config.timeoutMs,
       maxCodeRetries: UNLIMITED_RETRIES,
+      descriptionBudget: this.config.descriptionBudget,
+      groups: this.upstreams.map((upstream) => ({ name: upstream.config.name, status: serverStatus(upstream) })),
+      descriptionNote:
+        'The functions are the tools of these MCP servers, listed by server. A tool whose name several servers offer ' +
+        "is prefixed with its server's name (`<server>_<tool>`). A tool returns its structured content when it has " +
+        'one, else its text (parsed when the text is JSON); an error result raises ToolCallError.',
     });
-    this.description = `${codeMode.description}\n\n${this.serversSection()}`;
+    this.description = codeMode.description;
     return codeMode;
   }
+}
 
-  private serversSection(): string {
-    const lines = this.upstreams.map((upstream) => {
-      const count = upstream.tools.length;
-      if (upstream.state === 'ready' || upstream.state === 'starting') return `- ${upstream.config.name}: ${upstream.state}, ${count} tool${count === 1 ? '' : 's'}`;
-      const effect = count > 0 ? 'its functions raise ToolCallError' : 'none of its tools are defined';
-      return `- ${upstream.config.name}: NOT AVAILABLE (${upstream.reason}); ${effect}`;
-    });
-    return [
-      'The functions are the tools of these MCP servers. A tool whose name several servers offer is prefixed with its ' +
-        'server\'s name (`<server>_<tool>`). A tool returns its structured content when it has one, else its text ' +
-        '(parsed when the text is JSON); an error result raises ToolCallError.',
-      ...lines,
-    ].join('\n');
-  }
+/** The status line of an upstream server in run_code's description. */
+function serverStatus(upstream: UpstreamServer): string {
+  const count = upstream.tools.length;
+  if (upstream.state === 'ready' || upstream.state === 'starting') return `${upstream.state}, ${count} tool${count === 1 ? '' : 's'}`;
+  const effect = count > 0 ? 'its functions raise ToolCallError' : 'none of its tools are defined';
+  return `NOT AVAILABLE (${upstream.reason}); ${effect}`;
 }
 
 /** A run_code return as MCP content: JSON text for a value; text and image content for a content list. */

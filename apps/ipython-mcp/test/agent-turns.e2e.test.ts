@@ -3,18 +3,17 @@
 // hands back. Each run has a deadline, a fresh HOME, dummy API keys, and nothing but loopback addresses; the
 // commands are the headless ones docs/clients.md gives (blocks claude-print and codex-exec). Assertions are on facts the model must see (the
 // value, an image block, the error, the timeout), not on the exact JSON of a result.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, testPython } from './harness.js';
 import { CLAUDE_CODE_VERSION, CODEX_VERSION, INSTALL_TIMEOUT_MS, pinnedCliBin } from './fixtures/client-clis.js';
-import { docsCommandArguments } from './fixtures/docs-blocks.js';
-import { killMarkedProcesses, newMarker, runBounded, waitForNoMarkedProcesses, type RunResult } from './fixtures/processes.js';
+import { expectRun, runClaudeCode, runCodexExec } from './fixtures/agent-runs.js';
+import { killMarkedProcesses, newMarker, type RunResult } from './fixtures/processes.js';
 import { startStandInModel, type ModelTurn, type StandInModel, type Step } from './fixtures/stand-in-model.js';
 
-const RUN_TIMEOUT_MS = 90_000;
 /** Records every MCP frame between the client and the server, with its time. */
 const TAP = fileURLToPath(new URL('./fixtures/stdio-tap.mjs', import.meta.url));
 const CODEX_CATALOG = fileURLToPath(new URL('./fixtures/codex-model-catalog.json', import.meta.url));
@@ -69,11 +68,6 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 /** Everything the client handed back for one tool call, as text, to look for facts in. */
 const seen = (turn: ModelTurn | undefined) => JSON.stringify(turn?.toolResult ?? null);
 
-function expectRun(result: RunResult): void {
-  expect(result.timedOut, `the CLI run timed out\n${result.stderr.slice(-3000)}`).toBe(false);
-  expect(result.code, `${result.stdout.slice(-2000)}\n${result.stderr.slice(-3000)}`).toBe(0);
-}
-
 /** The facts of the session script, whatever shape each client gives a tool result. */
 function expectSessionFacts(
   model: StandInModel,
@@ -115,34 +109,9 @@ describe('Claude Code agent turns (claude -p)', () => {
     bin = await pinnedCliBin(`@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`);
   }, INSTALL_TIMEOUT_MS + 60_000);
 
-  async function runClaude(model: StandInModel, prompt: string, home = mkdtempSync(join(scratch, 'claude-home-'))): Promise<RunResult> {
-    const project = join(home, 'project');
-    mkdirSync(project);
-    const mcpConfig = join(home, 'mcp.json');
+  function runClaude(model: StandInModel, prompt: string, home = mkdtempSync(join(scratch, 'claude-home-'))): Promise<RunResult> {
     const server = { command: process.execPath, args: [TAP, tapLog(home), process.execPath, CLI], env: { IPYTHON_MCP_PYTHON: testPython(), ...SERVER_ENV } };
-    writeFileSync(mcpConfig, JSON.stringify({ mcpServers: { ipython: server } }));
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      HOME: home,
-      ANTHROPIC_BASE_URL: model.url,
-      ANTHROPIC_API_KEY: 'dummy-key-not-real',
-      DISABLE_AUTOUPDATER: '1',
-      DISABLE_TELEMETRY: '1',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_ERROR_REPORTING: '1',
-      // `claude -p` may send its first model request before a slow-starting MCP server is connected: wait for it.
-      MCP_CONNECTION_NONBLOCKING: '0',
-      [marker.name]: marker.value,
-    };
-    delete env.ANTHROPIC_AUTH_TOKEN;
-    const result = await runBounded(
-      join(bin, 'claude'),
-      // The documented headless command, with its prompt replaced and the test's own MCP configuration added.
-      [...docsCommandArguments('claude-print', 'claude').slice(0, -1), '--mcp-config', mcpConfig, '--strict-mcp-config', prompt],
-      { env, cwd: project, timeoutMs: RUN_TIMEOUT_MS },
-    );
-    expect(await waitForNoMarkedProcesses(marker, 15_000)).toEqual([]);
-    return result;
+    return runClaudeCode({ bin, model, prompt, home, servers: { ipython: server }, marker });
   }
 
   it('keeps state across calls, hands back an image block, an error and a timeout', async () => {
@@ -209,48 +178,9 @@ describe('Codex agent turns (codex exec)', () => {
     bin = await pinnedCliBin(`@openai/codex@${CODEX_VERSION}`);
   }, INSTALL_TIMEOUT_MS + 60_000);
 
-  async function runCodex(model: StandInModel, prompt: string, home = mkdtempSync(join(scratch, 'codex-home-'))): Promise<RunResult> {
-    const codexHome = join(home, '.codex');
-    const project = join(home, 'project');
-    mkdirSync(codexHome);
-    mkdirSync(project);
-    // Codex hands an MCP server only the variables its entry names (and a few basics such as PATH and HOME).
-    const serverEnv = { IPYTHON_MCP_PYTHON: testPython(), ...SERVER_ENV, [marker.name]: marker.value };
-    const config = [
-      'check_for_update_on_startup = false',
-      'model = "stand-in"',
-      // An image-capable model of the stand-in's own, without WebSockets or deferred tool search (the built-in
-      // catalog's models use both), so Codex sends plain streamed Responses requests with every tool in them.
-      `model_catalog_json = ${JSON.stringify(CODEX_CATALOG)}`,
-      'model_provider = "stand-in"',
-      '[model_providers.stand-in]',
-      'name = "stand-in"',
-      `base_url = "${model.url}/v1"`,
-      'wire_api = "responses"',
-      'env_key = "STAND_IN_API_KEY"',
-      '[analytics]',
-      'enabled = false',
-      '[mcp_servers.ipython]',
-      `command = ${JSON.stringify(process.execPath)}`,
-      `args = ${JSON.stringify([TAP, tapLog(home), process.execPath, CLI])}`,
-      // Wait for the server before the first model request (an optional server may still be starting then).
-      'required = true',
-      'startup_timeout_sec = 30',
-      'tool_timeout_sec = 60',
-      '[mcp_servers.ipython.env]',
-      ...Object.entries(serverEnv).map(([key, value]) => `${key} = ${JSON.stringify(value)}`),
-    ];
-    writeFileSync(join(codexHome, 'config.toml'), `${config.join('\n')}\n`);
-    const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, CODEX_HOME: codexHome, STAND_IN_API_KEY: 'dummy-key-not-real', [marker.name]: marker.value };
-    delete env.OPENAI_API_KEY;
-    const result = await runBounded(
-      join(bin, 'codex'),
-      // The documented headless command, with its prompt replaced (the scratch project is no git repository).
-      [...docsCommandArguments('codex-exec', 'codex').slice(0, -1), '--skip-git-repo-check', prompt],
-      { env, cwd: project, timeoutMs: RUN_TIMEOUT_MS },
-    );
-    expect(await waitForNoMarkedProcesses(marker, 15_000)).toEqual([]);
-    return result;
+  function runCodex(model: StandInModel, prompt: string, home = mkdtempSync(join(scratch, 'codex-home-'))): Promise<RunResult> {
+    const server = { command: process.execPath, args: [TAP, tapLog(home), process.execPath, CLI], env: { IPYTHON_MCP_PYTHON: testPython(), ...SERVER_ENV } };
+    return runCodexExec({ bin, model, prompt, home, servers: { ipython: server }, marker, catalog: CODEX_CATALOG });
   }
 
   it('keeps state across calls, hands back the image reference, an error and a timeout', async () => {

@@ -19,10 +19,13 @@ describe('readServersFile', () => {
     const config = readServersFile(file(JSON.stringify({ mcpServers: { a: { command: 'x', type: 'stdio', cwd: 'sub' } }, other: 1 })));
     expect(config.maxToolCalls).toBe(100);
     expect(config.timeoutMs).toBe(60_000);
+    expect(config.descriptionBudget).toBe(8000);
     expect(config.servers).toEqual([
       { name: 'a', command: 'x', args: [], env: {}, cwd: join(directory, 'sub'), tools: undefined, prefix: undefined, startupTimeoutMs: 30_000, callTimeoutMs: 300_000 },
     ]);
     expect(readServersFile(file(JSON.stringify({ mcpServers: {}, codeMode: { timeoutSeconds: null } }))).timeoutMs).toBeNull();
+    expect(readServersFile(file(JSON.stringify({ mcpServers: {}, codeMode: { descriptionBudget: null } }))).descriptionBudget).toBeNull();
+    expect(readServersFile(file(JSON.stringify({ mcpServers: {}, codeMode: { descriptionBudget: 0 } }))).descriptionBudget).toBe(0);
   });
 
   it('refuses bad files with the path and the place of the problem', () => {
@@ -32,6 +35,9 @@ describe('readServersFile', () => {
     expect(() => readServersFile(file(JSON.stringify({ mcpServers: { a: { command: 'x', args: 'y' } } })))).toThrow(/mcpServers\.a\.args/);
     expect(() => readServersFile(file(JSON.stringify({ mcpServers: { a: { command: 'x', prefix: 'no-dash' } } })))).toThrow(ServersFileError);
     expect(() => readServersFile(file(JSON.stringify({ mcpServers: {}, codeMode: { maxToolCalls: -1 } })))).toThrow(/codeMode\.maxToolCalls/);
+    for (const descriptionBudget of [-1, 2.5, '8000']) {
+      expect(() => readServersFile(file(JSON.stringify({ mcpServers: {}, codeMode: { descriptionBudget } })))).toThrow(/codeMode\.descriptionBudget/);
+    }
   });
 });
 

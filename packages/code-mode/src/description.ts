@@ -1,4 +1,5 @@
-import { renderFunctionStub, type ToolFunction } from './tool-functions.js';
+import type { ToolFunction } from './tool-functions.js';
+import { renderListing, type FunctionGroup } from './tool-listing.js';
 
 /** The limits the description states. */
 export interface DescriptionLimits {
@@ -6,6 +7,19 @@ export interface DescriptionLimits {
   maxToolCalls: number;
   /** Milliseconds one run_code call may run outside tool calls; null for none. */
   timeoutMs: number | null;
+}
+
+/**
+ * How the functions are listed. By default every function is shown with its signature and the first sentence of
+ * its docstring; with `finder` set, only names are listed and the code looks stubs up with that function.
+ */
+export interface DescriptionLayout {
+  /** The groups functions are listed under, with their status lines (see `ToolDefinition.group`). */
+  groups?: readonly FunctionGroup[] | undefined;
+  /** A paragraph about where the functions come from, placed before the listing. */
+  note?: string | undefined;
+  /** The Python name of the lookup function; when set, the listing has names only. */
+  finder?: string | undefined;
 }
 
 /** Describes the `code` input. */
@@ -17,10 +31,11 @@ export const RESTART_INPUT_DESCRIPTION =
   'Start a fresh kernel before running the code, discarding every variable, import and definition. Use it only to recover from a broken state.';
 
 /**
- * run_code's description: what the kernel is, how values come back, the limits, and every tool function as a
- * Python stub with its signature and docstring.
+ * run_code's description: what the kernel is, how values come back, the limits, and every tool function, grouped,
+ * either as a one-line stub (whole signature, first sentence of the docstring) or, with `layout.finder`, by name.
+ * The whole docstring stays on the function in the kernel, where help() shows it.
  */
-export function renderRunCodeDescription(functions: readonly ToolFunction[], limits: DescriptionLimits): string {
+export function renderRunCodeDescription(functions: readonly ToolFunction[], limits: DescriptionLimits, layout: DescriptionLayout = {}): string {
   const timeout =
     limits.timeoutMs === null
       ? 'There is no time limit.'
@@ -40,12 +55,22 @@ export function renderRunCodeDescription(functions: readonly ToolFunction[], lim
       'If the kernel process dies, its state is gone and the next call starts a fresh kernel. Pass restart: true to ' +
       'start fresh yourself. input() returns an empty string.',
   ];
-  if (functions.length > 0) {
+  const groups = layout.groups ?? [];
+  if (functions.length > 0 || groups.length > 0) {
+    const finder = layout.finder;
     sections.push(
       'These functions are defined in the kernel. They are synchronous: call them with keyword arguments and use ' +
         `their return values directly, one call at a time. One run_code call may make at most ${limits.maxToolCalls} ` +
         'calls. A call that fails raises ToolCallError with the tool\'s message; catch it to handle the failure in code.',
-      `\`\`\`python\n${functions.map(renderFunctionStub).join('\n\n')}\n\`\`\``,
+    );
+    if (layout.note !== undefined) sections.push(layout.note);
+    sections.push(
+      finder === undefined
+        ? 'Each is shown with its signature and the first sentence of its docstring; help(name) or name? shows the ' +
+            'whole docstring (every argument and its format).'
+        : `Only their names are listed. Look a function up before calling it: print(${finder}(query="a name or words")) ` +
+            'prints the signature and whole docstring of the best matches (a lookup counts as a call); help(name) shows one.',
+      renderListing(functions, groups, finder !== undefined),
     );
   }
   return sections.join('\n\n');

@@ -1,6 +1,6 @@
 // Any new export here becomes public API of @ipython-mcp/code-mode.
 export { CODE_INPUT_DESCRIPTION, RESTART_INPUT_DESCRIPTION, renderRunCodeDescription } from './description.js';
-export type { DescriptionLimits } from './description.js';
+export type { DescriptionLayout, DescriptionLimits } from './description.js';
 export {
   CodeExecutionError,
   CodeModeCancelledError,
@@ -33,6 +33,8 @@ export { MAX_RESULT_BYTES, MAX_RESULT_DEPTH } from './result-cut.js';
 export type { ResultCut } from './result-cut.js';
 export { MAX_OUTPUT_CHARS } from './return-value.js';
 export type { CellResult, CodeModeReturn, ContentPart, ImagePart, RunCodeReply, TextPart } from './return-value.js';
-export { CodeMode } from './run-code.js';
+export { CodeMode, DEFAULT_DESCRIPTION_BUDGET } from './run-code.js';
 export type { CodeModeOptions, RunCodeInput, RunCodeOptions, RunCodeResult } from './run-code.js';
+export { FINDER_NAME } from './tool-finder.js';
+export type { FunctionGroup } from './tool-listing.js';
 export type { NestedCallContext, ToolDefinition, ToolFunction, ToolInputValidation, ToolParameter } from './tool-functions.js';

@@ -13,6 +13,8 @@ describe('@ipython-mcp/code-mode public API', () => {
       'CodeModeError',
       'CodeModeMemoryLimitError',
       'CodeModeTimeoutError',
+      'DEFAULT_DESCRIPTION_BUDGET',
+      'FINDER_NAME',
       'INTERRUPT_GRACE_MS',
       'IPythonKernel',
       'InvalidCodeModeOptionsError',

@@ -1,6 +1,6 @@
 import type { ToolCall } from '@ipython-mcp/protocol';
 import type { OperationOutcome } from '@ipython-mcp/worker-supervisor';
-import { renderRunCodeDescription } from './description.js';
+import { renderRunCodeDescription, type DescriptionLayout } from './description.js';
 import {
   CodeExecutionError,
   CodeModeCancelledError,
@@ -21,7 +21,9 @@ import { runNestedCall, serveTool, type NestedCallAnswer, type ServedTool, type 
 import { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_RETRY_NOTE, kernelJournal, type IPythonKernelOptions, type KernelSession } from './kernel.js';
 import { MAX_RESULT_BYTES } from './result-cut.js';
 import { parseRunCodeReply, printedOutput, shapeReturn, type CodeModeReturn, type RunCodeReply } from './return-value.js';
+import { finderDefinition, finderName } from './tool-finder.js';
 import { buildToolFunctions, toolFunctionSpec, type ToolDefinition, type ToolFunction } from './tool-functions.js';
+import type { FunctionGroup } from './tool-listing.js';
 
 /** Options of a {@link CodeMode}. */
 export interface CodeModeOptions {
@@ -49,7 +51,24 @@ export interface CodeModeOptions {
   maxToolCalls?: number | undefined;
   /** Milliseconds one run_code call may run, not counting time in tool calls; `null` for no limit. Default 60 000. */
   timeout?: number | null | undefined;
+  /**
+   * Characters run_code's description may take with every function's stub (signature and first sentence). Past
+   * it, the description lists function names only and the kernel gets `find_tools(query=...)`, which returns the
+   * stubs of the matching functions. `null`: always stubs. Default {@link DEFAULT_DESCRIPTION_BUDGET}.
+   */
+  descriptionBudget?: number | null | undefined;
+  /** The groups the description lists functions under (see {@link ToolDefinition.group}), with status lines. */
+  groups?: readonly FunctionGroup[] | undefined;
+  /** A paragraph placed before the function listing: where the functions come from, how their results look. */
+  descriptionNote?: string | undefined;
 }
+
+/**
+ * The default {@link CodeModeOptions.descriptionBudget}: 8,000 characters, about 2,000 tokens that every model
+ * request carries. Around 40 tools of typical MCP servers fit with their stubs; past that, a lookup call costs the
+ * model less than reading every signature on every turn.
+ */
+export const DEFAULT_DESCRIPTION_BUDGET = 8000;
 
 /** run_code's input. */
 export interface RunCodeInput {
@@ -97,6 +116,8 @@ export class CodeMode implements AsyncDisposable {
   readonly functions: readonly ToolFunction[];
   /** run_code's description for the model. */
   readonly description: string;
+  /** The lookup function (`find_tools`), defined when the description lists names only; undefined otherwise. */
+  readonly finder: ToolFunction | undefined;
   /** See {@link CodeModeOptions.maxCodeRetries}. */
   readonly maxCodeRetries: number;
   /** See {@link CodeModeOptions.maxToolCalls}. */
@@ -124,11 +145,21 @@ export class CodeMode implements AsyncDisposable {
       throw new InvalidCodeModeOptionsError('timeout must be a positive number of milliseconds, or null for none', { option: 'timeout' });
     }
     this.timeoutMs = timeout;
+    const budget = options.descriptionBudget === undefined ? DEFAULT_DESCRIPTION_BUDGET : options.descriptionBudget;
+    if (budget !== null) count(budget, 'descriptionBudget');
     this.functions = buildToolFunctions(options.tools ?? []);
-    this.byToolName = new Map(this.functions.map((tool) => [tool.toolName, serveTool(tool)]));
-    this.specs = this.functions.map(toolFunctionSpec);
+    const limits = { maxToolCalls: this.maxToolCalls, timeoutMs: this.timeoutMs };
+    const layout: DescriptionLayout = { groups: options.groups, note: options.descriptionNote };
+    let description = renderRunCodeDescription(this.functions, limits, layout);
+    if (budget !== null && description.length > budget && this.functions.length > 0) {
+      this.finder = buildToolFunctions([finderDefinition(finderName(this.functions), this.functions)])[0];
+      description = renderRunCodeDescription(this.functions, limits, { ...layout, finder: this.finder?.pythonName });
+    }
+    this.description = description;
+    const served = this.finder === undefined ? this.functions : [...this.functions, this.finder];
+    this.byToolName = new Map(served.map((tool) => [tool.toolName, serveTool(tool)]));
+    this.specs = served.map(toolFunctionSpec);
     this.toolsKey = JSON.stringify(this.specs);
-    this.description = renderRunCodeDescription(this.functions, { maxToolCalls: this.maxToolCalls, timeoutMs: this.timeoutMs });
     this.sharedKernel = options.kernel;
     this.kernelOptions = options.kernelOptions ?? {};
   }

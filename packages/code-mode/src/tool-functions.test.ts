@@ -108,7 +108,9 @@ describe('tool functions', () => {
   it('lists the functions, return rules and IPython features in the description', () => {
     const functions = buildToolFunctions([define('get-weather', { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }, 'Get """quoted""" weather.')]);
     const description = renderRunCodeDescription(functions, { maxToolCalls: 7, timeoutMs: 1500 });
-    expect(description).toContain(renderFunctionStub(functions[0]!));
+    // The description shows the summary line; the whole docstring is the function's own (help() shows it).
+    expect(description).toContain('def get_weather(*, city: str) -> Any:\n    """Get \\"\\"\\"quoted\\"\\"\\" weather."""');
+    expect(description).not.toContain('renamed for Python');
     expect(renderFunctionStub(functions[0]!)).toContain('def get_weather(*, city: str) -> Any:\n    """Get \\"\\"\\"quoted\\"\\"\\" weather.');
     for (const text of ['%timeit', '!ls', 'top-level await', 'at most 7', '1.5 seconds', 'ToolCallError', '{"output": ..., "result": ...}', '10 MiB', 'restart: true', 'input()']) {
       expect(description).toContain(text);

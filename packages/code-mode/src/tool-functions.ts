@@ -25,7 +25,13 @@ export type ToolInputValidation = { success: true; value: unknown } | { success:
 export interface ToolDefinition {
   /** The tool's name; renamed for Python when it is not a usable identifier. */
   name: string;
+  /** The docstring; its first sentence is the summary run_code's description shows (help() shows all of it). */
   description?: string | undefined;
+  /**
+   * The group the function is listed under in run_code's description (an MCP server's name, say); see
+   * `CodeModeOptions.groups`. Unset: listed before any group.
+   */
+  group?: string | undefined;
   /** JSON Schema of the input object: its properties become keyword-only parameters. */
   inputSchema: JsonSchema;
   /** JSON Schema of the result, when known: shown as the return annotation. */
