@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { eventually, expectOk, fullRuntime, startServer, taggedProcesses, type TestServer } from './harness.js';
+import { eventually, expectOk, fullRuntime, loggedLines, startServer, taggedProcesses, type TestServer } from './harness.js';
 
 // ---- helpers (kept in this file: every e2e file owns its own) ----
 
@@ -181,11 +181,7 @@ describe('FIFO and cancellation', () => {
     expect(body(checked)).not.toHaveProperty('runtime');
     expect(fullRuntime(checked).epoch).toBe(1);
     // The SDK drops the answer to a cancelled request, so the outcome is read from the operational log.
-    const interrupted = server
-      .stderr()
-      .split('\n')
-      .filter((line) => line.includes('"op.interrupted"'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const interrupted = await loggedLines(server, 'op.interrupted');
     expect(interrupted).toHaveLength(1);
     expect(interrupted[0]).toMatchObject({ op: 'execute', code: 'operation_cancelled', interruption: 'cancelled', namespace: 'preserved', epoch: 1 });
   });

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
-import { testPython, waitForExit } from '@ipython-mcp/test-support';
+import { eventually, testPython, waitForExit } from '@ipython-mcp/test-support';
 
 export { childPids, eventually, isAlive, processGroupMembers, survivors, taggedProcesses, testPython, waitForExit } from '@ipython-mcp/test-support';
 
@@ -72,6 +72,27 @@ export async function workerPid(server: TestServer): Promise<number> {
   return result.result.value as number;
 }
 
+
+/**
+ * The server's JSON log lines for `event` (e.g. "op.interrupted") that pass `accept`, once at least `atLeast` are
+ * there. The log comes on stderr, a pipe apart from the protocol on stdout: a line written before a result or a
+ * status answer can still be on its way when that answer is read (seen on loaded machines).
+ */
+export async function loggedLines(
+  server: TestServer,
+  event: string,
+  accept: (line: Record<string, unknown>) => boolean = () => true,
+  atLeast = 1,
+): Promise<Record<string, unknown>[]> {
+  const read = async () =>
+    server
+      .stderr()
+      .split('\n')
+      .filter((line) => line.includes(`"${event}"`))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter(accept);
+  return eventually(read, (lines: Record<string, unknown>[]) => lines.length >= atLeast, 10_000);
+}
 
 /** The full runtime metadata every namespace result carries in `_meta` (the structured `runtime` is compact). */
 export function fullRuntime(result: CallToolResult): Record<string, any> {

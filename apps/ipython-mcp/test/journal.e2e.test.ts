@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startServer, taggedProcesses, testPython, waitForExit, workerPid, type TestServer } from './harness.js';
+import { eventually, loggedLines, startServer, taggedProcesses, testPython, waitForExit, workerPid, type TestServer } from './harness.js';
 
 const TAG = randomUUID();
 const CHECK = fileURLToPath(new URL('./fixtures/notebook_check.py', import.meta.url));
@@ -238,7 +238,7 @@ describe('a journal that cannot be written', () => {
       expect(status.error).toMatch(/^ENOTDIR|^EEXIST/);
       expect((await server.structured('runtime_status')).state).toBe('ready');
       await expect(server.client.readResource({ uri: 'ipython-mcp://journal' })).rejects.toThrow(/not being written/);
-      const lines = server.stderr().split('\n').filter((line) => line.includes('journal.failed'));
+      const lines = await loggedLines(server, 'journal.failed');
       expect(lines).toHaveLength(1);
       expect(server.stderr()).not.toContain('secret_');
     } finally {

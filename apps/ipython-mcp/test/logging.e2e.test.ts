@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startServer, taggedProcesses, type TestServer } from './harness.js';
+import { eventually, loggedLines, startServer, taggedProcesses, type TestServer } from './harness.js';
 
 // ---- helpers (kept in this file: every e2e file owns its own) ----
 
@@ -127,12 +127,7 @@ describe('log sentinel', () => {
       5_000,
     );
     expect(status.last_interruption).toEqual({ kind: 'cancelled', namespace: 'preserved', epoch: 1 });
-    const lines = server
-      .stderr()
-      .split('\n')
-      .filter((line) => line.includes('"op.interrupted"'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const cancelled = lines.filter((line) => line.interruption === 'cancelled');
+    const cancelled = await loggedLines(server, 'op.interrupted', (line) => line.interruption === 'cancelled');
     expect(cancelled).toHaveLength(1);
     expect(Object.keys(cancelled[0]!).sort()).toEqual(LOG_OPERATION_KEYS);
     expect(cancelled[0]).toMatchObject({ op: 'execute', code: 'operation_cancelled', namespace: 'preserved', epoch: 1, ok: false });
