@@ -174,6 +174,7 @@ class StateStore:
             saved = set(report.names)
             tools = [tool for tool in self._registry.snapshot() if tool["name"] in saved]
             writer.record(b"T", "", json.dumps(tools).encode())
+            writer.record(b"S", "", json.dumps(report.skipped[:REPORT_NAMES]).encode())
             report.tools = [tool["tool_name"] for tool in tools]
             writer.commit()
         except BaseException:
@@ -196,7 +197,7 @@ class StateStore:
                 continue
             value = namespace[name]
             try:
-                writer.streamed(b"P", name, remaining, deadline, lambda sink, value=value: dill.dump(value, sink))
+                writer.streamed(b"P", name, remaining, deadline, lambda sink, value=value: dill.dump(value, sink, protocol=5))
             except OverCap:
                 report.skip(name, f"not saved: over the {cap >> 20} MiB size cap")
             except OverTime:
@@ -244,6 +245,11 @@ class StateStore:
             elif kind == b"T":
                 loaded = json.loads(payload)
                 tools = [tool for tool in loaded if isinstance(tool, dict)] if isinstance(loaded, list) else []
+            elif kind == b"S":
+                # What the save could not keep: the restore names it too (the save's report went with its server).
+                for item in json.loads(payload):
+                    if isinstance(item, list) and len(item) == 2 and all(type(part) is str for part in item):
+                        report.skip(item[0], item[1])
             elif self._is_protected(name) or not name.isidentifier():
                 report.skip(name, "not restored: the name is protected in this server")
             elif kind == b"M":

@@ -4,7 +4,7 @@ A file is ``MAGIC`` and then records, each ``kind (1 byte) | name length (u16) |
 | CRC-32 of the payload (u32) | payload``, the last one of kind ``E`` (end). Kinds: ``H`` header (JSON: format,
 Python and dill versions), ``M`` a name bound to a module (payload: the module's name, imported again on load),
 ``P`` a pickled value (one dill stream per name, so one bad object costs only its name), ``T`` the dynamic tool
-registrations (JSON). A file without the magic is foreign, one that ends before its ``E`` record is truncated,
+registrations (JSON), ``S`` the names the save skipped, with the reasons (JSON), so the restore can name them. A file without the magic is foreign, one that ends before its ``E`` record is truncated,
 a payload whose CRC differs is corrupt: each is refused whole, with that reason.
 
 Writing goes to a temporary file beside the target (same directory, so the rename is atomic), fsynced and
@@ -153,7 +153,7 @@ def read_records(path: str) -> Iterator[tuple[bytes, str, bytes]]:
             length, crc = _SIZES.unpack(sizes)
             if kind == b"E":
                 return
-            if kind not in (b"H", b"M", b"P", b"T"):
+            if kind not in (b"H", b"M", b"P", b"T", b"S"):
                 raise StateFileError(f"corrupt: unknown record kind {kind!r}")
             payload = file.read(length)
             if len(payload) < length:

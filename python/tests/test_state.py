@@ -54,6 +54,7 @@ def test_names_survive_a_graceful_end_and_the_unpicklable_is_named(tmp_path: Pat
     try:
         restored = second.ready["state"]
         assert restored["ok"] and restored["names_count"] == 6 and restored["tools"] == ["tool"], restored
+        assert restored["skipped"] == saved["skipped"]  # the save's skipped names, named again by the restore
         assert _value(second, "[f(x), j.dumps([1]), len(data), h(21)]") == [42, "[1]", 10**5, 42]
         fingerprint = second.request("discover", {})["result"]["tools"][0]["fingerprint"]
         called = second.request("call_tool", {"tool_name": "tool", "arguments": {"a": 2}, "fingerprint": fingerprint})
