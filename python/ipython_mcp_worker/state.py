@@ -233,7 +233,21 @@ class StateStore:
         staged: dict[str, Any] = {}
         tools: list[dict[str, Any]] = []
         header_seen = False
-        for kind, name, payload in read_records(self.config.path):
+        for kind, name, source in read_records(self.config.path):
+            if kind == b"P" and header_seen and not self._is_protected(name) and name.isidentifier():
+                try:
+                    staged[name] = dill.load(source)
+                except StateFileError:
+                    raise
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as error:  # noqa: BLE001 - unpickling runs code (a class gone, a module gone)
+                    report.skip(name, f"cannot be loaded: {_reason(error)}")
+                source.finish()  # the checksum covers the record whole, read or not
+                report.bytes += source.length
+                continue
+            payload = source.read()
+            source.finish()
             report.bytes += len(payload)
             if kind == b"H":
                 header = json.loads(payload)
@@ -259,13 +273,6 @@ class StateStore:
                     raise
                 except BaseException as error:  # noqa: BLE001 - importing runs module code
                     report.skip(name, f"module not imported: {_reason(error)}")
-            else:
-                try:
-                    staged[name] = dill.loads(payload)
-                except KeyboardInterrupt:
-                    raise
-                except BaseException as error:  # noqa: BLE001 - unpickling runs code (a class gone, a module gone)
-                    report.skip(name, f"cannot be loaded: {_reason(error)}")
         # All records read and checked: only now does the namespace change.
         self._shell.user_ns.update(staged)
         report.names = list(staged)

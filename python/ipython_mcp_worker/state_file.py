@@ -135,10 +135,58 @@ class StateWriter:
                 pass
 
 
-def read_records(path: str) -> Iterator[tuple[bytes, str, bytes]]:
-    """The records of ``path`` in order, each checked against its CRC, the end record excluded. Raises
-    ``StateFileError`` (foreign, truncated, corrupt) at the record where the file goes wrong, and OSError."""
-    with open(path, "rb", buffering=1 << 20) as file:
+class RecordSource:
+    """One record's payload as a file for the unpickler: bounded to the record, checksummed as it is read (so a
+    large value is read once, straight into its buffer). ``finish`` reads what is left and checks the CRC."""
+
+    __slots__ = ("_file", "_left", "_crc", "_expected", "length")
+
+    def __init__(self, file: IO[bytes], length: int, crc: int) -> None:
+        self.length = length
+        self._file = file
+        self._left = length
+        self._crc = 0
+        self._expected = crc
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0 or size > self._left:
+            size = self._left
+        data = self._file.read(size)
+        if len(data) < size:
+            raise StateFileError("truncated: the file ends inside a record")
+        self._left -= size
+        self._crc = zlib.crc32(data, self._crc)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        size = min(len(view), self._left)
+        got = self._file.readinto(view[:size])  # type: ignore[attr-defined]
+        if got is None or got < size:
+            raise StateFileError("truncated: the file ends inside a record")
+        self._left -= got
+        self._crc = zlib.crc32(view[:got], self._crc)
+        return int(got)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        limit = self._left if size is None or size < 0 else min(size, self._left)
+        line = self._file.readline(limit)
+        self._left -= len(line)
+        self._crc = zlib.crc32(line, self._crc)
+        return line
+
+    def finish(self) -> None:
+        while self._left > 0:
+            self.read(min(self._left, 1 << 20))
+        if self._crc != self._expected:
+            raise StateFileError("corrupt: a record's checksum does not match")
+
+
+def read_records(path: str) -> Iterator[tuple[bytes, str, RecordSource]]:
+    """The records of ``path`` in order, the end record excluded. The caller reads each payload from its
+    ``RecordSource`` and calls ``finish`` before the next one. Raises ``StateFileError`` (foreign, truncated,
+    corrupt) at the record where the file goes wrong, and OSError."""
+    with open(path, "rb", buffering=1 << 16) as file:
         if file.read(len(MAGIC)) != MAGIC:
             raise StateFileError("not an ipython-mcp state file (its first bytes are not the format's marker)")
         while True:
@@ -155,16 +203,13 @@ def read_records(path: str) -> Iterator[tuple[bytes, str, bytes]]:
                 return
             if kind not in (b"H", b"M", b"P", b"T", b"S"):
                 raise StateFileError(f"corrupt: unknown record kind {kind!r}")
-            payload = file.read(length)
-            if len(payload) < length:
-                raise StateFileError("truncated: the file ends inside a record")
-            if zlib.crc32(payload) != crc:
-                raise StateFileError("corrupt: a record's checksum does not match")
             try:
                 name = name_bytes.decode("utf-8")
             except UnicodeDecodeError:
                 raise StateFileError("corrupt: a record's name is not UTF-8") from None
-            yield kind, name, payload
+            source = RecordSource(file, length, crc)
+            yield kind, name, source
+            source.finish()
 
 
 def remove_stale_temporaries(path: str) -> None:
