@@ -156,3 +156,18 @@ def test_records_round_trip_and_every_cut_is_refused(tmp_path_factory: Any, reco
             for _kind, _name, source in read_records(str(path)):
                 source.read()
     assert data.startswith(MAGIC)
+
+
+def test_the_time_cap_stops_the_save_and_names_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "ns.state"
+    worker = _worker(path, restore=True, save_seconds=1e-6)
+    worker.execute("a = list(range(1000))\nb = 'x' * 1000\nimport json")
+    saved = _shutdown(worker)
+    assert saved["ok"] and saved["names"] == ["json"]  # a module is an import line, written before any value
+    assert {item["name"] for item in saved["skipped"]} == {"a", "b"}
+    assert all("time cap was reached" in item["reason"] for item in saved["skipped"])
+    again = _worker(path, restore=True)
+    try:
+        assert again.ready["state"]["ok"] and again.ready["state"]["names"] == ["json"]
+    finally:
+        again.close()

@@ -3,7 +3,7 @@
 Usage: state_bench.py DIRECTORY [--gib N] [--small N] [--reps R]. Prints one JSON object: per case, the medians
 (ms) of our save and restore (StateStore, the worker's own code) and of dill.dump / dill.load of one dict holding
 the same names, and their ratios. Both sides write to a file in DIRECTORY; ours also fsyncs and renames (its
-atomicity), dill.dump does not. Cases: numpy arrays totalling N GiB (8 names), N small objects in one list, and
+atomicity), dill.dump does not, so a dill.dump followed by fsync is measured too (``save_ratio_fsync``). Cases: numpy arrays totalling N GiB (8 names), N small objects in one list, and
 N small objects as N/10 separate names (the per-name cost of one record each).
 """
 
@@ -59,7 +59,7 @@ def _case(shell: Any, directory: Path, label: str, values: dict[str, Any], reps:
     ours_path = str(directory / f"{label}.state")
     dill_path = directory / f"{label}.dill"
     store = _store(shell, ours_path)
-    times: dict[str, list[float]] = {"save": [], "restore": [], "dill_dump": [], "dill_load": []}
+    times: dict[str, list[float]] = {"save": [], "restore": [], "dill_dump": [], "dill_dump_fsync": [], "dill_load": []}
     for _ in range(reps):
         # Interleaved, so load drift touches both sides alike.
         report: dict[str, Any] = {}
@@ -72,6 +72,15 @@ def _case(shell: Any, directory: Path, label: str, values: dict[str, Any], reps:
                 dill.dump(values, file, protocol=5)
 
         times["dill_dump"].append(_timed(dump))
+
+        def durable_dump() -> None:
+            # The same write made durable, as a save is (fsync before the rename): the disk's share of a save.
+            with open(dill_path, "wb") as file:
+                dill.dump(values, file, protocol=5)
+                file.flush()
+                os.fsync(file.fileno())
+
+        times["dill_dump_fsync"].append(_timed(durable_dump))
         for name in values:
             del namespace[name]
         times["restore"].append(_timed(lambda: report.update(store.restore())))
@@ -91,6 +100,7 @@ def _case(shell: Any, directory: Path, label: str, values: dict[str, Any], reps:
         "dill_bytes": os.path.getsize(dill_path),
         "median_ms": medians,
         "save_ratio": medians["save"] / medians["dill_dump"],
+        "save_ratio_fsync": medians["save"] / medians["dill_dump_fsync"],
         "restore_ratio": medians["restore"] / medians["dill_load"],
     }
     for name in values:
