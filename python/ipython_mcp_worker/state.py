@@ -114,6 +114,34 @@ class Report:
         }
 
 
+class _RestoreTimeout(StateFileError):
+    pass
+
+
+class _time_limit:  # noqa: N801 - used as a context manager
+    """SIGALRM after ``seconds`` raises ``_RestoreTimeout`` on the main thread (before ``ready``, nothing else uses
+    the timer; the previous handler is put back)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.previous: Any = None
+
+    def __enter__(self) -> None:
+        import signal
+
+        def expired(signum: int, frame: Any) -> None:
+            raise _RestoreTimeout(f"the restore took longer than the {self.seconds:g} s time cap")
+
+        self.previous = signal.signal(signal.SIGALRM, expired)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def __exit__(self, *exc_info: object) -> None:
+        import signal
+
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.previous)
+
+
 def _dill() -> Any:
     import dill  # type: ignore[import-untyped,unused-ignore]
 
@@ -213,11 +241,14 @@ class StateStore:
     # ---- restore ----------------------------------------------------------------------------------------------
 
     def restore(self) -> dict[str, Any]:
-        """Loads the snapshot into the namespace (all or nothing for a damaged file); never raises."""
+        """Loads the snapshot into the namespace (all or nothing for a damaged file); never raises. Bounded by the
+        time cap: unpickling runs code (``__setstate__``, ``__reduce__`` callables) that could hang, and a worker
+        that never says ready would leave the server unavailable, start after start."""
         report = Report("restore", self.config.path)
         remove_stale_temporaries(self.config.path)
         try:
-            self._restore(report)
+            with _time_limit(self.config.save_seconds):
+                self._restore(report)
         except FileNotFoundError:
             report.error = None  # no snapshot yet: the first lifespan with this file starts empty, quietly
         except (StateFileError, OSError, ValueError) as error:
@@ -237,9 +268,7 @@ class StateStore:
             if kind == b"P" and header_seen and not self._is_protected(name) and name.isidentifier():
                 try:
                     staged[name] = dill.load(source)
-                except StateFileError:
-                    raise
-                except KeyboardInterrupt:
+                except (KeyboardInterrupt, StateFileError):
                     raise
                 except BaseException as error:  # noqa: BLE001 - unpickling runs code (a class gone, a module gone)
                     report.skip(name, f"cannot be loaded: {_reason(error)}")
@@ -269,7 +298,7 @@ class StateStore:
             elif kind == b"M":
                 try:
                     staged[name] = importlib.import_module(payload.decode("utf-8"))
-                except KeyboardInterrupt:
+                except (KeyboardInterrupt, StateFileError):
                     raise
                 except BaseException as error:  # noqa: BLE001 - importing runs module code
                     report.skip(name, f"module not imported: {_reason(error)}")

@@ -171,3 +171,20 @@ def test_the_time_cap_stops_the_save_and_names_the_rest(tmp_path: Path) -> None:
         assert again.ready["state"]["ok"] and again.ready["state"]["names"] == ["json"]
     finally:
         again.close()
+
+
+def test_a_restore_that_hangs_is_cut_at_the_time_cap_and_starts_empty(tmp_path: Path) -> None:
+    path = tmp_path / "ns.state"
+    first = _worker(path, restore=True, save_seconds=2)
+    first.execute("class Slow:\n    def __setstate__(self, state):\n        __import__('time').sleep(60)\n"
+                  "slow = Slow()\nslow.x = 1\nkept = 5")
+    saved = _shutdown(first)
+    assert "slow" in saved["names"], saved
+    again = _worker(path, restore=True, save_seconds=2)
+    try:
+        report = again.ready["state"]
+        assert report["ok"] is False and "longer than the 2 s time cap" in (report["error"] or ""), report
+        assert again.request("inspect", {"name": "kept"})["ok"] is False  # all or nothing
+        assert again.execute("1 + 1")["result"]["value"] == 2
+    finally:
+        again.close()
