@@ -33,6 +33,17 @@ async function execute(server: TestServer, code: string): Promise<Record<string,
   return structured;
 }
 
+/**
+ * Ends the server by stdin EOF and waits for it to exit. Not `client.close()`: the SDK's stdio client sends SIGTERM
+ * 2 s after closing stdin and SIGKILL 2 s later, which on a loaded machine can cut a save short (README).
+ */
+async function endByStdinEof(server: TestServer): Promise<void> {
+  const child = (server.transport as unknown as { _process?: { stdin?: { end(): void } | null } })._process;
+  child?.stdin?.end();
+  await waitForExit(server.serverPid, 60_000);
+  await server.client.close().catch(() => undefined);
+}
+
 async function stateStatus(server: TestServer): Promise<Record<string, any>> {
   return (await server.structured('runtime_status', {})).state_file as Record<string, any>;
 }
@@ -50,7 +61,7 @@ describe('--state FILE', () => {
       const registered = await first.structured('register_tool', { name: 'triple' });
       expect(registered.tool_name).toBe('triple');
     } finally {
-      await first.close(); // stdin EOF: the graceful end that saves
+      await endByStdinEof(first); // the graceful end that saves
     }
     expect(statSync(file).mode & 0o777).toBe(0o600);
 
@@ -85,7 +96,7 @@ describe('--state FILE', () => {
     const file = join(scratch, `damaged-${_name.replace(' ', '-')}.state`);
     const first = await startServer(ENV, ['--state', file]);
     await execute(first, 'x = 41\nblob = bytes(200_000)');
-    await first.close();
+    await endByStdinEof(first);
     writeFileSync(file, damage(readFileSync(file)));
     const second = await startServer(ENV, ['--state', file]);
     try {
