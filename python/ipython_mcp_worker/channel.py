@@ -210,14 +210,17 @@ class Channel:
         # Only the main thread takes from the queue: not empty means get_nowait succeeds (and no queue.Empty is
         # raised on the usual path, an empty queue).
         queued = self.requests
+        message: dict[str, Any] | None = None
         try:
             if not queued.empty():
-                return queued.get_nowait()  # (the gate is opened for it all the same: finally)
+                message = queued.get_nowait()  # (the gate is opened for it all the same: finally)
+                return message
             self._close_gate()  # a no-op after operation_done
             with self._read_lock:
                 # The reader thread dispatches under this lock: what it read before the gate closed is queued.
                 if not queued.empty():
-                    return queued.get_nowait()
+                    message = queued.get_nowait()
+                    return message
                 while True:
                     message = self._read_message()  # no request is armed: SIGINT cannot raise in here
                     if message is None:
@@ -226,7 +229,10 @@ class Channel:
                         return message
                     self._dispatch(message)
         finally:
-            self._open_gate()
+            # After a shutdown the gate stays closed: the reader thread would meet the parent's end of file and
+            # exit the process, cutting short what a graceful end still does (saving the state, worker.py).
+            if message is None or message.get("type") != "shutdown":
+                self._open_gate()
 
     def reading(self) -> AbstractContextManager[None]:
         """Make the calling (main) thread the reader of fd_in for the block; the reader thread waits meanwhile.

@@ -63,6 +63,8 @@ class Operations:
         namespace.on_names_removed = registry.invalidate_names
         # Code Mode: define_tools and run_code.
         self.bridge = ToolBridge(context)
+        # --state FILE: snapshots of the namespace (state.py); None without it.
+        self.state = _state_store(configure.get("state"), context, namespace, registry)
         handlers: dict[str, Handler] = {
             "execute": self.execute,
             "health": self.health,
@@ -116,6 +118,20 @@ class Operations:
 
     def protected_names(self) -> frozenset[str]:
         return self.namespace.protected_names()
+
+
+def _state_store(wire: Any, context: WorkerContext, namespace: Namespace, registry: Registry) -> Any:
+    if wire is None:
+        return None
+    if not isinstance(wire, dict) or not isinstance(wire.get("path"), str):
+        raise OpError("startup_failed", "configure.state must be an object with a string path")
+    from .state import DILL_HINT, StateConfig, StateStore
+
+    try:
+        import dill  # type: ignore[import-untyped,unused-ignore]  # noqa: F401 - present, or a clear start-up failure
+    except ImportError:
+        raise OpError("startup_failed", f"--state needs the dill package in {sys.executable}: {DILL_HINT}") from None
+    return StateStore(StateConfig(wire), context.shell, namespace.user_names, namespace.is_protected, registry)
 
 
 def _string_list(value: Any, field: str) -> list[str]:

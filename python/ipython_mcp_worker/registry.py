@@ -364,6 +364,17 @@ class Registry:
         seen by the next operation's reconciliation, and ``call_tool`` always reconciles the tool it calls."""
         self._settled = False
 
+    def snapshot(self) -> list[dict[str, Any]]:
+        """What a namespace snapshot keeps of each registration that is fresh now (state.py registers them again
+        on restore and compares the fingerprint, as a redefinition would be)."""
+        self._reconcile_registrations()
+        return [
+            {"tool_name": registration.tool_name, "name": registration.name,
+             "description": registration.description, "fingerprint": registration.analysis.fingerprint}
+            for registration in self._registrations.values()
+            if not registration.stale
+        ]
+
     def __len__(self) -> int:
         return len(self._registrations)
 

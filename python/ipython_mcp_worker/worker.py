@@ -41,13 +41,23 @@ class Worker:
         # Set last, so start-up (IPython, preloads) is not held to it: the memory guard watches operations.
         self.memory_backstop = apply_backstop(configure.get("data_limit_bytes"))
 
-    def run_forever(self, interrupter: Interrupter) -> None:
+    def run_forever(self, interrupter: Interrupter) -> bool:
+        """Serves until the parent ends it; True for a graceful ``shutdown`` (the one end that saves state)."""
         while True:
             # The main thread reads its own next request: it wakes for it directly (channel.py).
             message = self.channel.next_request()
-            if message is None or message.get("type") == "shutdown":
-                return
+            if message is None:
+                return False
+            if message.get("type") == "shutdown":
+                return True
             self.handle(message, interrupter)
+
+    def send_state_report(self, report: dict[str, Any]) -> None:
+        """Tells the parent what a save did (``runtime_status.state``); the parent may be gone at the very end."""
+        try:
+            self.channel.send({"type": "state_report", "report": report})
+        except OSError:
+            pass
 
     def handle(self, message: dict[str, Any], interrupter: Interrupter) -> None:
         request_id = message.get("id")
@@ -189,6 +199,13 @@ def main() -> int:
     from .warmup import warm_up
 
     warm_up(worker.shell)
+    # --state FILE: the first worker of a lifespan loads the snapshot before it says ready (state.py).
+    state = worker.operations.state
+    restored = None
+    if state is not None:
+        state.install_magic(worker.send_state_report)
+        if state.config.restore:
+            restored = state.restore()
     # SIGINT is ours from here on: it only ever interrupts an armed request.
     interrupter = Interrupter()
     channel.interrupter = interrupter
@@ -197,6 +214,8 @@ def main() -> int:
         "type": "ready",
         "execution_count": worker.shell.execution_count - 1,
         "protected_names": sorted(worker.operations.protected_names()),
+        **({"state": restored} if restored is not None else {}),
     })
-    worker.run_forever(interrupter)
+    if worker.run_forever(interrupter) and state is not None:
+        worker.send_state_report(state.save())
     return 0

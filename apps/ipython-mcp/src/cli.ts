@@ -5,7 +5,7 @@ import { chooseInterpreter, createStderrLogger, type LogLevel } from '@ipython-m
 import { UsageError, helpText, parseCommandLine } from './arguments.js';
 import { codeModeCommand } from './code-mode-command.js';
 import { doctorCommand } from './doctor-command.js';
-import { interpreterProblem } from './interpreter-check.js';
+import { interpreterProblem, stateDependencyProblem } from './interpreter-check.js';
 import { setupCommand } from './setup-command.js';
 import { VERSION } from './version.js';
 
@@ -53,6 +53,8 @@ async function main(): Promise<void> {
   }
   const badInterpreter = interpreterProblem(choice);
   if (badInterpreter !== undefined) fail(badInterpreter);
+  const noDill = commandLine.command === 'code-mode' ? undefined : stateDependencyProblem(choice.python, settings.stateFile);
+  if (noDill !== undefined) fail(noDill);
   const logger = createStderrLogger(commandLine.logLevel as LogLevel);
   if (commandLine.command === 'code-mode') {
     await codeModeCommand(commandLine.servers ?? '', choice.python, logger, fail);

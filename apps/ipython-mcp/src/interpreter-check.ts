@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter, isAbsolute, join, sep } from 'node:path';
-import type { InterpreterChoice } from '@ipython-mcp/worker-supervisor';
+import { probePython, type InterpreterChoice } from '@ipython-mcp/worker-supervisor';
 
 /**
  * A configured interpreter (`--python` or `IPYTHON_MCP_PYTHON`) that cannot even be started is a configuration
@@ -50,4 +50,17 @@ function onPath(command: string, path: string): string | undefined {
     }
   }
   return undefined;
+}
+
+const HAS_DILL_PROBE = 'import importlib.util, sys; sys.exit(0 if importlib.util.find_spec("dill") else 1)';
+
+/**
+ * `--state` writes its snapshots with dill: an interpreter without it is a configuration error found before the
+ * server starts (one line with the fix), never a snapshot silently not taken. Undefined when it has dill. Looks
+ * the package up without importing it, so the check costs one interpreter start.
+ */
+export function stateDependencyProblem(python: string, stateFile: string | null): string | undefined {
+  if (stateFile === null) return undefined;
+  if (probePython(python, HAS_DILL_PROBE).ok) return undefined;
+  return `--state (IPYTHON_MCP_STATE_FILE) needs the dill package in ${python}: run \`${python} -m pip install dill\`, or \`ipython-mcp setup\` to refresh the managed environment`;
 }

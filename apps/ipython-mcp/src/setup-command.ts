@@ -3,9 +3,10 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { environmentPython, managedEnvironmentDirectory, probePython } from '@ipython-mcp/worker-supervisor';
 
-/** What the worker needs (python/pyproject.toml: `ipython>=8.12`, extra `msgpack`). */
-const REQUIREMENTS = ['ipython>=8.12', 'msgpack>=1.0'];
-const VERSIONS_PROBE = 'import IPython, msgpack; print(IPython.__version__, ".".join(map(str, msgpack.version)))';
+/** What the worker needs (python/pyproject.toml: `ipython>=8.12`, extras `msgpack` and `state`, i.e. dill for `--state`). */
+const REQUIREMENTS = ['ipython>=8.12', 'msgpack>=1.0', 'dill>=0.3.8'];
+// dill is probed too: an environment an older setup made without it is refreshed, so `--state` works after `setup`.
+const VERSIONS_PROBE = 'import IPython, msgpack, dill; print(IPython.__version__, ".".join(map(str, msgpack.version)), dill.__version__)';
 const HAS_PIP_PROBE = 'import importlib.util, sys; sys.exit(0 if importlib.util.find_spec("pip") else 1)';
 
 /** Runs a command with its output on our stderr (stdout is kept for the one result line). */
@@ -38,7 +39,7 @@ function install(installer: Installer, python: string, packages: string[], optio
 
 function readyLine(directory: string, python: string, versions: string, added: string[]): string {
   const extra = added.length > 0 ? `; added: ${added.join(', ')}` : '';
-  return `ipython-mcp: managed Python environment is ready at ${directory} (python: ${python}; IPython, msgpack: ${versions}${extra})\n`;
+  return `ipython-mcp: managed Python environment is ready at ${directory} (python: ${python}; IPython, msgpack, dill: ${versions}${extra})\n`;
 }
 
 /** Adds `--with` packages to an environment that is already ready. */

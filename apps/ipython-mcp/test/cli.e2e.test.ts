@@ -138,7 +138,7 @@ describe('setup', () => {
     expect(created.stderr).toContain('ipython-mcp: installing ipython>=8.12, msgpack>=1.0');
     expect(created.stderr).toMatch(/Collecting ipython|Successfully installed|Installed \d+ packages|Resolved \d+ packages/);
     expect(created.stdout).toMatch(
-      new RegExp(`^ipython-mcp: managed Python environment is ready at ${venv} \\(python: ${venv}/bin/python; IPython, msgpack: \\d+\\.\\d+\\S* \\d+\\.\\d+\\S*\\)\\n$`),
+      new RegExp(`^ipython-mcp: managed Python environment is ready at ${venv} \\(python: ${venv}/bin/python; IPython, msgpack, dill: \\d+\\.\\d+\\S* \\d+\\.\\d+\\S* \\d+\\.\\d+\\S*\\)\\n$`),
     );
     expect(existsSync(join(venv, 'bin', 'python'))).toBe(true);
 

@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, childPids, eventually, isAlive, startServer, testPython, type TestServer } from './harness.js';
 
-// The twenty-one IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
+// The twenty-four IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
 // bad values refused with one stderr line and exit code 2 before any worker starts, and a failing preload
 // leaving the runtime unavailable rather than half built.
 
@@ -31,6 +31,9 @@ const SETTINGS: { env: string; flag: string; envValue: string; flagValue: string
   { env: 'IPYTHON_MCP_MEMORY_LIMIT_MB', flag: '--memory-limit-mb', envValue: '512', flagValue: 'off', envParsed: 512, flagParsed: null },
   { env: 'IPYTHON_MCP_JOURNAL', flag: '--journal', envValue: '/tmp/from-env.ipynb', flagValue: 'relative/from-flag.ipynb', envParsed: '/tmp/from-env.ipynb', flagParsed: 'relative/from-flag.ipynb' },
   { env: 'IPYTHON_MCP_JOURNAL_MAX_BYTES', flag: '--journal-max-bytes', envValue: '100000', flagValue: '200000', envParsed: 100000, flagParsed: 200000 },
+  { env: 'IPYTHON_MCP_STATE_FILE', flag: '--state', envValue: '/tmp/from-env.state', flagValue: 'relative/from-flag.state', envParsed: '/tmp/from-env.state', flagParsed: 'relative/from-flag.state' },
+  { env: 'IPYTHON_MCP_STATE_MAX_MB', flag: '--state-max-mb', envValue: '10', flagValue: '20', envParsed: 10, flagParsed: 20 },
+  { env: 'IPYTHON_MCP_STATE_SAVE_SECONDS', flag: '--state-save-seconds', envValue: '5', flagValue: '7.5', envParsed: 5, flagParsed: 7.5 },
 ];
 
 /** The environment without any IPYTHON_MCP_* setting the developer may have exported. */
@@ -65,7 +68,7 @@ afterAll(() => {
 });
 
 describe('every setting is read from its environment variable and its flag', () => {
-  it('has twenty-one settings, all with defaults', () => {
+  it('has twenty-four settings, all with defaults', () => {
     const result = runCli(['config'], cleanEnv());
     expect(result.status).toBe(0);
     const effective = JSON.parse(result.stdout);

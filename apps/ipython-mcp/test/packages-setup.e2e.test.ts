@@ -39,7 +39,7 @@ describe('setup --with on a ready venv + pip environment', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain(`ipython-mcp: installing ${first}, ${second}, ${third} into ${venv} with pip\n`);
     expect(result.stderr).toMatch(/Successfully installed mcp-setup-a-1\.0 mcp-setup-b-1\.0 mcp-setup-c-1\.0/);
-    expect(result.stdout).toMatch(new RegExp(`^ipython-mcp: managed Python environment is ready at ${venv} \\(python: ${python}; IPython, msgpack: \\S+ \\S+; added: .*mcp_setup_c-1\\.0-py3-none-any\\.whl\\)\\n$`));
+    expect(result.stdout).toMatch(new RegExp(`^ipython-mcp: managed Python environment is ready at ${venv} \\(python: ${python}; IPython, msgpack, dill: \\S+ \\S+ \\S+; added: .*mcp_setup_c-1\\.0-py3-none-any\\.whl\\)\\n$`));
     expect(mustRun(python, ['-c', 'import mcp_setup_a, mcp_setup_b, mcp_setup_c; print("ok")']).trim()).toBe('ok');
 
     const doctor = await cli(['doctor'], env);

@@ -21,6 +21,7 @@ type CallToolRequest = z.infer<typeof CallToolRequestSchema>;
 type ToolCallExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
 import { openJournal, type JournalRecorder } from './journal-recorder.js';
 import { serveJournalResource } from './journal-resource.js';
+import { restoreNotice, stateFileStatus } from './state-notice.js';
 
 /** Options of {@link createIpythonMcpServer}. */
 export interface IpythonMcpServerOptions {
@@ -84,9 +85,16 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
   reportStartupFailures(server, runtime);
   runtime.start();
 
+  // --state: the first worker may restore registrations this server has not seen; the first listing asks for them.
+  let restoredToolsUnknown = options.settings.stateFile !== null;
+  // --state: the first execute after the restore carries one line naming what came back.
+  let restoreNoticeDue = options.settings.stateFile !== null;
+
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const mark = relist.mark();
-    if (catalog.needsDiscovery) await catalog.refresh(runtime, extra.signal);
+    if (catalog.needsDiscovery || restoredToolsUnknown) {
+      if (await catalog.refresh(runtime, extra.signal)) restoredToolsUnknown = false;
+    }
     relist.noteListed(mark);
     return { tools: [...PUBLISHED_STABLE_TOOLS, ...catalog.tools()] };
   });
@@ -120,6 +128,11 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
         // Reconcile the snapshot now, so list_changed goes out (with the new revision) before the result.
         if (outcome.ok && mustReconcile(stable.catalogEffect, outcome.meta, catalog, runtime)) await catalog.reconcileAfter(runtime);
         const result = stableResult(stable, outcome, catalog, results);
+        if (restoreNoticeDue && stable.op === 'execute') {
+          restoreNoticeDue = false;
+          const restored = runtime.status().snapshot?.lastRestore;
+          if (restored && outcome.meta.epoch === 1) prependLine(result, restoreNotice(restored));
+        }
         journal?.stableTool(stable.name, data, outcome);
         return result;
       } finally {
@@ -139,6 +152,14 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
       await server.close().catch(() => undefined);
     },
   };
+}
+
+/** Puts `line` first in the result's text block (a text block of its own when it has none). */
+function prependLine(result: CallToolResult, line: string | undefined): void {
+  if (line === undefined) return;
+  const first = result.content[0];
+  if (first?.type === 'text') result.content[0] = { ...first, text: `${line}\n${first.text}` };
+  else result.content.unshift({ type: 'text', text: line });
 }
 
 /**
@@ -227,6 +248,8 @@ function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRec
     registry_revision: catalog.revision,
     // Only when a journal is configured: what the model reads stays as short as before for everyone else.
     ...(journal ? { journal: journal.status() } : {}),
+    // Likewise only with --state (`state` itself is the control-plane state above).
+    ...(status.snapshot ? { state_file: stateFileStatus(status.snapshot) } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 // The server's settings: the CLI's IPYTHON_MCP_* env/flag table, in the units a person writes (seconds, MiB).
 // Each layer below takes its own options in milliseconds (runtimeOptionsFromSettings converts, once).
-import { delimiter } from 'node:path';
+import { delimiter, resolve } from 'node:path';
 import { DEFAULT_WORKER_LIMITS, type WorkerLimits } from '@ipython-mcp/protocol';
 import { MAX_MEMORY_LIMIT_MB, RUNTIME_DEFAULTS, defaultMemoryLimitMb, type RuntimeOptions } from '@ipython-mcp/worker-supervisor';
 import { IPYTHON_RUNTIME_NAMES } from './runtime-names.js';
@@ -36,6 +36,12 @@ export interface Settings extends WorkerLimits {
   /** The session journal notebook, or null for none. */
   journal: string | null;
   journalMaxBytes: number;
+  /** `--state FILE`: the namespace snapshot saved at a graceful end and restored at start, or null for none. */
+  stateFile: string | null;
+  /** Size cap of one snapshot, in MiB. */
+  stateMaxMb: number;
+  /** Time cap of one save (and of the restore), in seconds; the shutdown grace grows by it. */
+  stateSaveSeconds: number;
 }
 
 function define(
@@ -44,8 +50,8 @@ function define(
   kind: SettingKind,
   defaultValue: Settings[keyof Settings],
   description: string,
+  flag = `--${suffix.toLowerCase().replaceAll('_', '-')}`,
 ): SettingDefinition {
-  const flag = `--${suffix.toLowerCase().replaceAll('_', '-')}`;
   return { key, env: `IPYTHON_MCP_${suffix}`, flag, kind, defaultValue, description };
 }
 
@@ -78,6 +84,16 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   ),
   define('journal', 'JOURNAL', 'path', null, 'Jupyter notebook to record every cell the agent runs in (holds code and values; mode 0600).'),
   define('journalMaxBytes', 'JOURNAL_MAX_BYTES', 'count', 16_777_216, 'Size at which a journal file is closed and the next numbered file begins.'),
+  define(
+    'stateFile',
+    'STATE_FILE',
+    'path',
+    null,
+    'Namespace snapshot: saved (dill) at a graceful end, restored at start (loading runs pickle: trust the file; mode 0600).',
+    '--state',
+  ),
+  define('stateMaxMb', 'STATE_MAX_MB', 'count', 2048, 'Size cap of one snapshot in MiB; names are saved smallest first, the rest reported.'),
+  define('stateSaveSeconds', 'STATE_SAVE_SECONDS', 'seconds', 20, 'Time cap of one save or restore of the snapshot; the shutdown grace grows by it.'),
 ];
 
 /** A setting with a value that is not allowed; the message names the setting. */
@@ -238,5 +254,8 @@ export function runtimeOptionsFromSettings(settings: Settings): Omit<RuntimeOpti
     maxPendingOperations: settings.maxPendingOperations,
     queueWaitTimeoutMs: settings.queueWaitTimeoutSeconds * 1000,
     memoryLimitMb: settings.memoryLimitMb,
+    ...(settings.stateFile === null
+      ? {}
+      : { state: { path: resolve(settings.stateFile), maxBytes: settings.stateMaxMb * 1024 * 1024, saveTimeoutMs: settings.stateSaveSeconds * 1000 } }),
   };
 }

@@ -48,10 +48,38 @@ export const ConfigureSchema = z
     reserved_tool_names: z.array(z.string()),
     /** The memory guard's allocation backstop: the worker sets its soft RLIMIT_DATA to this. Absent: none. */
     data_limit_bytes: z.number().int().positive().optional(),
+    /** `--state FILE`: where the namespace snapshot lives; `restore` only for the first worker of a lifespan. */
+    state: z
+      .object({
+        path: z.string().min(1),
+        restore: z.boolean(),
+        max_bytes: z.number().int().positive(),
+        save_seconds: z.number().positive(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 /** Start-up configuration for a worker. */
 export type Configure = z.infer<typeof ConfigureSchema>;
+
+/** What one save or restore of a namespace snapshot did (`--state`); the lists are bounded, the counts whole. */
+export const StateReportSchema = z
+  .object({
+    kind: z.enum(['save', 'restore']),
+    ok: z.boolean(),
+    error: z.string().nullable(),
+    names: z.array(z.string()),
+    names_count: z.number().int().nonnegative(),
+    skipped: z.array(z.object({ name: z.string(), reason: z.string() }).strict()),
+    skipped_count: z.number().int().nonnegative(),
+    tools: z.array(z.string()),
+    bytes: z.number().int().nonnegative(),
+    ms: z.number().int().nonnegative(),
+  })
+  .strict();
+/** One save or restore of the namespace snapshot. */
+export type StateReport = z.infer<typeof StateReportSchema>;
 
 /** Worker → parent: the shell is built and configured. */
 export const ReadySchema = z
@@ -59,6 +87,8 @@ export const ReadySchema = z
     type: z.literal('ready'),
     execution_count: z.number().int().nonnegative(),
     protected_names: z.array(z.string()),
+    /** The restore of the snapshot, when this worker was told to restore one. */
+    state: StateReportSchema.optional(),
   })
   .strict();
 /** The worker is ready for requests. */
@@ -133,8 +163,12 @@ export const ProtocolErrorSchema = z
   .object({ type: z.literal('protocol_error'), code: z.string(), message: z.string(), id: RequestId.optional() })
   .strict();
 
+/** Worker → parent: a save of the namespace snapshot finished (`%ipython_mcp_save`, or the graceful end). */
+export const StateReportMessageSchema = z.object({ type: z.literal('state_report'), report: StateReportSchema }).strict();
+
 /** Every message the worker may send. */
 export const WorkerMessageSchema = z.union([
+  StateReportMessageSchema,
   HelloSchema,
   ReadySchema,
   StartupFailedSchema,

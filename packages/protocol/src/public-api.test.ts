@@ -33,6 +33,8 @@ describe('@ipython-mcp/protocol public API', () => {
       'ResponseSchema',
       'ShutdownSchema',
       'StartupFailedSchema',
+      'StateReportMessageSchema',
+      'StateReportSchema',
       'ToolCallSchema',
       'ToolResultSchema',
       'ValueJsonError',

@@ -6,8 +6,8 @@ export type { MemoryTrigger } from './memory-watch.js';
 export { chooseInterpreter, environmentPython, managedEnvironmentDirectory, probePython } from './python-interpreter.js';
 export type { InterpreterChoice } from './python-interpreter.js';
 export { Runtime } from './runtime.js';
-export { RUNTIME_DEFAULTS } from './runtime-options.js';
-export type { ResolvedRuntimeOptions, RuntimeOptions, WorkerConfiguration } from './runtime-options.js';
+export { RUNTIME_DEFAULTS, statePathFor } from './runtime-options.js';
+export type { ResolvedRuntimeOptions, RuntimeOptions, StateOptions, WorkerConfiguration } from './runtime-options.js';
 export type {
   AfterInterruptPolicy,
   EpochChange,

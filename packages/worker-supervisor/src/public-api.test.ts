@@ -23,6 +23,7 @@ describe('@ipython-mcp/worker-supervisor public API', () => {
       'managedEnvironmentDirectory',
       'probePython',
       'silentLogger',
+      'statePathFor',
       'workerSourceDirectory',
     ]);
   });

@@ -1,7 +1,7 @@
 import { DEFAULT_WORKER_LIMITS } from '@ipython-mcp/protocol';
 import { describe, expect, it } from 'vitest';
 import { defaultMemoryLimitMb } from './memory-watch.js';
-import { RUNTIME_DEFAULTS, resolveRuntimeOptions } from './runtime-options.js';
+import { RUNTIME_DEFAULTS, resolveRuntimeOptions, statePathFor } from './runtime-options.js';
 
 describe('resolveRuntimeOptions', () => {
   it('fills every default, in ms', () => {
@@ -21,5 +21,24 @@ describe('resolveRuntimeOptions', () => {
     expect(resolved.memoryLimitMb).toBeNull();
     expect(resolved.limits).toEqual({ ...DEFAULT_WORKER_LIMITS, maxTextChars: 10 });
     expect(resolved.preloadModules).toEqual(['json']);
+  });
+});
+
+describe('statePathFor', () => {
+  it('puts a runtime name before the extension; the unnamed runtime keeps the path', () => {
+    expect(statePathFor('/data/ns.state', undefined)).toBe('/data/ns.state');
+    expect(statePathFor('/data/ns.state', '')).toBe('/data/ns.state');
+    expect(statePathFor('/data/ns.state', 'alpha')).toBe('/data/ns.alpha.state');
+    expect(statePathFor('/data/ns', 'alpha')).toBe('/data/ns.alpha');
+    expect(statePathFor('/data/.state', 'alpha')).toBe('/data/.state.alpha');
+    expect(statePathFor('/data.d/ns', 'alpha')).toBe('/data.d/ns.alpha');
+    expect(statePathFor('relative.state', 'b')).toBe('relative.b.state');
+  });
+
+  it('gives distinct names distinct files in the same directory', () => {
+    const names = ['a', 'b', 'a.b', 'default', 'x-1'];
+    const paths = names.map((name) => statePathFor('/data/ns.state', name));
+    expect(new Set(paths).size).toBe(names.length);
+    for (const path of paths) expect(path.startsWith('/data/ns.')).toBe(true);
   });
 });

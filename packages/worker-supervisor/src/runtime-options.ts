@@ -19,6 +19,34 @@ export interface WorkerConfiguration {
   moduleAliases?: Readonly<Record<string, string>> | undefined;
 }
 
+/**
+ * `--state FILE`: the namespace snapshot. The first worker of the runtime's lifespan restores it before `ready`
+ * (its start-up bound grows by `saveTimeoutMs`, which also bounds the restore); a replacement or standby never
+ * restores. The active worker saves it when the runtime closes (the shutdown grace grows by `saveTimeoutMs`).
+ */
+export interface StateOptions {
+  /** The snapshot file. A server holding several named runtimes derives one per name: {@link statePathFor}. */
+  path: string;
+  /** Size cap of one snapshot, in bytes (names are saved smallest first until it). */
+  maxBytes: number;
+  /** Time cap of one save (and of the restore), in ms. */
+  saveTimeoutMs: number;
+}
+
+/**
+ * The snapshot file of the runtime named `name` when one server holds several: `name` goes before the
+ * extension of `path` (`ns.state` → `ns.NAME.state`; `ns` → `ns.NAME`). The unnamed (default) runtime uses
+ * `path` itself.
+ */
+export function statePathFor(path: string, name: string | undefined): string {
+  if (name === undefined || name === '') return path;
+  const slash = path.lastIndexOf('/');
+  const dot = path.lastIndexOf('.');
+  // A dot that starts the base name (".state") is not an extension.
+  if (dot <= slash + 1) return `${path}.${name}`;
+  return `${path.slice(0, dot)}.${name}${path.slice(dot)}`;
+}
+
 /** Options of a `Runtime`. All durations are in milliseconds. */
 export interface RuntimeOptions {
   /** Python interpreter for the workers. */
@@ -40,6 +68,8 @@ export interface RuntimeOptions {
    * the memory this process may use, {@link defaultMemoryLimitMb}).
    */
   memoryLimitMb?: number | null | undefined;
+  /** `--state FILE`: save the namespace at close, restore it at start (default: none). */
+  state?: StateOptions | undefined;
   /** Tool names the worker must refuse for dynamic registrations (the stable tools). */
   reservedToolNames?: string[] | undefined;
   cwd?: string | undefined;

@@ -1,4 +1,4 @@
-import type { ErrorCode, ToolCall, WorkerEvent } from '@ipython-mcp/protocol';
+import type { ErrorCode, StateReport, ToolCall, WorkerEvent } from '@ipython-mcp/protocol';
 import type { ToolAnswer } from './worker-process.js';
 
 /** Control-plane state, as runtime_status reports it. */
@@ -88,6 +88,8 @@ export interface RuntimeStatus {
   memoryMb: number | null;
   /** The memory guard's limit in MiB; null when it is off. */
   memoryLimitMb: number | null;
+  /** `--state FILE`: the snapshot file, its first worker's restore and the latest save; null without `--state`. */
+  snapshot: { file: string; lastRestore: StateReport | null; lastSave: StateReport | null } | null;
 }
 
 /** Why the namespace was replaced. */

@@ -98,6 +98,7 @@ export class Runtime {
       codec: pool.info?.codec ?? null,
       memoryMb: pool.info === undefined ? null : toMb(this.memory.current(pool.current)),
       memoryLimitMb: toMb(this.memory.bounds?.limitBytes),
+      snapshot: this.options.state ? { file: this.options.state.path, lastRestore: pool.stateRestore, lastSave: pool.stateSave } : null,
     };
   }
 
@@ -204,7 +205,8 @@ export class Runtime {
     const standby = pool.killSpares();
     this.admission.close();
     await this.admission.onIdle();
-    const grace = this.options.interruptionGraceMs;
+    // With --state the worker saves the namespace before it exits: its grace covers the save's time cap too.
+    const grace = this.options.interruptionGraceMs + (this.options.state?.saveTimeoutMs ?? 0);
     await Promise.all([pool.current?.shutdown(grace), standby?.exited]);
     await pool.replacing?.catch(() => undefined);
     // A replacement finished during close may have spawned another standby: end everything.

@@ -1,4 +1,4 @@
-import { parseWorkerMessage, type CodecName, type ToolCall, type WireError, type WorkerEvent } from '@ipython-mcp/protocol';
+import { parseWorkerMessage, type CodecName, type StateReport, type ToolCall, type WireError, type WorkerEvent } from '@ipython-mcp/protocol';
 import type { Logger } from './logger.js';
 import type { WorkerChannel } from './worker-channel.js';
 
@@ -10,6 +10,8 @@ export interface WorkerInfo {
   codec: CodecName;
   protectedNames: string[];
   startupMs: number;
+  /** The restore of the namespace snapshot (`--state`), when this worker was told to restore one. */
+  stateRestore?: StateReport | undefined;
 }
 
 /**
@@ -66,6 +68,8 @@ export interface WorkerHandle {
   kill(): void;
   shutdown(graceMs: number): Promise<void>;
   setHeld(held: boolean): void;
+  /** Called with each save of the namespace snapshot the worker reports (`--state`); optional for embedders. */
+  onStateReport?: ((report: StateReport) => void) | undefined;
 }
 
 interface Pending {
@@ -82,6 +86,8 @@ interface Pending {
 export class RequestMatcher {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
+  /** Receives the worker's `state_report` messages (saves of the namespace snapshot). */
+  onStateReport: ((report: StateReport) => void) | undefined;
 
   /**
    * @param unusable why a request cannot be sent now (the worker is not ready or has ended), or undefined.
@@ -188,6 +194,9 @@ export class RequestMatcher {
         }
         return;
       }
+      case 'state_report':
+        this.onStateReport?.(message.report);
+        return;
       default:
         return;
     }

@@ -1,4 +1,4 @@
-import { workerLimits } from '@ipython-mcp/protocol';
+import { workerLimits, type StateReport } from '@ipython-mcp/protocol';
 import type { Logger } from './logger.js';
 import type { WorkerMemory } from './memory-watch.js';
 import { MAX_ERROR_CHARS, unavailableMessage } from './outcome-wording.js';
@@ -21,6 +21,9 @@ export class WorkerPool {
   lastInterruption: RuntimeStatus['lastInterruption'] = null;
   replacementStartupMs: number | null = null;
   info: WorkerInfo | undefined;
+  /** `--state`: the first worker's restore, and the latest save any active worker reported. */
+  stateRestore: StateReport | null = null;
+  stateSave: StateReport | null = null;
   replacing: Promise<void> | undefined;
   /** The replacement being started, so close() can end it rather than wait out its start-up. */
   replacementWorker: WorkerHandle | undefined;
@@ -41,12 +44,15 @@ export class WorkerPool {
 
   /** Starts the first worker; `onReady` runs once it answered the handshake. */
   startFirst(): void {
-    const first = this.spawnWorker();
+    // Only the first worker of a lifespan restores the snapshot: a replacement starts empty (the seed's contract),
+    // and the standby is started only once this one is ready, so it never serves first.
+    const first = this.spawnWorker(true);
     this.current = first;
     this.watch(first);
     first.ready.then(
       (info) => {
         this.info = info;
+        if (info.stateRestore !== undefined) this.stateRestore = info.stateRestore;
         this.logger.info('worker.ready', { epoch: this.epoch, pid: info.pid, startupMs: Math.round(info.startupMs) });
         this.ensureStandby();
       },
@@ -124,12 +130,14 @@ export class WorkerPool {
     return worker;
   }
 
-  private spawnWorker(): WorkerHandle {
+  private spawnWorker(restore = false): WorkerHandle {
     const options = this.options;
+    const state = options.state;
     const spawnOptions = {
       python: options.python,
       maxMessageBytes: options.limits.maxIpcMessageBytes,
-      startupTimeoutMs: options.startupTimeoutMs,
+      // A restore may take up to the state time cap on top of the usual start-up.
+      startupTimeoutMs: options.startupTimeoutMs + (restore && state ? state.saveTimeoutMs : 0),
       cwd: options.cwd,
       env: options.env,
       forceJsonCodec: options.forceJsonCodec,
@@ -141,9 +149,18 @@ export class WorkerPool {
         module_aliases: options.moduleAliases,
         reserved_tool_names: options.reservedToolNames ?? [],
         ...(this.memory.backstopBytes ? { data_limit_bytes: this.memory.backstopBytes } : {}),
+        ...(state
+          ? { state: { path: state.path, restore, max_bytes: state.maxBytes, save_seconds: state.saveTimeoutMs / 1000 } }
+          : {}),
       },
     };
     const worker = this.options.spawnWorker?.(spawnOptions) ?? WorkerProcess.spawn(spawnOptions);
+    if (state) {
+      worker.onStateReport = (report) => {
+        // A standby cannot save (it never runs a cell); only the active worker's saves are the namespace's.
+        if (worker === this.current) this.stateSave = report;
+      };
+    }
     this.holdWorkers(worker);
     return worker;
   }

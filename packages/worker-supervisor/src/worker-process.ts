@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ConfigureSchema, HelloSchema, PROTOCOL_VERSION, ReadySchema, type CodecName, type Configure, type FrameError, type Hello } from '@ipython-mcp/protocol';
+import { ConfigureSchema, HelloSchema, PROTOCOL_VERSION, ReadySchema, type CodecName, type Configure, type FrameError, type Hello, type StateReport } from '@ipython-mcp/protocol';
 import { silentLogger, type Logger } from './logger.js';
 import { StreamChannel } from './worker-channel.js';
 import {
@@ -195,6 +195,15 @@ export class WorkerProcess implements WorkerHandle {
     this.requests.sendToolResult(callId, result);
   }
 
+  /** Called with each save of the namespace snapshot the worker reports (`--state`). */
+  get onStateReport(): ((report: StateReport) => void) | undefined {
+    return this.requests.onStateReport;
+  }
+
+  set onStateReport(listener: ((report: StateReport) => void) | undefined) {
+    this.requests.onStateReport = listener;
+  }
+
   /**
    * SIGKILLs the worker's whole process group: the worker, its group watchdog and anything user code started in
    * it. After the worker has exited there is nothing left to do: its exit already ended the group.
@@ -294,6 +303,7 @@ export class WorkerProcess implements WorkerHandle {
         codec: this.channel.codec,
         protectedNames: ready.data.protected_names,
         startupMs: performance.now() - this.startedAt,
+        ...(ready.data.state === undefined ? {} : { stateRestore: ready.data.state }),
       });
       return;
     }

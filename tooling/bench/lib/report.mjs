@@ -303,6 +303,26 @@ export function buildRows(results, errors) {
   }
   failed('journal', 'session journal');
 
+  // --state snapshots: our save / restore over dill.dump / dill.load of the same objects, same process
+  const labels = { numpy: 'numpy arrays', small_list: 'small objects in one list', small_names: 'small objects as separate names' };
+  for (const item of results.state?.cases ?? []) {
+    const times = item.median_ms;
+    for (const [step, over, base] of [['save', item.save_ratio, times.dill_dump], ['restore', item.restore_ratio, times.dill_load]]) {
+      rows.push(
+        row(`--state ${step}: ${labels[item.label] ?? item.label} (${formatMiB(item.bytes)}, ${item.names} names)`, {
+          median: times[step],
+          goal: '≤ 2× dill',
+          verdict: over <= 2 ? MET : MISSED,
+          comparison:
+            `${formatRatio(over)} dill.${step === 'save' ? 'dump' : 'load'} (${formatMs(base)})` +
+            (step === 'save' && times.dill_dump_fsync ? `; ${formatRatio(item.save_ratio_fsync)} dill.dump + fsync (${formatMs(times.dill_dump_fsync)})` : ''),
+          raw: { over },
+        }),
+      );
+    }
+  }
+  failed('state', '--state snapshots');
+
   // Output flood
   const flood = results.flood;
   if (flood) {
