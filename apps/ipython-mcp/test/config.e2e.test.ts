@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, childPids, eventually, isAlive, startServer, testPython, type TestServer } from './harness.js';
 
-// The twenty-one IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
+// The twenty-two IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
 // bad values refused with one stderr line and exit code 2 before any worker starts, and a failing preload
 // leaving the runtime unavailable rather than half built.
 
@@ -22,6 +22,7 @@ const SETTINGS: { env: string; flag: string; envValue: string; flagValue: string
   { env: 'IPYTHON_MCP_MAX_TOOL_NAME_CHARS', flag: '--max-tool-name-chars', envValue: '30', flagValue: '40', envParsed: 30, flagParsed: 40 },
   { env: 'IPYTHON_MCP_MAX_TOOL_DESCRIPTION_CHARS', flag: '--max-tool-description-chars', envValue: '300', flagValue: '400', envParsed: 300, flagParsed: 400 },
   { env: 'IPYTHON_MCP_MAX_DYNAMIC_TOOLS', flag: '--max-dynamic-tools', envValue: '11', flagValue: '12', envParsed: 11, flagParsed: 12 },
+  { env: 'IPYTHON_MCP_MAX_OPERATION_TIMEOUT_SECONDS', flag: '--max-operation-timeout-seconds', envValue: '7200', flagValue: '90.5', envParsed: 7200, flagParsed: 90.5 },
   { env: 'IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS', flag: '--operation-timeout-seconds', envValue: '12.5', flagValue: '0.75', envParsed: 12.5, flagParsed: 0.75 },
   { env: 'IPYTHON_MCP_INTERRUPTION_GRACE_SECONDS', flag: '--interruption-grace-seconds', envValue: '3', flagValue: '4', envParsed: 3, flagParsed: 4 },
   { env: 'IPYTHON_MCP_WORKER_STARTUP_TIMEOUT_SECONDS', flag: '--worker-startup-timeout-seconds', envValue: '15', flagValue: '16', envParsed: 15, flagParsed: 16 },
@@ -65,7 +66,7 @@ afterAll(() => {
 });
 
 describe('every setting is read from its environment variable and its flag', () => {
-  it('has twenty-one settings, all with defaults', () => {
+  it('has twenty-two settings, all with defaults', () => {
     const result = runCli(['config'], cleanEnv());
     expect(result.status).toBe(0);
     const effective = JSON.parse(result.stdout);

@@ -27,6 +27,8 @@ export interface Settings extends WorkerLimits {
   preloadModules: string[];
   moduleAliases: Record<string, string>;
   operationTimeoutSeconds: number;
+  /** The largest `timeout_seconds` one call may ask for (execute, call_function, dynamic tools). */
+  maxOperationTimeoutSeconds: number;
   interruptionGraceSeconds: number;
   workerStartupTimeoutSeconds: number;
   maxPendingOperations: number;
@@ -64,6 +66,7 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   define('maxToolDescriptionChars', 'MAX_TOOL_DESCRIPTION_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxToolDescriptionChars, 'Maximum registration description snapshot.'),
   define('maxDynamicTools', 'MAX_DYNAMIC_TOOLS', 'count', DEFAULT_WORKER_LIMITS.maxDynamicTools, 'Maximum live dynamic tool registrations.'),
   define('operationTimeoutSeconds', 'OPERATION_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.operationTimeoutMs / 1000, 'Deadline from dispatch to result.'),
+  define('maxOperationTimeoutSeconds', 'MAX_OPERATION_TIMEOUT_SECONDS', 'seconds', 3600, 'Largest timeout_seconds one call may set.'),
   define('interruptionGraceSeconds', 'INTERRUPTION_GRACE_SECONDS', 'seconds', RUNTIME_DEFAULTS.interruptionGraceMs / 1000, 'Time a cooperative interruption gets before the worker is replaced.'),
   define('workerStartupTimeoutSeconds', 'WORKER_STARTUP_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.startupTimeoutMs / 1000, 'Bound on initial and replacement worker start-up.'),
   define('maxPendingOperations', 'MAX_PENDING_OPERATIONS', 'count', RUNTIME_DEFAULTS.maxPendingOperations, 'Pending FIFO capacity, not counting the active operation.'),

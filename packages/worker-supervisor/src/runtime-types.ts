@@ -88,6 +88,11 @@ export interface RuntimeStatus {
   memoryMb: number | null;
   /** The memory guard's limit in MiB; null when it is off. */
   memoryLimitMb: number | null;
+  /**
+   * The operation running now: ms since its dispatch, and its deadline in ms from dispatch (`null`: none; Code Mode
+   * moves it later by the time spent in nested tool calls). `null` while nothing runs.
+   */
+  activeOperation: { elapsedMs: number; deadlineMs: number | null } | null;
 }
 
 /** Why the namespace was replaced. */

@@ -83,6 +83,7 @@ export class Runtime {
     if (pool.stateOverride !== undefined) state = pool.stateOverride;
     else if (pool.info === undefined) state = 'starting';
     else state = this.admission.active ? 'busy' : 'ready';
+    const running = this.dispatcher.active;
     return {
       state,
       epoch: pool.epoch,
@@ -98,6 +99,10 @@ export class Runtime {
       codec: pool.info?.codec ?? null,
       memoryMb: pool.info === undefined ? null : toMb(this.memory.current(pool.current)),
       memoryLimitMb: toMb(this.memory.bounds?.limitBytes),
+      activeOperation:
+        running === undefined
+          ? null
+          : { elapsedMs: performance.now() - running.dispatchedAt, deadlineMs: Number.isFinite(running.timeoutMs) ? running.timeoutMs : null },
     };
   }
 
