@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, childPids, eventually, isAlive, startServer, testPython, type TestServer } from './harness.js';
 
-// The twenty-two IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
+// The twenty-three IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
 // bad values refused with one stderr line and exit code 2 before any worker starts, and a failing preload
 // leaving the runtime unavailable rather than half built.
 
@@ -30,6 +30,7 @@ const SETTINGS: { env: string; flag: string; envValue: string; flagValue: string
   { env: 'IPYTHON_MCP_QUEUE_WAIT_TIMEOUT_SECONDS', flag: '--queue-wait-timeout-seconds', envValue: '1e1', flagValue: '20', envParsed: 10, flagParsed: 20 },
   { env: 'IPYTHON_MCP_MAX_IPC_MESSAGE_BYTES', flag: '--max-ipc-message-bytes', envValue: '1048576', flagValue: '2097152', envParsed: 1048576, flagParsed: 2097152 },
   { env: 'IPYTHON_MCP_MEMORY_LIMIT_MB', flag: '--memory-limit-mb', envValue: '512', flagValue: 'off', envParsed: 512, flagParsed: null },
+  { env: 'IPYTHON_MCP_OUTPUT_SPILL_MB', flag: '--output-spill-mb', envValue: '64', flagValue: '0', envParsed: 64, flagParsed: null },
   { env: 'IPYTHON_MCP_JOURNAL', flag: '--journal', envValue: '/tmp/from-env.ipynb', flagValue: 'relative/from-flag.ipynb', envParsed: '/tmp/from-env.ipynb', flagParsed: 'relative/from-flag.ipynb' },
   { env: 'IPYTHON_MCP_JOURNAL_MAX_BYTES', flag: '--journal-max-bytes', envValue: '100000', flagValue: '200000', envParsed: 100000, flagParsed: 200000 },
 ];
@@ -66,7 +67,7 @@ afterAll(() => {
 });
 
 describe('every setting is read from its environment variable and its flag', () => {
-  it('has twenty-two settings, all with defaults', () => {
+  it('has twenty-three settings, all with defaults', () => {
     const result = runCli(['config'], cleanEnv());
     expect(result.status).toBe(0);
     const effective = JSON.parse(result.stdout);
@@ -176,7 +177,7 @@ describe('settings reach the worker', () => {
 
   it('uses the flag value over the environment value in the worker and the supervisor', async () => {
     const printed = await server.structured('execute', { code: 'print("p" * 100)' });
-    expect(printed.stdout).toBe('p'.repeat(20));
+    expect(printed.stdout).toBe(`${'p'.repeat(19)}\n`); // head 5 + tail 15 of the 20-character budget
     expect(printed.stdout_omitted_chars).toBe(81);
     expect((await server.structured('execute', { code: 'list(range(10))' })).result.value).toEqual([0, 1]);
     const started = performance.now();

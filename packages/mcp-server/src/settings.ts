@@ -35,6 +35,8 @@ export interface Settings extends WorkerLimits {
   queueWaitTimeoutSeconds: number;
   /** The memory guard's limit in MiB (2^20 bytes) for the worker and the processes it started; `null` is off. */
   memoryLimitMb: number | null;
+  /** MiB of spill files (the whole text of truncated stdout/stderr) the server keeps; `null` is off. */
+  outputSpillMb: number | null;
   /** The session journal notebook, or null for none. */
   journal: string | null;
   journalMaxBytes: number;
@@ -79,6 +81,7 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
     defaultMemoryLimitMb(),
     'Memory (MiB, resident) the worker and its processes may use while an operation runs; past it the operation is stopped as memory_limit. 0 or off turns the guard off. The default is half of physical memory.',
   ),
+  define('outputSpillMb', 'OUTPUT_SPILL_MB', 'megabytes', 256, 'MiB of files holding the whole text of truncated stdout/stderr (oldest dropped first; removed when the server exits). 0 or off turns it off.'),
   define('journal', 'JOURNAL', 'path', null, 'Jupyter notebook to record every cell the agent runs in (holds code and values; mode 0600).'),
   define('journalMaxBytes', 'JOURNAL_MAX_BYTES', 'count', 16_777_216, 'Size at which a journal file is closed and the next numbered file begins.'),
 ];
@@ -241,5 +244,6 @@ export function runtimeOptionsFromSettings(settings: Settings): Omit<RuntimeOpti
     maxPendingOperations: settings.maxPendingOperations,
     queueWaitTimeoutMs: settings.queueWaitTimeoutSeconds * 1000,
     memoryLimitMb: settings.memoryLimitMb,
+    outputSpillBytes: settings.outputSpillMb === null ? null : settings.outputSpillMb * 1024 * 1024,
   };
 }

@@ -48,6 +48,8 @@ export const ConfigureSchema = z
     reserved_tool_names: z.array(z.string()),
     /** The memory guard's allocation backstop: the worker sets its soft RLIMIT_DATA to this. Absent: none. */
     data_limit_bytes: z.number().int().positive().optional(),
+    /** Where execute spills the whole text of a truncated stream, and the directory's byte budget. Absent: off. */
+    output_spill: z.object({ dir: z.string(), max_bytes: z.number().int().positive() }).strict().optional(),
   })
   .strict();
 /** Start-up configuration for a worker. */

@@ -16,15 +16,18 @@ export interface CellOutputs {
 export function outputsOfExecuteResult(result: Readonly<Record<string, unknown>>): CellOutputs {
   const outputs: JournalOutput[] = [];
   const executionCount = count(result.execution_count);
-  const stream = (name: 'stdout' | 'stderr', text: unknown, omitted: unknown): void => {
+  // `at`: where the omitted characters were (a head-and-tail stream, `<stream>_omitted_at`); absent: at the end.
+  const stream = (name: 'stdout' | 'stderr', text: unknown, omitted: unknown, at?: unknown): void => {
     if (typeof text !== 'string') return;
     const dropped = count(omitted) ?? 0;
-    const note = dropped > 0 ? `${text.endsWith('\n') || text === '' ? '' : '\n'}[… ${dropped} more characters were not kept]\n` : '';
-    if (text !== '' || note !== '') outputs.push({ output_type: 'stream', name, text: text + note });
+    const cut = Math.min(count(at) ?? text.length, text.length);
+    const head = text.slice(0, cut);
+    const note = dropped > 0 ? `${head.endsWith('\n') || head === '' ? '' : '\n'}[… ${dropped} ${cut < text.length ? 'characters were not kept here' : 'more characters were not kept'}]\n` : '';
+    if (text !== '' || note !== '') outputs.push({ output_type: 'stream', name, text: head + note + text.slice(cut) });
   };
   if (typeof result.output === 'string') stream('stdout', result.output, result.output_omitted_chars);
-  stream('stdout', result.stdout, result.stdout_omitted_chars);
-  stream('stderr', result.stderr, result.stderr_omitted_chars);
+  stream('stdout', result.stdout, result.stdout_omitted_chars, result.stdout_omitted_at);
+  stream('stderr', result.stderr, result.stderr_omitted_chars, result.stderr_omitted_at);
   if (Array.isArray(result.displays)) {
     for (const display of result.displays) {
       if (!isRecord(display)) continue;

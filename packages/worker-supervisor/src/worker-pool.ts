@@ -5,6 +5,7 @@ import { MAX_ERROR_CHARS, unavailableMessage } from './outcome-wording.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
 import type { EpochChange, InterruptionKind, NamespaceOutcome, OperationFailure, RuntimeStatus } from './runtime-types.js';
 import { WorkerProcess, type WorkerHandle, type WorkerInfo } from './worker-process.js';
+import { SPILL_DIRECTORY_ENV, SPILL_OWNER_ENV, type OutputSpill } from './output-spill.js';
 
 /**
  * The workers behind one runtime: the active one, a warm standby, and the epoch that advances on every atomic
@@ -26,6 +27,8 @@ export class WorkerPool {
   replacementWorker: WorkerHandle | undefined;
   /** Set by the runtime's close(): nothing started from now on is a failure. */
   closing = false;
+  /** The runtime's spill directory, named to every worker it starts (set by the runtime at start). */
+  spill: OutputSpill | undefined;
   readonly epochListeners = new Set<(change: EpochChange) => void>();
   readonly unavailableListeners = new Set<(error: string) => void>();
 
@@ -131,7 +134,7 @@ export class WorkerPool {
       maxMessageBytes: options.limits.maxIpcMessageBytes,
       startupTimeoutMs: options.startupTimeoutMs,
       cwd: options.cwd,
-      env: options.env,
+      env: this.spill === undefined ? options.env : { ...options.env, [SPILL_DIRECTORY_ENV]: this.spill.path, [SPILL_OWNER_ENV]: String(process.pid) },
       forceJsonCodec: options.forceJsonCodec,
       logger: this.logger,
       configure: {
@@ -141,6 +144,7 @@ export class WorkerPool {
         module_aliases: options.moduleAliases,
         reserved_tool_names: options.reservedToolNames ?? [],
         ...(this.memory.backstopBytes ? { data_limit_bytes: this.memory.backstopBytes } : {}),
+        ...(this.spill === undefined ? {} : { output_spill: { dir: this.spill.path, max_bytes: this.spill.maxBytes } }),
       },
     };
     const worker = this.options.spawnWorker?.(spawnOptions) ?? WorkerProcess.spawn(spawnOptions);
