@@ -21,7 +21,16 @@ from .capture import FdCapture, HeadTailSink, StreamRouter, TextSink, Throttle
 from .channel import Interrupter
 from .constants import IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32
 from .failure import exception_details
-from .jsonvalue import JsonCut, JsonForm, NotJson, child_path, is_plain_scalar, json_form, safe_repr
+from .jsonvalue import (
+    JsonCut,
+    JsonForm,
+    NotJson,
+    child_path,
+    encode_text,
+    is_plain_scalar,
+    json_form,
+    safe_repr,
+)
 from .limits import Limits, bound_text
 from .matplotlib_backend import forget_inline, prefer_inline
 from .packages import install_package_magics
@@ -402,7 +411,11 @@ def _cut_fields(name: str, sink: TextSink) -> dict[str, Any]:
     if at is None:
         return {}
     sink.finish()
-    fields: dict[str, Any] = {f"{name}_omitted_at": at}
+    # Text with lone surrogates reaches the parent escaped (repair.py, each one as ``\udcXX``): the position is
+    # counted in the escaped head then, so it still falls between head and tail.
+    head = sink.text()[:at]
+    escaped = encode_text(head)
+    fields: dict[str, Any] = {f"{name}_omitted_at": at if escaped is None else len(escaped)}
     spill = sink.spill
     if spill is not None:
         fields[f"{name}_spill"] = spill.path

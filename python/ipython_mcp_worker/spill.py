@@ -87,6 +87,11 @@ class SpillDirectory:
                 used -= old
             return used + size <= self.max_bytes
 
+    def used(self) -> int:
+        """Bytes the directory holds now, as this worker counts them."""
+        with self._lock:
+            return sum(each.written for each in self._active) + sum(size for _, size in self._others)
+
     def closed(self, spill: SpillFile) -> None:
         with self._lock:
             if spill in self._active:
@@ -111,7 +116,7 @@ class SpillFile:
             return
         data = text.encode("utf-8", "backslashreplace")
         if not self._directory.reserve(self, len(data)):
-            room = self._directory.max_bytes - self._directory_used()
+            room = self._directory.max_bytes - self._directory.used()
             kept = _prefix_within(text, max(0, room))
             data = kept.encode("utf-8", "backslashreplace")
             self.omitted += len(text) - len(kept)
@@ -121,11 +126,6 @@ class SpillFile:
         except OSError:
             self.omitted += len(text)
             self.close()
-
-    def _directory_used(self) -> int:
-        directory = self._directory
-        with directory._lock:
-            return sum(each.written for each in directory._active) + sum(size for _, size in directory._others)
 
     def close(self) -> None:
         """Flushes and closes the file; later writes only count as left out."""

@@ -123,3 +123,15 @@ def test_short_output_and_other_operations_spill_nothing(spilling):
     called = process.request("call_function", {"name": "loud"})
     assert called["ok"] is True
     assert os.listdir(directory) == []
+
+
+def test_the_cut_position_counts_in_the_escaped_text_when_a_stream_holds_lone_surrogates():
+    process = WorkerProcess(codec="json", limits={"max_text_chars": 100})
+    try:
+        result = process.execute("import sys\nsys.stdout.write('\\udcff' * 10 + 'a' * 500 + 'END')")
+        at = result["stdout_omitted_at"]
+        assert "stdout" in result.get("escaped", [])
+        assert result["stdout"][:at] == "\\udcff" * 10 + "a" * 15
+        assert result["stdout"][at:] == "a" * 72 + "END"
+    finally:
+        process.close()

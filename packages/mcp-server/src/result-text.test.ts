@@ -85,6 +85,11 @@ describe('executeText of a head-and-tail stream', () => {
     ]);
   });
 
+  it('counts the cut position in code points, as the worker does', () => {
+    const text = executeText({ execution_count: 5, stdout: '😀😀ab', stdout_omitted_chars: 3, stdout_omitted_at: 2, truncated: { stdout: true } });
+    expect(text.split('\n').slice(0, 3)).toEqual(['😀😀', '[stdout truncated: 3 characters omitted here]', 'ab']);
+  });
+
   it('says when the spill itself was capped', () => {
     const text = executeText({
       execution_count: 4,

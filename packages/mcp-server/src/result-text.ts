@@ -45,6 +45,17 @@ function pushEscapedNote(notes: string[], escaped: unknown): void {
   if (Array.isArray(escaped)) notes.push(`[escaped text (lone surrogates as \\udcXX) in: ${escaped.join(', ')}]`);
 }
 
+/** The UTF-16 index of code point `points` of `text` (the worker counts code points; JavaScript strings UTF-16). */
+function codePointIndex(text: string, points: number): number {
+  let index = 0;
+  for (let seen = 0; seen < points && index < text.length; seen += 1) {
+    const unit = text.charCodeAt(index);
+    const low = index + 1 < text.length ? text.charCodeAt(index + 1) : 0;
+    index += unit >= 0xd800 && unit <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? 2 : 1;
+  }
+  return index;
+}
+
 /**
  * Appends a stream's text and its truncation note (`<stream>_omitted_chars`). A head-and-tail stream
  * (`<stream>_omitted_at`) gets the note where its characters were cut out, and a line naming its spill file.
@@ -56,8 +67,9 @@ function pushStream(lines: string[], stream: 'stdout' | 'stderr', structured: Js
   const label = stream === 'stdout' ? '' : '[stderr]\n';
   const truncation = truncated[stream] === true || typeof omitted === 'number';
   const note = `[${stream} truncated: ${count(omitted ?? 0)} characters omitted${typeof at === 'number' ? ' here' : ''}]`;
-  if (typeof text === 'string' && typeof at === 'number' && at < text.length) {
-    lines.push(`${label}${trimEnd(text.slice(0, at))}`, note, trimEnd(text.slice(at)));
+  const cut = typeof text === 'string' && typeof at === 'number' ? codePointIndex(text, at) : undefined;
+  if (typeof text === 'string' && cut !== undefined && cut < text.length) {
+    lines.push(`${label}${trimEnd(text.slice(0, cut))}`, note, trimEnd(text.slice(cut)));
   } else {
     if (typeof text === 'string' && text.length > 0) lines.push(`${label}${trimEnd(text)}`);
     if (truncation) lines.push(note);

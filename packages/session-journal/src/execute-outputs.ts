@@ -20,7 +20,8 @@ export function outputsOfExecuteResult(result: Readonly<Record<string, unknown>>
   const stream = (name: 'stdout' | 'stderr', text: unknown, omitted: unknown, at?: unknown): void => {
     if (typeof text !== 'string') return;
     const dropped = count(omitted) ?? 0;
-    const cut = Math.min(count(at) ?? text.length, text.length);
+    const points = count(at);
+    const cut = points === null ? text.length : codePointIndex(text, points);
     const head = text.slice(0, cut);
     const note = dropped > 0 ? `${head.endsWith('\n') || head === '' ? '' : '\n'}[… ${dropped} ${cut < text.length ? 'characters were not kept here' : 'more characters were not kept'}]\n` : '';
     if (text !== '' || note !== '') outputs.push({ output_type: 'stream', name, text: head + note + text.slice(cut) });
@@ -55,6 +56,18 @@ function resultBundle(raw: unknown): Record<string, unknown> | undefined {
   if (raw.kind !== 'repr' || typeof raw.repr !== 'string') return undefined;
   const images = isRecord(raw.images) ? toMimeBundle(raw.images) : {};
   return { ...images, 'text/plain': raw.repr };
+}
+
+/** The UTF-16 index of code point `points` of `text` (the worker counts code points). The server has the same
+ * helper (result-text.ts); this package imports nothing of ours, so it keeps its own. */
+function codePointIndex(text: string, points: number): number {
+  let index = 0;
+  for (let seen = 0; seen < points && index < text.length; seen += 1) {
+    const unit = text.charCodeAt(index);
+    const low = index + 1 < text.length ? text.charCodeAt(index + 1) : 0;
+    index += unit >= 0xd800 && unit <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? 2 : 1;
+  }
+  return index;
 }
 
 function count(value: unknown): number | null {
