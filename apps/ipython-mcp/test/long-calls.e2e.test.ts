@@ -73,6 +73,16 @@ describe('timeout_seconds', () => {
     expect((dynamic.structuredContent as Record<string, any>).value).toBe('done');
   }, 60_000);
 
+  it('leaves a dynamic tool whose function takes timeout_seconds its own parameter', async () => {
+    await server.structured('execute', { code: 'def wait_for(timeout_seconds: int) -> int:\n    return timeout_seconds * 2' });
+    await server.structured('register_tool', { name: 'wait_for' });
+    const { tools } = await server.client.listTools();
+    expect(tools.find((each) => each.name === 'wait_for')?.inputSchema.properties?.timeout_seconds).toEqual({ type: 'integer' });
+    // Not a deadline: 0 and values above the max are the function's argument.
+    const result = await server.call('wait_for', { timeout_seconds: MAX_S * 10 });
+    expect((result.structuredContent as Record<string, any>).value).toBe(MAX_S * 20);
+  });
+
   for (const [what, value] of BAD_VALUES) {
     it(`refuses ${what} with invalid_arguments naming the bound, and runs nothing`, async () => {
       const before = (await server.structured('execute', { code: 'runs' })).result.value as number;
