@@ -71,6 +71,8 @@ class _StreamInto:
 
     omitted = 0
     truncated = False
+    omitted_at = None
+    spill = None
 
     def __init__(self, combined: PrefixSink) -> None:
         self._combined = combined
@@ -80,6 +82,9 @@ class _StreamInto:
 
     def text(self) -> str:
         return ""
+
+    def finish(self) -> None:
+        return None
 
 
 class ToolBridge:

@@ -1,4 +1,4 @@
-"""Output capture: streaming prefix sinks, a sys.stdout/sys.stderr router, and file-descriptor capture.
+"""Output capture: streaming head-and-tail sinks, a sys.stdout/sys.stderr router, and file-descriptor capture.
 
 Python-level writes go straight into the active operation's sink. Writes to fd 1 and fd 2 (C code,
 subprocesses, ``os.write``) land in pipes that a drain thread reads into the same sinks, so nothing user code
@@ -20,61 +20,11 @@ import select
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
+from .sinks import HeadTailSink, PrefixSink, TextSink
 
-class TextSink(Protocol):
-    """Where an operation's stdout or stderr goes: a PrefixSink, or Code Mode's stand-in feeding one combined
-    output (bridge.py)."""
-
-    omitted: int
-
-    @property
-    def truncated(self) -> bool: ...
-
-    def write(self, text: str) -> None: ...
-
-    def text(self) -> str: ...
-
-
-class PrefixSink:
-    """Keeps the first ``limit`` characters written and counts every character after them exactly."""
-
-    def __init__(self, limit: int, on_text: Callable[[str], None] | None = None) -> None:
-        self.limit = limit
-        self._parts: list[str] = []
-        self._kept = 0
-        self.omitted = 0
-        self._lock = threading.Lock()
-        self._on_text = on_text
-
-    def write(self, text: str) -> None:
-        if not text:
-            return
-        with self._lock:
-            room = self.limit - self._kept
-            if room <= 0:
-                self.omitted += len(text)
-                return
-            if len(text) <= room:
-                kept = text
-            else:
-                kept = text[:room]
-                self.omitted += len(text) - room
-            self._parts.append(kept)
-            self._kept += len(kept)
-        if self._on_text is not None:
-            self._on_text(kept)
-
-    @property
-    def truncated(self) -> bool:
-        return self.omitted > 0
-
-    def text(self) -> str:
-        if not self._parts:  # nothing written (the common case); a write racing this lands after it either way
-            return ""
-        with self._lock:
-            return "".join(self._parts)
+__all__ = ["FdCapture", "HeadTailSink", "PrefixSink", "StreamRouter", "TextSink", "Throttle"]
 
 
 _MAIN_THREAD_IDENT = threading.main_thread().ident

@@ -10,6 +10,9 @@ block on it, and nothing the worker reaps can take it away. It learns of the wor
 (Linux 5.3+), or, where there is none, by polling; the worker's pid cannot be reused while the watchdog keeps
 the group alive.
 
+The watchdog also removes the server's spill directory (spill.py) when the worker died because the server is
+gone: the server removes it itself on every exit path it survives to run code on, but not when it was SIGKILLed.
+
 Only small stdlib modules are used, so :func:`guard` can run first, before IPython is imported, and the fork
 copies a small process.
 """
@@ -63,10 +66,25 @@ def guard() -> int | None:
     die_with_parent()
     if os.name != "posix" or not lead_process_group():
         return None
-    return _start_watchdog(os.getpid())
+    return _start_watchdog(os.getpid(), _spill_directory())
 
 
-def _start_watchdog(worker_pid: int) -> int | None:
+SPILL_DIRECTORY_ENV = "IPYTHON_MCP_SPILL_DIR"
+SPILL_OWNER_ENV = "IPYTHON_MCP_SPILL_OWNER_PID"
+SPILL_DIRECTORY_PREFIX = "ipython-mcp-output-"
+
+
+def _spill_directory() -> tuple[str, int] | None:
+    """The server's spill directory and the pid of the server that owns it, from the environment; or None."""
+    path = os.environ.get(SPILL_DIRECTORY_ENV, "")
+    owner = os.environ.get(SPILL_OWNER_ENV, "")
+    # Only a directory the server made (its name says so) is ever removed.
+    if not path or not owner.isdigit() or not os.path.basename(path).startswith(SPILL_DIRECTORY_PREFIX):
+        return None
+    return path, int(owner)
+
+
+def _start_watchdog(worker_pid: int, spill: tuple[str, int] | None = None) -> int | None:
     report_r, report_w = os.pipe()
     try:
         intermediate = os.fork()
@@ -82,7 +100,7 @@ def _start_watchdog(worker_pid: int) -> int | None:
             watchdog = os.fork()
             if watchdog == 0:
                 os.close(report_w)
-                _watch(worker_pid, pidfd)
+                _watch(worker_pid, pidfd, spill)
             os.write(report_w, str(watchdog).encode())
         finally:
             os._exit(0)
@@ -109,7 +127,7 @@ def _pidfd(pid: int) -> int | None:
     return fd
 
 
-def _watch(worker_pid: int, pidfd: int | None) -> None:
+def _watch(worker_pid: int, pidfd: int | None, spill: tuple[str, int] | None = None) -> None:
     """The watchdog's whole life; never returns."""
     try:
         for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
@@ -137,7 +155,7 @@ def _watch(worker_pid: int, pidfd: int | None) -> None:
             import select
 
             select.select([pidfd], [], [])
-            _kill_group(worker_pid)
+            _kill_group(worker_pid, spill)
     except BaseException:  # noqa: BLE001 - fall back to polling: the group dies only after the worker
         pass
     try:
@@ -147,14 +165,37 @@ def _watch(worker_pid: int, pidfd: int | None) -> None:
             time.sleep(POLL_SECONDS)
     except BaseException:  # noqa: BLE001
         pass
-    _kill_group(worker_pid)
+    _kill_group(worker_pid, spill)
 
 
-def _kill_group(worker_pid: int) -> None:
+def _kill_group(worker_pid: int, spill: tuple[str, int] | None = None) -> None:
+    try:
+        if spill is not None:
+            _remove_spill_if_orphaned(*spill)
+    except BaseException:  # noqa: BLE001 - the group must die whatever happened here
+        pass
     try:
         os.killpg(worker_pid, signal.SIGKILL)  # this process is in the group too: nothing runs after this
     finally:
         os._exit(0)
+
+
+def _remove_spill_if_orphaned(path: str, owner: int) -> None:
+    """Removes the spill directory when its server is gone (exited, or a zombie not yet reaped)."""
+    if _alive(owner) and not _zombie(owner):
+        return  # a worker replacement: the server lives on and keeps its directory
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return bool(fields) and fields[0] in (b"Z", b"X")
 
 
 def _alive(pid: int) -> bool:

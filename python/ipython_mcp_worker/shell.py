@@ -17,15 +17,25 @@ from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
 from . import bookkeeping
-from .capture import FdCapture, PrefixSink, StreamRouter, TextSink, Throttle
+from .capture import FdCapture, HeadTailSink, StreamRouter, TextSink, Throttle
 from .channel import Interrupter
 from .constants import IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32
 from .failure import exception_details
-from .jsonvalue import JsonCut, JsonForm, NotJson, child_path, is_plain_scalar, json_form, safe_repr
+from .jsonvalue import (
+    JsonCut,
+    JsonForm,
+    NotJson,
+    child_path,
+    encode_text,
+    is_plain_scalar,
+    json_form,
+    safe_repr,
+)
 from .limits import Limits, bound_text
 from .matplotlib_backend import forget_inline, prefer_inline
 from .packages import install_package_magics
 from .params import require_str
+from .spill import SpillDirectory, SpillFile
 
 
 class _QuietDisplayHook(DisplayHook):
@@ -95,19 +105,26 @@ class _CollectingPublisher(DisplayPublisher):
 class Operation:
     """Per-request capture state: the sinks, displays and the streaming callback."""
 
-    def __init__(self, limits: Limits, stream: Callable[[str, str], None] | None) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        stream: Callable[[str, str], None] | None,
+        open_spill: Callable[[str], SpillFile | None] | None = None,
+    ) -> None:
         self.limits = limits
         self.throttles: dict[str, Throttle] = {}
         self.stdout: TextSink
         self.stderr: TextSink
+        spill_out = None if open_spill is None else functools.partial(open_spill, "stdout")
+        spill_err = None if open_spill is None else functools.partial(open_spill, "stderr")
         if stream is None:
-            self.stdout = PrefixSink(limits.max_text_chars)
-            self.stderr = PrefixSink(limits.max_text_chars)
+            self.stdout = HeadTailSink(limits.max_text_chars, None, spill_out)
+            self.stderr = HeadTailSink(limits.max_text_chars, None, spill_err)
         else:
             out = self.throttles["stdout"] = Throttle(functools.partial(stream, "stdout"))
             err = self.throttles["stderr"] = Throttle(functools.partial(stream, "stderr"))
-            self.stdout = PrefixSink(limits.max_text_chars, out.add)
-            self.stderr = PrefixSink(limits.max_text_chars, err.add)
+            self.stdout = HeadTailSink(limits.max_text_chars, out.add, spill_out)
+            self.stderr = HeadTailSink(limits.max_text_chars, err.add, spill_err)
         # An attribute, not only a method: Code Mode's run_code wraps it for one cell (bridge.py).
         self.add_display: Callable[[dict[str, Any], dict[str, Any]], None] = self._add_display
         self.displays: list[dict[str, Any]] = []
@@ -224,6 +241,8 @@ class ShellOwner:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self.operation: Operation | None = None
+        # Where execute spills the whole text of a truncated stream (spill.py); None when spilling is off.
+        self.spills: SpillDirectory | None = None
         self.shell = build_shell()
         # IPython's DisplayHook constructor is unannotated.
         self.shell.displayhook = _QuietDisplayHook(  # type: ignore[no-untyped-call]
@@ -257,8 +276,18 @@ class ShellOwner:
         if operation is not None:
             operation.traceback_text = self.shell.InteractiveTB.stb2text(stb)
 
-    def begin(self, stream: Callable[[str, str], None] | None) -> Operation:
-        self.operation = Operation(self.limits, stream)
+    def begin(self, stream: Callable[[str, str], None] | None, *, spill: bool = False) -> Operation:
+        """A new operation; ``spill``: its truncated streams go to spill files (execute's, whose result names them)."""
+        spills = self.spills if spill else None
+        open_spill = None
+        if spills is not None:
+            # The cell's number is known now (IPython gives it this execution_count): it names the file.
+            cell = self.shell.execution_count
+
+            def open_spill(stream_name: str) -> SpillFile | None:
+                return spills.open(f"cell{cell}-{stream_name}")
+
+        self.operation = Operation(self.limits, stream, open_spill)
         return self.operation
 
     def end(self) -> None:
@@ -278,6 +307,8 @@ class ShellOwner:
             sys.stderr = self._stderr_router
         if operation is not None:
             operation.flush_streams()
+            operation.stdout.finish()
+            operation.stderr.finish()
             # add_display is a bound method of the operation (or Code Mode's wrapper of one): a reference cycle
             # that only the cyclic collector frees. Cut once the operation has ended, the operation is freed at
             # once, and the collector runs about a quarter as often per execute. Nothing displays into an ended
@@ -310,6 +341,8 @@ class ShellOwner:
             "stderr": operation.stderr.text(),
             "stdout_omitted_chars": operation.stdout.omitted,
             "stderr_omitted_chars": operation.stderr.omitted,
+            **_cut_fields("stdout", operation.stdout),
+            **_cut_fields("stderr", operation.stderr),
             "truncated": {
                 "stdout": operation.stdout.truncated,
                 "stderr": operation.stderr.truncated,
@@ -370,6 +403,25 @@ class ShellOwner:
                 rendered["images"] = bundle["data"]
             truncated = truncated or bundle["truncated"]
         return rendered, truncated
+
+
+def _cut_fields(name: str, sink: TextSink) -> dict[str, Any]:
+    """Where a truncated stream was cut, and its spill file (closed first, so it is whole); nothing otherwise."""
+    at = sink.omitted_at
+    if at is None:
+        return {}
+    sink.finish()
+    # Text with lone surrogates reaches the parent escaped (repair.py, each one as ``\udcXX``): the position is
+    # counted in the escaped head then, so it still falls between head and tail.
+    head = sink.text()[:at]
+    escaped = encode_text(head)
+    fields: dict[str, Any] = {f"{name}_omitted_at": at if escaped is None else len(escaped)}
+    spill = sink.spill
+    if spill is not None:
+        fields[f"{name}_spill"] = spill.path
+        if spill.omitted:
+            fields[f"{name}_spill_omitted_chars"] = spill.omitted
+    return fields
 
 
 def _cut_report(cut: JsonCut) -> dict[str, Any]:

@@ -27,12 +27,14 @@ class Worker:
         # Imported when the worker is built, not at module load: both pull in IPython's shell machinery.
         from .ops import Operations
         from .shell import ShellOwner
+        from .spill import SpillDirectory
 
         self.channel = channel
         self.limits = Limits.from_wire(configure.get("limits"))
         channel.limit = self.limits.max_ipc_message_bytes
         channel.reader.limit = self.limits.max_ipc_message_bytes
         self.owner = ShellOwner(self.limits)
+        self.owner.spills = SpillDirectory.from_configure(configure.get("output_spill"))
         self.shell = self.owner.shell
         # The id of the request being handled, or None between requests (the tool bridge reads it).
         self.active_request_id: int | None = None
@@ -72,7 +74,7 @@ class Worker:
         if message.get("stream") is True:
             def stream(kind: str, text: str) -> None:
                 self.channel.send({"type": "event", "id": request_id, "kind": kind, "text": text})
-        operation = self.owner.begin(stream)
+        operation = self.owner.begin(stream, spill=op == "execute")
         self.active_request_id = request_id
         response: dict[str, Any]
         # Whether the operation ended in MemoryError (reported as memory_limit while the backstop is on).

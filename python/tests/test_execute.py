@@ -94,7 +94,9 @@ def test_output_counts_are_exact_at_python_and_fd_level():
     process = WorkerProcess(codec="json", limits={"max_text_chars": 100})
     try:
         result = process.execute("import os, sys\nprint('x' * 10**7)\nos.write(2, 'é'.encode() * 1000)")
-        assert result["stdout"] == "x" * 100 and result["stdout_omitted_chars"] == 10**7 + 1 - 100
+        # Head (a quarter of the budget) and tail (the rest): the line's end and its newline survive.
+        assert result["stdout"] == "x" * 99 + "\n" and result["stdout_omitted_chars"] == 10**7 + 1 - 100
+        assert result["stdout_omitted_at"] == 25
         assert result["stderr"] == "é" * 100 and result["stderr_omitted_chars"] == 900
         assert result["truncated"]["stdout"] is True and result["truncated"]["stderr"] is True
         fits = process.execute("print('y' * 99)")

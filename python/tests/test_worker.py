@@ -50,7 +50,7 @@ def test_fd_level_output_is_captured_in_the_result(worker):
     assert result["stderr"] == "e\n"
 
 
-def test_prefix_sink_counts_omitted_characters_exactly():
+def test_head_tail_sink_counts_omitted_characters_exactly():
     process = WorkerProcess(limits={"max_text_chars": 100})
     try:
         result = process.execute("print('é' * 1000)")

@@ -146,6 +146,7 @@ export function runCodeTool(codeMode: CodeMode): Tool<RunCodeInput, RunCodeOutpu
         properties: {
           code: { type: 'string', description: CODE_INPUT_DESCRIPTION },
           restart: { type: 'boolean', description: RESTART_INPUT_DESCRIPTION },
+          timeout_seconds: codeMode.timeoutSecondsSchema,
         },
         required: ['code'],
         additionalProperties: false,
@@ -183,12 +184,15 @@ export type ModelOutput = Awaited<ReturnType<NonNullable<Tool['toModelOutput']>>
 
 function validateRunCodeInput(value: unknown): { success: true; value: RunCodeInput } | { success: false; error: Error } {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    const { code, restart, ...rest } = value as Record<string, unknown>;
+    const { code, restart, timeout_seconds: timeoutSeconds, ...rest } = value as Record<string, unknown>;
     const unknown = Object.keys(rest);
+    // timeout_seconds is checked against its bound by runCode (an error the model reads).
     if (typeof code === 'string' && (restart === undefined || typeof restart === 'boolean') && unknown.length === 0) {
-      return { success: true, value: restart === undefined ? { code } : { code, restart } };
+      const input: Record<string, unknown> = restart === undefined ? { code } : { code, restart };
+      if (timeoutSeconds !== undefined) input.timeout_seconds = timeoutSeconds;
+      return { success: true, value: input as unknown as RunCodeInput };
     }
-    if (unknown.length > 0) return { success: false, error: new Error(`run_code takes only code and restart, not ${unknown.join(', ')}`) };
+    if (unknown.length > 0) return { success: false, error: new Error(`run_code takes only code, restart and timeout_seconds, not ${unknown.join(', ')}`) };
   }
   return { success: false, error: new Error('run_code needs {"code": "<python>", "restart"?: true|false}') };
 }

@@ -134,6 +134,7 @@ export class CodeModeMcpServer {
         properties: {
           code: { type: 'string', description: CODE_INPUT_DESCRIPTION },
           restart: { type: 'boolean', description: RESTART_INPUT_DESCRIPTION, default: false },
+          timeout_seconds: this.codeMode.timeoutSecondsSchema,
         },
         required: ['code'],
         additionalProperties: false,

@@ -59,6 +59,19 @@ const REGISTER_SCRIPT: Step[] = [
   { text: 'All done.' },
 ];
 
+/**
+ * A long cell: past the server's deadline (2 s here, SERVER_ENV) with timeout_seconds, and past the client's tool
+ * timeout when the test lowers that to LOW_CLIENT_TIMEOUT_S (the clients' defaults, 60 s for Codex and Claude
+ * Code's MCP_TOOL_TIMEOUT, would take minutes to outlast; the lowered value stands in for them).
+ */
+const LONG_CELL_SECONDS = 6;
+const LOW_CLIENT_TIMEOUT_S = 3;
+const LONG_CELL_SCRIPT: Step[] = [
+  { tool: 'execute', input: { code: `import time\ntime.sleep(${LONG_CELL_SECONDS})\n6 * 7`, timeout_seconds: LONG_CELL_SECONDS + 10 } },
+  { tool: 'execute', input: { code: '"after the long cell"' } },
+  { text: 'All done.' },
+];
+
 /** Settings for every run: a short operation deadline, so the sleeping cell times out quickly. */
 const SERVER_ENV = { IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS: '2', IPYTHON_MCP_INTERRUPTION_GRACE_SECONDS: '2' };
 
@@ -109,9 +122,14 @@ describe('Claude Code agent turns (claude -p)', () => {
     bin = await pinnedCliBin(`@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`);
   }, INSTALL_TIMEOUT_MS + 60_000);
 
-  function runClaude(model: StandInModel, prompt: string, home = mkdtempSync(join(scratch, 'claude-home-'))): Promise<RunResult> {
+  function runClaude(
+    model: StandInModel,
+    prompt: string,
+    home = mkdtempSync(join(scratch, 'claude-home-')),
+    clientEnv: Record<string, string> = {},
+  ): Promise<RunResult> {
     const server = { command: process.execPath, args: [TAP, tapLog(home), process.execPath, CLI], env: { IPYTHON_MCP_PYTHON: testPython(), ...SERVER_ENV } };
-    return runClaudeCode({ bin, model, prompt, home, servers: { ipython: server }, marker });
+    return runClaudeCode({ bin, model, prompt, home, servers: { ipython: server }, marker, clientEnv });
   }
 
   it('keeps state across calls, hands back an image block, an error and a timeout', async () => {
@@ -148,7 +166,59 @@ describe('Claude Code agent turns (claude -p)', () => {
       await model.close();
     }
   });
+
+  it('completes a cell longer than the server deadline and the client timeout, with timeout_seconds and MCP_TOOL_TIMEOUT', async () => {
+    const model = await startStandInModel('anthropic', LONG_CELL_SCRIPT);
+    try {
+      const started = performance.now();
+      const result = await runClaude(model, 'Run a long cell.', undefined, { MCP_TOOL_TIMEOUT: String((LONG_CELL_SECONDS + 20) * 1000) });
+      console.log(describeLongCell('Claude Code', `MCP_TOOL_TIMEOUT=${(LONG_CELL_SECONDS + 20) * 1000}`, model, result, started));
+      expectRun(result);
+      expect(seen(model.turns[1])).toContain('42');
+      expect((model.turns[1]?.toolResult as Record<string, any>).is_error).not.toBe(true);
+      expect(seen(model.turns[2])).toContain('after the long cell');
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('measures what Claude Code does with a call that outlasts MCP_TOOL_TIMEOUT', async () => {
+    const model = await startStandInModel('anthropic', LONG_CELL_SCRIPT);
+    try {
+      const started = performance.now();
+      const home = mkdtempSync(join(scratch, 'claude-home-'));
+      const result = await runClaude(model, 'Run a long cell.', home, { MCP_TOOL_TIMEOUT: String(LOW_CLIENT_TIMEOUT_S * 1000) });
+      console.log(describeLongCell('Claude Code', `MCP_TOOL_TIMEOUT=${LOW_CLIENT_TIMEOUT_S * 1000}`, model, result, started));
+      console.log(`[measure] Claude Code after its timeout sends: ${cancellations(framesOf(home))}`);
+      expectRun(result);
+      // It gives up at its own timeout and tells the model so, as an error; the value never reaches the model.
+      expect((model.turns[1]?.toolResult as Record<string, any>).is_error).toBe(true);
+      expect(seen(model.turns[1])).not.toContain('42');
+      expect(seen(model.turns[1])).toMatch(/timed out|timeout/i);
+      // It cancels the call (notifications/cancelled), so the server interrupts the cell and keeps the namespace:
+      // the next call runs at once.
+      const frames = framesOf(home);
+      expect(frames.filter((frame) => frame.dir === 'in' && frame.message.method === 'notifications/cancelled')).toHaveLength(1);
+      expect(seen(model.turns[2])).toContain('after the long cell');
+    } finally {
+      await model.close();
+    }
+  });
 });
+
+/** What the model was handed for the long cell, and how long the whole CLI run took, for the [measure] lines. */
+function describeLongCell(client: string, setting: string, model: StandInModel, result: RunResult, started: number): string {
+  return `[measure] ${client}, ${setting}, ${LONG_CELL_SECONDS} s cell: exit ${String(result.code)}, run ${((performance.now() - started) / 1000).toFixed(1)} s; the model got: ${seen(model.turns[1]).slice(0, 400)}; next call: ${seen(model.turns[2]).slice(0, 200)}`;
+}
+
+/** The cancellations the client sent and what the server answered the long call, for the [measure] lines. */
+function cancellations(frames: Frame[]): string {
+  const call = frames.find((frame) => frame.dir === 'in' && frame.message.method === 'tools/call');
+  const cancelled = frames.filter((frame) => frame.dir === 'in' && frame.message.method === 'notifications/cancelled');
+  const answer = frames.find((frame) => frame.dir === 'out' && call !== undefined && frame.message.id === call.message.id);
+  const t0 = call?.t ?? 0;
+  return `${cancelled.length} notifications/cancelled (at ${cancelled.map((frame) => `${((frame.t - t0) / 1000).toFixed(1)} s`).join(', ') || '-'}); server answer at ${answer ? `${((answer.t - t0) / 1000).toFixed(1)} s: ${JSON.stringify(answer.message.result?.structuredContent ?? answer.message.result ?? answer.message.error).slice(0, 200)}` : 'none'}`;
+}
 
 /** `notifications/tools/list_changed` left before the `register_tool` answer. */
 function expectNotifiedBeforeAnswer(frames: Frame[]): void {
@@ -178,9 +248,9 @@ describe('Codex agent turns (codex exec)', () => {
     bin = await pinnedCliBin(`@openai/codex@${CODEX_VERSION}`);
   }, INSTALL_TIMEOUT_MS + 60_000);
 
-  function runCodex(model: StandInModel, prompt: string, home = mkdtempSync(join(scratch, 'codex-home-'))): Promise<RunResult> {
+  function runCodex(model: StandInModel, prompt: string, home = mkdtempSync(join(scratch, 'codex-home-')), toolTimeoutSec = 60): Promise<RunResult> {
     const server = { command: process.execPath, args: [TAP, tapLog(home), process.execPath, CLI], env: { IPYTHON_MCP_PYTHON: testPython(), ...SERVER_ENV } };
-    return runCodexExec({ bin, model, prompt, home, servers: { ipython: server }, marker, catalog: CODEX_CATALOG });
+    return runCodexExec({ bin, model, prompt, home, servers: { ipython: server }, marker, catalog: CODEX_CATALOG, toolTimeoutSec });
   }
 
   it('keeps state across calls, hands back the image reference, an error and a timeout', async () => {
@@ -212,6 +282,41 @@ describe('Codex agent turns (codex exec)', () => {
       // offered from the next session on. The server's side is checked: the notification went out first.
       expectNotifiedBeforeAnswer(framesOf(home));
       expect(model.turns.some((turn) => model.clientName(turn, 'add_one') !== undefined)).toBe(false);
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('completes a cell longer than the server deadline and the client timeout, with timeout_seconds and tool_timeout_sec', async () => {
+    const model = await startStandInModel('responses', LONG_CELL_SCRIPT);
+    try {
+      const started = performance.now();
+      const result = await runCodex(model, 'Run a long cell.', undefined, LONG_CELL_SECONDS + 20);
+      console.log(describeLongCell('Codex', `tool_timeout_sec=${LONG_CELL_SECONDS + 20}`, model, result, started));
+      expectRun(result);
+      expect(seen(model.turns[1])).toContain('42');
+      expect(seen(model.turns[2])).toContain('after the long cell');
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('measures what Codex does with a call that outlasts tool_timeout_sec', async () => {
+    const model = await startStandInModel('responses', LONG_CELL_SCRIPT);
+    try {
+      const started = performance.now();
+      const home = mkdtempSync(join(scratch, 'codex-home-'));
+      const result = await runCodex(model, 'Run a long cell.', home, LOW_CLIENT_TIMEOUT_S);
+      console.log(describeLongCell('Codex', `tool_timeout_sec=${LOW_CLIENT_TIMEOUT_S}`, model, result, started));
+      console.log(`[measure] Codex after its timeout sends: ${cancellations(framesOf(home))}`);
+      expectRun(result);
+      expect(seen(model.turns[1])).not.toContain('42');
+      expect(seen(model.turns[1])).toMatch(/timed out|timeout/i);
+      // It cancels the call (notifications/cancelled), so the server interrupts the cell and keeps the namespace:
+      // the next call runs at once.
+      const frames = framesOf(home);
+      expect(frames.filter((frame) => frame.dir === 'in' && frame.message.method === 'notifications/cancelled')).toHaveLength(1);
+      expect(seen(model.turns[2])).toContain('after the long cell');
     } finally {
       await model.close();
     }

@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, childPids, eventually, isAlive, startServer, testPython, type TestServer } from './harness.js';
 
-// The twenty-four IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
+// The twenty-six IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
 // bad values refused with one stderr line and exit code 2 before any worker starts, and a failing preload
 // leaving the runtime unavailable rather than half built.
 
@@ -22,6 +22,7 @@ const SETTINGS: { env: string; flag: string; envValue: string; flagValue: string
   { env: 'IPYTHON_MCP_MAX_TOOL_NAME_CHARS', flag: '--max-tool-name-chars', envValue: '30', flagValue: '40', envParsed: 30, flagParsed: 40 },
   { env: 'IPYTHON_MCP_MAX_TOOL_DESCRIPTION_CHARS', flag: '--max-tool-description-chars', envValue: '300', flagValue: '400', envParsed: 300, flagParsed: 400 },
   { env: 'IPYTHON_MCP_MAX_DYNAMIC_TOOLS', flag: '--max-dynamic-tools', envValue: '11', flagValue: '12', envParsed: 11, flagParsed: 12 },
+  { env: 'IPYTHON_MCP_MAX_OPERATION_TIMEOUT_SECONDS', flag: '--max-operation-timeout-seconds', envValue: '7200', flagValue: '90.5', envParsed: 7200, flagParsed: 90.5 },
   { env: 'IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS', flag: '--operation-timeout-seconds', envValue: '12.5', flagValue: '0.75', envParsed: 12.5, flagParsed: 0.75 },
   { env: 'IPYTHON_MCP_INTERRUPTION_GRACE_SECONDS', flag: '--interruption-grace-seconds', envValue: '3', flagValue: '4', envParsed: 3, flagParsed: 4 },
   { env: 'IPYTHON_MCP_WORKER_STARTUP_TIMEOUT_SECONDS', flag: '--worker-startup-timeout-seconds', envValue: '15', flagValue: '16', envParsed: 15, flagParsed: 16 },
@@ -29,6 +30,7 @@ const SETTINGS: { env: string; flag: string; envValue: string; flagValue: string
   { env: 'IPYTHON_MCP_QUEUE_WAIT_TIMEOUT_SECONDS', flag: '--queue-wait-timeout-seconds', envValue: '1e1', flagValue: '20', envParsed: 10, flagParsed: 20 },
   { env: 'IPYTHON_MCP_MAX_IPC_MESSAGE_BYTES', flag: '--max-ipc-message-bytes', envValue: '1048576', flagValue: '2097152', envParsed: 1048576, flagParsed: 2097152 },
   { env: 'IPYTHON_MCP_MEMORY_LIMIT_MB', flag: '--memory-limit-mb', envValue: '512', flagValue: 'off', envParsed: 512, flagParsed: null },
+  { env: 'IPYTHON_MCP_OUTPUT_SPILL_MB', flag: '--output-spill-mb', envValue: '64', flagValue: '0', envParsed: 64, flagParsed: null },
   { env: 'IPYTHON_MCP_JOURNAL', flag: '--journal', envValue: '/tmp/from-env.ipynb', flagValue: 'relative/from-flag.ipynb', envParsed: '/tmp/from-env.ipynb', flagParsed: 'relative/from-flag.ipynb' },
   { env: 'IPYTHON_MCP_JOURNAL_MAX_BYTES', flag: '--journal-max-bytes', envValue: '100000', flagValue: '200000', envParsed: 100000, flagParsed: 200000 },
   { env: 'IPYTHON_MCP_STATE_FILE', flag: '--state', envValue: '/tmp/from-env.state', flagValue: 'relative/from-flag.state', envParsed: '/tmp/from-env.state', flagParsed: 'relative/from-flag.state' },
@@ -68,7 +70,7 @@ afterAll(() => {
 });
 
 describe('every setting is read from its environment variable and its flag', () => {
-  it('has twenty-four settings, all with defaults', () => {
+  it('has twenty-six settings, all with defaults', () => {
     const result = runCli(['config'], cleanEnv());
     expect(result.status).toBe(0);
     const effective = JSON.parse(result.stdout);
@@ -178,7 +180,7 @@ describe('settings reach the worker', () => {
 
   it('uses the flag value over the environment value in the worker and the supervisor', async () => {
     const printed = await server.structured('execute', { code: 'print("p" * 100)' });
-    expect(printed.stdout).toBe('p'.repeat(20));
+    expect(printed.stdout).toBe(`${'p'.repeat(19)}\n`); // head 5 + tail 15 of the 20-character budget
     expect(printed.stdout_omitted_chars).toBe(81);
     expect((await server.structured('execute', { code: 'list(range(10))' })).result.value).toEqual([0, 1]);
     const started = performance.now();

@@ -110,7 +110,11 @@ describe('a client with a tools/list_changed handler', () => {
     const tool = await s.listTool('add');
     expect(tool).toBeDefined();
     expect(tool!.description).toBe('Add two integers.');
-    expect(tool!.inputSchema).toEqual(registered.input_schema);
+    // The function's schema (the one the fingerprint covers), plus the per-call deadline every dynamic tool takes.
+    expect(tool!.inputSchema).toEqual({
+      ...registered.input_schema,
+      properties: { ...registered.input_schema.properties, timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 3600 } },
+    });
     expect((tool!._meta as Record<string, unknown>)['ipython-mcp/fingerprint']).toBe(registered.fingerprint);
 
     expect(structuredOf(await s.server.call('add', { a: 40 })).value).toBe(42);

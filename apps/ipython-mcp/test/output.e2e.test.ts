@@ -30,15 +30,17 @@ describe('default limits', () => {
 
   it('counts every omitted character of a 10^7-character print exactly (stdout and stderr)', async () => {
     const out = await server.structured('execute', { code: `print("x" * ${TEN_MILLION})` });
-    expect(out.stdout).toBe('x'.repeat(8192));
+    // Head (2,048) and tail (6,144): the line's end survives.
+    expect(out.stdout).toBe(`${'x'.repeat(8191)}\n`);
     expect(out.stdout_omitted_chars).toBe(TEN_MILLION + 1 - 8192);
+    expect(out.stdout_omitted_at).toBe(2048);
     // Only the flags that are set, and no count for the stream that was not cut.
     expect(out.truncated).toEqual({ stdout: true });
     expect(out).not.toHaveProperty('stderr_omitted_chars');
     expect(out).not.toHaveProperty('stderr');
 
     const err = await server.structured('execute', { code: `import sys\nprint("é" * ${TEN_MILLION}, file=sys.stderr)` });
-    expect(err.stderr).toBe('é'.repeat(8192));
+    expect(err.stderr).toBe(`${'é'.repeat(8191)}\n`);
     expect(err.stderr_omitted_chars).toBe(TEN_MILLION + 1 - 8192);
     expect(err.truncated).toEqual({ stderr: true });
   });
@@ -146,7 +148,10 @@ describe('configured limits', () => {
     expect(result.stderr_omitted_chars).toBe(500);
     expect(result.truncated).toEqual({ stdout: true, stderr: true });
     const text = (await server.call('execute', { code: 'print("o" * 1500)' })).content[0] as { text: string };
-    expect(text.text).toBe(`${'o'.repeat(1000)}\n[stdout truncated: 501 characters omitted]\nIn [2]: ok`);
+    const lines = text.text.split('\n');
+    expect(lines.slice(0, 3)).toEqual(['o'.repeat(250), '[stdout truncated: 501 characters omitted here]', 'o'.repeat(749)]);
+    expect(lines[3]).toMatch(/^\[whole stdout in \/\S+ipython-mcp-output-\S+-cell2-stdout\.txt; read it with execute, e\.g\. open\(path\)\.read\(\)\[-5000:\]\]$/);
+    expect(lines[4]).toBe('In [2]: ok');
   });
 
   it('caps display items as they arrive and normalises each payload', async () => {

@@ -119,3 +119,18 @@ describe('CodeMode', () => {
     expect(new KernelOperationError('x', { wireCode: 'message_too_large' }, true).retry).toBe(true);
   });
 });
+
+describe('run_code timeout_seconds', () => {
+  it('sets one call\'s deadline within the timeout option, and refuses what is outside it before running', async () => {
+    const mode = codeMode({ timeout: 5000, maxCodeRetries: 20 });
+    expect(mode.timeoutSecondsSchema).toEqual({ type: 'number', exclusiveMinimum: 0, maximum: 5 });
+    const started = performance.now();
+    await expect(mode.runCode({ code: 'import time\nran = 1\ntime.sleep(30)', timeout_seconds: 0.5 })).rejects.toThrow(/0.5 s timeout/);
+    expect(performance.now() - started).toBeLessThan(5000 + 10_000);
+    for (const bad of [0, -1, Number.NaN, '1', 5.5, null]) {
+      await expect(mode.runCode({ code: 'ran = 2', timeout_seconds: bad }), String(bad)).rejects.toThrow(InvalidRunCodeInputError);
+    }
+    expect((await mode.runCode({ code: 'ran', timeout_seconds: 5 })).return).toEqual({ kind: 'value', value: 1 });
+    expect(codeMode({ timeout: null }).maxTimeoutSeconds).toBe(2_147_483);
+  }, 60_000);
+});

@@ -76,7 +76,12 @@ export interface RunCodeInput {
   code: string;
   /** Start a fresh kernel first. */
   restart?: boolean | undefined;
+  /** This call's deadline in seconds, instead of `timeout` (above 0, at most `timeout`; see {@link CodeMode.timeoutSecondsSchema}). */
+  timeout_seconds?: number | undefined;
 }
+
+/** Longest deadline a Node timer can hold, in seconds: the bound of `timeout_seconds` when `timeout` is `null`. */
+const MAX_TIMER_SECONDS = 2_147_483;
 
 /** Per-call options of {@link CodeMode.runCode}. */
 export interface RunCodeOptions {
@@ -187,8 +192,8 @@ export class CodeMode implements AsyncDisposable {
    */
   async runCode(input: unknown, options: RunCodeOptions = {}): Promise<RunCodeResult> {
     try {
-      const { code, restart } = parseInput(input);
-      const result = await this.run(code, restart, options);
+      const { code, restart, timeoutSeconds } = parseInput(input, this.maxTimeoutSeconds);
+      const result = await this.run(code, restart, options, timeoutSeconds === undefined ? this.timeoutMs : timeoutSeconds * 1000);
       this.failureCount = 0;
       return result;
     } catch (error) {
@@ -218,7 +223,17 @@ export class CodeMode implements AsyncDisposable {
     await this.close();
   }
 
-  private async run(code: string, restart: boolean, options: RunCodeOptions): Promise<RunCodeResult> {
+  /** The bound of run_code's `timeout_seconds`: the `timeout` option, in seconds (a Node timer's longest if none). */
+  get maxTimeoutSeconds(): number {
+    return this.timeoutMs === null ? MAX_TIMER_SECONDS : this.timeoutMs / 1000;
+  }
+
+  /** The JSON Schema of run_code's optional `timeout_seconds` argument, with its bound. */
+  get timeoutSecondsSchema(): Record<string, unknown> {
+    return { type: 'number', exclusiveMinimum: 0, maximum: this.maxTimeoutSeconds };
+  }
+
+  private async run(code: string, restart: boolean, options: RunCodeOptions, timeoutMs: number | null): Promise<RunCodeResult> {
     const kernel = this.sharedKernel ?? (this.ownKernel ??= new IPythonKernel(this.kernelOptions));
     this.runCount += 1;
     const runId = options.toolCallId ?? `run_code_${this.runCount}`;
@@ -235,14 +250,14 @@ export class CodeMode implements AsyncDisposable {
         'run_code',
         { code, max_tool_calls: this.maxToolCalls, max_result_bytes: MAX_RESULT_BYTES },
         {
-          timeoutMs: this.timeoutMs,
+          timeoutMs,
           graceMs: INTERRUPT_GRACE_MS,
           signal: options.signal,
           onToolCall: (call: ToolCall) => this.nestedCall(call, runId, calls, returns, options),
         },
       );
       journal?.runCode(code, outcome, calls, returns);
-      const reply = this.replyOf(outcome);
+      const reply = this.replyOf(outcome, timeoutMs);
       if (reply.status === 'error') throw executionError(reply);
       return { return: shapeReturn(reply), metadata: { toolCalls: calls, toolReturns: returns }, executionCount: reply.executionCount };
     }, options.signal);
@@ -274,15 +289,19 @@ export class CodeMode implements AsyncDisposable {
     definedTools.set(kernel, { stateId: session.stateId, key: this.toolsKey });
   }
 
-  private replyOf(outcome: OperationOutcome): RunCodeReply {
+  private replyOf(outcome: OperationOutcome, timeoutMs: number | null): RunCodeReply {
     if (outcome.ok) return parseRunCodeReply(outcome.result);
-    throw this.failureOf(outcome.error, outcome.meta.namespace);
+    throw this.failureOf(outcome.error, outcome.meta.namespace, timeoutMs);
   }
 
-  private failureOf(error: { code: string; message: string; details?: Record<string, unknown> | undefined }, namespace: string | null): CodeModeError {
+  private failureOf(
+    error: { code: string; message: string; details?: Record<string, unknown> | undefined },
+    namespace: string | null,
+    timeoutMs: number | null = this.timeoutMs,
+  ): CodeModeError {
     switch (error.code) {
       case 'operation_timeout':
-        return timeoutError(this.timeoutMs ?? 0, namespace === 'preserved');
+        return timeoutError(timeoutMs ?? 0, namespace === 'preserved');
       case 'memory_limit':
         return memoryLimitError(typeof error.details?.limit_mb === 'number' ? error.details.limit_mb : null, namespace === 'preserved');
       case 'worker_crashed': {
@@ -363,14 +382,17 @@ function executionError(reply: RunCodeReply): CodeExecutionError {
   return new CodeExecutionError(sections.join('\n\n'), { errorType: error.type, executionCount: reply.executionCount });
 }
 
-function parseInput(input: unknown): { code: string; restart: boolean } {
+function parseInput(input: unknown, maxTimeoutSeconds: number): { code: string; restart: boolean; timeoutSeconds: number | undefined } {
   if (typeof input !== 'object' || input === null) throw new InvalidRunCodeInputError('run_code needs an object {code, restart?}');
-  const { code, restart } = input as { code?: unknown; restart?: unknown };
+  const { code, restart, timeout_seconds: timeoutSeconds } = input as { code?: unknown; restart?: unknown; timeout_seconds?: unknown };
   if (typeof code !== 'string') throw new InvalidRunCodeInputError('run_code needs `code`: a string of Python');
   if (restart !== undefined && restart !== null && typeof restart !== 'boolean') {
     throw new InvalidRunCodeInputError('`restart` must be true or false');
   }
-  return { code, restart: restart === true };
+  if (timeoutSeconds !== undefined && (typeof timeoutSeconds !== 'number' || !Number.isFinite(timeoutSeconds) || timeoutSeconds <= 0 || timeoutSeconds > maxTimeoutSeconds)) {
+    throw new InvalidRunCodeInputError(`\`timeout_seconds\` must be a number of seconds above 0 and at most ${maxTimeoutSeconds} (the timeout option)`);
+  }
+  return { code, restart: restart === true, timeoutSeconds };
 }
 
 function count(value: number, option: string): number {

@@ -65,3 +65,42 @@ describe('valueText and failureText', () => {
     );
   });
 });
+
+describe('executeText of a head-and-tail stream', () => {
+  it('puts the note where the characters were cut out and names the spill file', () => {
+    const text = executeText({
+      execution_count: 3,
+      stdout: 'head\ntail\n',
+      stdout_omitted_chars: 990,
+      stdout_omitted_at: 5,
+      stdout_spill: '/tmp/ipython-mcp-output-x/1-cell3-stdout.txt',
+      truncated: { stdout: true },
+    });
+    expect(text.split('\n')).toEqual([
+      'head',
+      '[stdout truncated: 990 characters omitted here]',
+      'tail',
+      '[whole stdout in /tmp/ipython-mcp-output-x/1-cell3-stdout.txt; read it with execute, e.g. open(path).read()[-5000:]]',
+      'In [3]: ok',
+    ]);
+  });
+
+  it('counts the cut position in code points, as the worker does', () => {
+    const text = executeText({ execution_count: 5, stdout: '😀😀ab', stdout_omitted_chars: 3, stdout_omitted_at: 2, truncated: { stdout: true } });
+    expect(text.split('\n').slice(0, 3)).toEqual(['😀😀', '[stdout truncated: 3 characters omitted here]', 'ab']);
+  });
+
+  it('says when the spill itself was capped', () => {
+    const text = executeText({
+      execution_count: 4,
+      stderr: 'ab',
+      stderr_omitted_chars: 10,
+      stderr_omitted_at: 1,
+      stderr_spill: '/s/e.txt',
+      stderr_spill_omitted_chars: 1234,
+      truncated: { stderr: true },
+    });
+    expect(text).toContain('[stderr]\na\n[stderr truncated: 10 characters omitted here]\nb');
+    expect(text).toContain('[start of stderr (all but its last 1,234 characters: spill cap) in /s/e.txt;');
+  });
+});

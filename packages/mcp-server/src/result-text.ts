@@ -45,11 +45,40 @@ function pushEscapedNote(notes: string[], escaped: unknown): void {
   if (Array.isArray(escaped)) notes.push(`[escaped text (lone surrogates as \\udcXX) in: ${escaped.join(', ')}]`);
 }
 
-/** Appends a stream's text and its truncation note; `omitted` is its `<stream>_omitted_chars`. */
-function pushStream(lines: string[], stream: 'stdout' | 'stderr', text: unknown, omitted: unknown, truncated: Json): void {
-  if (typeof text === 'string' && text.length > 0) lines.push(stream === 'stdout' ? trimEnd(text) : `[stderr]\n${trimEnd(text)}`);
-  if (truncated[stream] === true || typeof omitted === 'number') {
-    lines.push(`[${stream} truncated: ${count(omitted ?? 0)} characters omitted]`);
+/** The UTF-16 index of code point `points` of `text` (the worker counts code points; JavaScript strings UTF-16). */
+function codePointIndex(text: string, points: number): number {
+  let index = 0;
+  for (let seen = 0; seen < points && index < text.length; seen += 1) {
+    const unit = text.charCodeAt(index);
+    const low = index + 1 < text.length ? text.charCodeAt(index + 1) : 0;
+    index += unit >= 0xd800 && unit <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? 2 : 1;
+  }
+  return index;
+}
+
+/**
+ * Appends a stream's text and its truncation note (`<stream>_omitted_chars`). A head-and-tail stream
+ * (`<stream>_omitted_at`) gets the note where its characters were cut out, and a line naming its spill file.
+ */
+function pushStream(lines: string[], stream: 'stdout' | 'stderr', structured: Json, truncated: Json): void {
+  const text = structured[stream];
+  const omitted = structured[`${stream}_omitted_chars`];
+  const at = structured[`${stream}_omitted_at`];
+  const label = stream === 'stdout' ? '' : '[stderr]\n';
+  const truncation = truncated[stream] === true || typeof omitted === 'number';
+  const note = `[${stream} truncated: ${count(omitted ?? 0)} characters omitted${typeof at === 'number' ? ' here' : ''}]`;
+  const cut = typeof text === 'string' && typeof at === 'number' ? codePointIndex(text, at) : undefined;
+  if (typeof text === 'string' && cut !== undefined && cut < text.length) {
+    lines.push(`${label}${trimEnd(text.slice(0, cut))}`, note, trimEnd(text.slice(cut)));
+  } else {
+    if (typeof text === 'string' && text.length > 0) lines.push(`${label}${trimEnd(text)}`);
+    if (truncation) lines.push(note);
+  }
+  const spill = structured[`${stream}_spill`];
+  if (typeof spill === 'string') {
+    const short = structured[`${stream}_spill_omitted_chars`];
+    const what = typeof short === 'number' ? `start of ${stream} (all but its last ${count(short)} characters: spill cap)` : `whole ${stream}`;
+    lines.push(`[${what} in ${spill}; read it with execute, e.g. open(path).read()[-5000:]]`);
   }
 }
 
@@ -110,8 +139,8 @@ export function executeText(structured: Json): string {
   // Every execute writes this: the parts that are usually absent (displays, an error, notes) are looked at only
   // when their field is there, and every part appends to one list.
   const lines: string[] = [];
-  pushStream(lines, 'stdout', structured.stdout, structured.stdout_omitted_chars, truncated);
-  pushStream(lines, 'stderr', structured.stderr, structured.stderr_omitted_chars, truncated);
+  pushStream(lines, 'stdout', structured, truncated);
+  pushStream(lines, 'stderr', structured, truncated);
   if (structured.displays !== undefined || structured.displays_omitted !== undefined || truncated.displays === true) lines.push(...displayLines(structured, truncated));
   const result = structured.result;
   const hasValue = isObject(result);

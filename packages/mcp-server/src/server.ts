@@ -16,6 +16,7 @@ import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type CatalogEffect, ty
 import { ResultWriter } from './tool-result.js';
 import { progressReporter } from './progress.js';
 import { RelistGate } from './relist-gate.js';
+import { takeTimeout, takesOwnTimeout, timeoutProperty, withTimeoutProperty } from './call-deadline.js';
 
 type CallToolRequest = z.infer<typeof CallToolRequestSchema>;
 type ToolCallExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
@@ -84,6 +85,8 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
   if (journal) serveJournalResource(server, journal);
   reportStartupFailures(server, runtime);
   runtime.start();
+  const maxTimeoutSeconds = options.settings.maxOperationTimeoutSeconds;
+  const publishedStableTools = STABLE_TOOLS.map((tool) => toMcpTool(tool, maxTimeoutSeconds));
 
   // --state: the first worker may restore registrations this server has not seen; the first listing asks for them.
   let restoredToolsUnknown = options.settings.stateFile !== null;
@@ -96,7 +99,8 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
       if (await catalog.refresh(runtime, extra.signal)) restoredToolsUnknown = false;
     }
     relist.noteListed(mark);
-    return { tools: [...PUBLISHED_STABLE_TOOLS, ...catalog.tools()] };
+    const dynamic = catalog.tools().map((tool) => ({ ...tool, inputSchema: withTimeoutProperty(tool.inputSchema, maxTimeoutSeconds) }));
+    return { tools: [...publishedStableTools, ...dynamic] };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -109,10 +113,16 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
 
   const callTool = async (request: CallToolRequest, extra: ToolCallExtra): Promise<CallToolResult> => {
     const name = request.params.name;
-    const args = request.params.arguments ?? {};
+    let args = request.params.arguments ?? {};
     const runOptions: RunOptions = { signal: extra.signal, requestId: extra.requestId };
     const stable = findStableTool(name);
     if (stable !== undefined) {
+      if (stable.takesDeadline === true) {
+        const taken = takeTimeout(args, maxTimeoutSeconds);
+        if (!taken.ok) return badTimeout(results, name, taken);
+        args = taken.args;
+        if (taken.timeoutMs !== undefined) runOptions.timeoutMs = taken.timeoutMs;
+      }
       // The usual well-formed execute skips zod (plainInput); anything else is checked by the tool's model.
       let data = stable.plainInput?.(args);
       if (data === undefined) {
@@ -139,7 +149,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
         if (progress) await progress.settle();
       }
     }
-    return callDynamicTool(name, args, runOptions, catalog, runtime, results, journal);
+    return callDynamicTool(name, args, runOptions, catalog, runtime, results, journal, maxTimeoutSeconds);
   };
 
   return {
@@ -209,14 +219,15 @@ function publishedInputSchema(input: z.ZodObject): Tool['inputSchema'] {
   return prune(z.toJSONSchema(input, { io: 'input' })) as Tool['inputSchema'];
 }
 
-const PUBLISHED_STABLE_TOOLS: readonly Tool[] = STABLE_TOOLS.map(toMcpTool);
-
-function toMcpTool(tool: StableToolDefinition): Tool {
+/** A stable tool as tools/list publishes it; a tool that takes a per-call deadline states the server's bound. */
+function toMcpTool(tool: StableToolDefinition, maxTimeoutSeconds: number): Tool {
+  const inputSchema = publishedInputSchema(tool.input);
+  if (tool.takesDeadline === true) inputSchema.properties = { ...inputSchema.properties, timeout_seconds: timeoutProperty(maxTimeoutSeconds) };
   return {
     name: tool.name,
     title: tool.title,
     description: tool.description,
-    inputSchema: publishedInputSchema(tool.input),
+    inputSchema,
     outputSchema: tool.outputSchema as Tool['outputSchema'],
     annotations: { title: tool.title, readOnlyHint: tool.readOnly, destructiveHint: !tool.readOnly, openWorldHint: tool.name === 'execute' },
   };
@@ -225,6 +236,10 @@ function toMcpTool(tool: StableToolDefinition): Tool {
 function invalidArguments(results: ResultWriter, tool: string, error: z.ZodError): CallToolResult {
   const issues = error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`);
   return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool}: ${issues.join('; ')}`.slice(0, 1000) });
+}
+
+function badTimeout(results: ResultWriter, tool: string, taken: { message: string; details: Record<string, unknown> }): CallToolResult {
+  return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool.slice(0, 200)}: ${taken.message}`, details: taken.details });
 }
 
 function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRecorder | undefined): Record<string, unknown> {
@@ -244,6 +259,13 @@ function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRec
     codec: status.codec,
     memory_mb: status.memoryMb,
     memory_limit_mb: status.memoryLimitMb,
+    // Only while an operation runs: how long it has run and its deadline, both in seconds from dispatch.
+    ...(status.activeOperation
+      ? {
+          active_elapsed_s: Math.round(status.activeOperation.elapsedMs / 100) / 10,
+          active_deadline_s: status.activeOperation.deadlineMs === null ? null : status.activeOperation.deadlineMs / 1000,
+        }
+      : {}),
     dynamic_tools: catalog.size,
     registry_revision: catalog.revision,
     // Only when a journal is configured: what the model reads stays as short as before for everyone else.
@@ -276,6 +298,7 @@ async function callDynamicTool(
   runtime: Runtime,
   results: ResultWriter,
   journal: JournalRecorder | undefined,
+  maxTimeoutSeconds: number,
 ): Promise<CallToolResult> {
   if (catalog.get(name) === undefined && catalog.needsDiscovery) await catalog.refresh(runtime, runOptions.signal);
   // One immutable snapshot entry serves the whole call: its validator, and its fingerprint, which the worker
@@ -285,6 +308,13 @@ async function callDynamicTool(
     const reason = catalog.staleReason(name);
     if (reason === undefined) throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
     return staleFailure(results, name, reason);
+  }
+  // The deadline argument, unless the function takes a `timeout_seconds` of its own (then it is the function's).
+  if (!takesOwnTimeout(entry.registration.input_schema)) {
+    const taken = takeTimeout(args, maxTimeoutSeconds);
+    if (!taken.ok) return badTimeout(results, name, taken);
+    args = taken.args;
+    if (taken.timeoutMs !== undefined) runOptions = { ...runOptions, timeoutMs: taken.timeoutMs };
   }
   if (!entry.validate(args)) {
     const problems = (entry.validate.errors ?? [])

@@ -27,12 +27,16 @@ export interface Settings extends WorkerLimits {
   preloadModules: string[];
   moduleAliases: Record<string, string>;
   operationTimeoutSeconds: number;
+  /** The largest `timeout_seconds` one call may ask for (execute, call_function, dynamic tools). */
+  maxOperationTimeoutSeconds: number;
   interruptionGraceSeconds: number;
   workerStartupTimeoutSeconds: number;
   maxPendingOperations: number;
   queueWaitTimeoutSeconds: number;
   /** The memory guard's limit in MiB (2^20 bytes) for the worker and the processes it started; `null` is off. */
   memoryLimitMb: number | null;
+  /** MiB of spill files (the whole text of truncated stdout/stderr) the server keeps; `null` is off. */
+  outputSpillMb: number | null;
   /** The session journal notebook, or null for none. */
   journal: string | null;
   journalMaxBytes: number;
@@ -70,6 +74,7 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   define('maxToolDescriptionChars', 'MAX_TOOL_DESCRIPTION_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxToolDescriptionChars, 'Maximum registration description snapshot.'),
   define('maxDynamicTools', 'MAX_DYNAMIC_TOOLS', 'count', DEFAULT_WORKER_LIMITS.maxDynamicTools, 'Maximum live dynamic tool registrations.'),
   define('operationTimeoutSeconds', 'OPERATION_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.operationTimeoutMs / 1000, 'Deadline from dispatch to result.'),
+  define('maxOperationTimeoutSeconds', 'MAX_OPERATION_TIMEOUT_SECONDS', 'seconds', 3600, 'Largest timeout_seconds one call may set.'),
   define('interruptionGraceSeconds', 'INTERRUPTION_GRACE_SECONDS', 'seconds', RUNTIME_DEFAULTS.interruptionGraceMs / 1000, 'Time a cooperative interruption gets before the worker is replaced.'),
   define('workerStartupTimeoutSeconds', 'WORKER_STARTUP_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.startupTimeoutMs / 1000, 'Bound on initial and replacement worker start-up.'),
   define('maxPendingOperations', 'MAX_PENDING_OPERATIONS', 'count', RUNTIME_DEFAULTS.maxPendingOperations, 'Pending FIFO capacity, not counting the active operation.'),
@@ -82,6 +87,7 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
     defaultMemoryLimitMb(),
     'Memory (MiB, resident) the worker and its processes may use while an operation runs; past it the operation is stopped as memory_limit. 0 or off turns the guard off. The default is half of physical memory.',
   ),
+  define('outputSpillMb', 'OUTPUT_SPILL_MB', 'megabytes', 256, 'MiB of files holding the whole text of truncated stdout/stderr (oldest dropped first; removed when the server exits). 0 or off turns it off.'),
   define('journal', 'JOURNAL', 'path', null, 'Jupyter notebook to record every cell the agent runs in (holds code and values; mode 0600).'),
   define('journalMaxBytes', 'JOURNAL_MAX_BYTES', 'count', 16_777_216, 'Size at which a journal file is closed and the next numbered file begins.'),
   define(
@@ -257,5 +263,6 @@ export function runtimeOptionsFromSettings(settings: Settings): Omit<RuntimeOpti
     ...(settings.stateFile === null
       ? {}
       : { state: { path: resolve(settings.stateFile), maxBytes: settings.stateMaxMb * 1024 * 1024, saveTimeoutMs: settings.stateSaveSeconds * 1000 } }),
+    outputSpillBytes: settings.outputSpillMb === null ? null : settings.outputSpillMb * 1024 * 1024,
   };
 }

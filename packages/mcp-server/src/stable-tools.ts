@@ -18,6 +18,8 @@ export interface StableToolDefinition {
   /** The worker operation it maps to; `null` for runtime_status, which never reaches the worker. */
   op: OperationName | null;
   readOnly: boolean;
+  /** Takes the optional per-call deadline `timeout_seconds` (call-deadline.ts), bounded by the server's setting. */
+  takesDeadline?: true;
   /**
    * What the tool does to the dynamic tool catalog: `changes` (registry operations: reconcile after every call),
    * `may-change` (namespace mutations can make registrations stale: reconcile when there are registrations and the
@@ -67,12 +69,13 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Execute Python',
     op: 'execute',
     readOnly: false,
+    takesDeadline: true,
     catalogEffect: 'may-change',
     description:
       'Run Python in the persistent IPython namespace: statements, expressions, definitions, magics, `!` shell escapes. ' +
       'Names, imports and objects persist between calls. Returns stdout/stderr (bounded, exact omitted counts), the ' +
       'final value (JSON, else its IPython repr), displays (PNG/JPEG as image content), the execution count, and a ' +
-      'structured error for exceptions.',
+      'structured error for exceptions. Long work: set timeout_seconds.',
     input: z.object({ code: z.string().describe('Python source, run as one cell.') }).strict(),
     plainInput: plainExecuteInput,
     outputSchema: compactOutputSchema('execute'),
@@ -82,6 +85,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     title: 'Call a live function',
     op: 'call_function',
     readOnly: false,
+    takesDeadline: true,
     catalogEffect: 'may-change',
     description:
       'Call a live callable by name (dotted paths like `lib.tool` allowed, never evaluated) once, with a JSON object ' +
@@ -224,6 +228,8 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
         epoch: { type: 'integer' },
         queue_depth: { type: 'integer', default: 0 },
         active: flag('An operation is running.'),
+        active_elapsed_s: { type: 'number', description: 'While one runs: seconds since its dispatch.' },
+        active_deadline_s: { type: ['number', 'null'], description: 'While one runs: its deadline, seconds from dispatch (null: none).' },
         last_interruption: { type: ['object', 'null'], default: null },
         replacement_startup_ms: { type: ['number', 'null'], default: null },
         worker_startup_ms: { type: ['number', 'null'], default: null },

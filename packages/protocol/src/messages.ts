@@ -58,6 +58,8 @@ export const ConfigureSchema = z
       })
       .strict()
       .optional(),
+    /** Where execute spills the whole text of a truncated stream, and the directory's byte budget. Absent: off. */
+    output_spill: z.object({ dir: z.string(), max_bytes: z.number().int().positive() }).strict().optional(),
   })
   .strict();
 /** Start-up configuration for a worker. */

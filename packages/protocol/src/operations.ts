@@ -39,6 +39,14 @@ export const ExecuteResultSchema = z.strictObject({
   stderr: z.string(),
   stdout_omitted_chars: count,
   stderr_omitted_chars: count,
+  // A truncated stream only: where in the text its omitted characters were (head | omitted | tail), the spill file
+  // holding the whole stream, and what did not fit the spill budget (only when something did not).
+  stdout_omitted_at: count.optional(),
+  stderr_omitted_at: count.optional(),
+  stdout_spill: z.string().optional(),
+  stderr_spill: z.string().optional(),
+  stdout_spill_omitted_chars: count.optional(),
+  stderr_spill_omitted_chars: count.optional(),
   truncated: z.strictObject({ stdout: z.boolean(), stderr: z.boolean(), result: z.boolean(), displays: z.boolean() }),
   result: CellResultSchema,
   displays: z.array(DisplaySchema),

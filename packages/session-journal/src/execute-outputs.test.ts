@@ -2,6 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { outputsOfExecuteResult } from './execute-outputs.js';
 
 describe('outputsOfExecuteResult', () => {
+  it('notes a head-and-tail stream\'s omitted characters where they were', () => {
+    const { outputs } = outputsOfExecuteResult({ execution_count: 1, stdout: 'head\ntail\n', stdout_omitted_chars: 90, stdout_omitted_at: 5 });
+    expect(outputs).toEqual([{ output_type: 'stream', name: 'stdout', text: 'head\n[… 90 characters were not kept here]\ntail\n' }]);
+  });
+
   it('maps every field of a worker execute result to Jupyter outputs, in Jupyter order', () => {
     const { outputs, executionCount } = outputsOfExecuteResult({
       status: 'error',

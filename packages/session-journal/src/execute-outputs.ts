@@ -16,15 +16,19 @@ export interface CellOutputs {
 export function outputsOfExecuteResult(result: Readonly<Record<string, unknown>>): CellOutputs {
   const outputs: JournalOutput[] = [];
   const executionCount = count(result.execution_count);
-  const stream = (name: 'stdout' | 'stderr', text: unknown, omitted: unknown): void => {
+  // `at`: where the omitted characters were (a head-and-tail stream, `<stream>_omitted_at`); absent: at the end.
+  const stream = (name: 'stdout' | 'stderr', text: unknown, omitted: unknown, at?: unknown): void => {
     if (typeof text !== 'string') return;
     const dropped = count(omitted) ?? 0;
-    const note = dropped > 0 ? `${text.endsWith('\n') || text === '' ? '' : '\n'}[… ${dropped} more characters were not kept]\n` : '';
-    if (text !== '' || note !== '') outputs.push({ output_type: 'stream', name, text: text + note });
+    const points = count(at);
+    const cut = points === null ? text.length : codePointIndex(text, points);
+    const head = text.slice(0, cut);
+    const note = dropped > 0 ? `${head.endsWith('\n') || head === '' ? '' : '\n'}[… ${dropped} ${cut < text.length ? 'characters were not kept here' : 'more characters were not kept'}]\n` : '';
+    if (text !== '' || note !== '') outputs.push({ output_type: 'stream', name, text: head + note + text.slice(cut) });
   };
   if (typeof result.output === 'string') stream('stdout', result.output, result.output_omitted_chars);
-  stream('stdout', result.stdout, result.stdout_omitted_chars);
-  stream('stderr', result.stderr, result.stderr_omitted_chars);
+  stream('stdout', result.stdout, result.stdout_omitted_chars, result.stdout_omitted_at);
+  stream('stderr', result.stderr, result.stderr_omitted_chars, result.stderr_omitted_at);
   if (Array.isArray(result.displays)) {
     for (const display of result.displays) {
       if (!isRecord(display)) continue;
@@ -52,6 +56,18 @@ function resultBundle(raw: unknown): Record<string, unknown> | undefined {
   if (raw.kind !== 'repr' || typeof raw.repr !== 'string') return undefined;
   const images = isRecord(raw.images) ? toMimeBundle(raw.images) : {};
   return { ...images, 'text/plain': raw.repr };
+}
+
+/** The UTF-16 index of code point `points` of `text` (the worker counts code points). The server has the same
+ * helper (result-text.ts); this package imports nothing of ours, so it keeps its own. */
+function codePointIndex(text: string, points: number): number {
+  let index = 0;
+  for (let seen = 0; seen < points && index < text.length; seen += 1) {
+    const unit = text.charCodeAt(index);
+    const low = index + 1 < text.length ? text.charCodeAt(index + 1) : 0;
+    index += unit >= 0xd800 && unit <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? 2 : 1;
+  }
+  return index;
 }
 
 function count(value: unknown): number | null {

@@ -17,6 +17,9 @@ type Settled = Promise<{ kind: 'reply'; value: WorkerReply } | { kind: 'failed';
  * interrupt, the grace period, verification of the namespace, or replacement of the worker.
  */
 export class Dispatcher {
+  /** The operation running now: when it was dispatched and its deadline in ms (Infinity: none); for status. */
+  active: { dispatchedAt: number; timeoutMs: number } | undefined;
+
   constructor(
     private readonly options: ResolvedRuntimeOptions,
     private readonly pool: WorkerPool,
@@ -51,6 +54,8 @@ export class Dispatcher {
     });
     const timeoutMs = options.timeoutMs === null ? Infinity : (options.timeoutMs ?? this.options.operationTimeoutMs);
     const deadline = new PausableTimer(timeoutMs, () => stop?.('timeout'));
+    const active = { dispatchedAt, timeoutMs };
+    this.active = active;
     const onAbort = (reason: unknown): void => {
       stop?.(reason instanceof AdmissionError && reason.code === 'runtime_closed' ? 'shutdown' : 'cancelled');
     };
@@ -100,6 +105,7 @@ export class Dispatcher {
       watch?.stop();
       deadline.clear();
       removeAbort?.();
+      if (this.active === active) this.active = undefined;
     }
   }
 

@@ -70,6 +70,11 @@ export interface RuntimeOptions {
   memoryLimitMb?: number | null | undefined;
   /** `--state FILE`: save the namespace at close, restore it at start (default: none). */
   state?: StateOptions | undefined;
+  /**
+   * Bytes of spill files execute may keep (the whole text of truncated stdout/stderr, in a 0700 directory of this
+   * runtime, removed when it closes); `null` or 0 is off (default: off; the server's default is 256 MiB).
+   */
+  outputSpillBytes?: number | null | undefined;
   /** Tool names the worker must refuse for dynamic registrations (the stable tools). */
   reservedToolNames?: string[] | undefined;
   cwd?: string | undefined;

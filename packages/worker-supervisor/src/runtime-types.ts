@@ -90,6 +90,11 @@ export interface RuntimeStatus {
   memoryLimitMb: number | null;
   /** `--state FILE`: the snapshot file, its first worker's restore and the latest save; null without `--state`. */
   snapshot: { file: string; lastRestore: StateReport | null; lastSave: StateReport | null } | null;
+  /**
+   * The operation running now: ms since its dispatch, and its deadline in ms from dispatch (`null`: none; Code Mode
+   * moves it later by the time spent in nested tool calls). `null` while nothing runs.
+   */
+  activeOperation: { elapsedMs: number; deadlineMs: number | null } | null;
 }
 
 /** Why the namespace was replaced. */

@@ -8,6 +8,7 @@ import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type RuntimeOptions
 import type { EpochChange, OperationOutcome, RunOptions, RuntimeState, RuntimeStatus } from './runtime-types.js';
 import { startupConfigurationProblem } from './startup-checks.js';
 import { WorkerPool } from './worker-pool.js';
+import { OutputSpill } from './output-spill.js';
 
 
 /**
@@ -48,6 +49,8 @@ export class Runtime {
   start(): void {
     if (this.started || this.closing) return;
     this.started = true;
+    const spillBytes = this.options.outputSpillBytes;
+    if (spillBytes !== null && spillBytes !== undefined && spillBytes > 0) this.pool.spill = OutputSpill.create(spillBytes);
     const problem = startupConfigurationProblem(this.options.libraryPaths);
     if (problem !== undefined) {
       // Deferred, so a listener subscribed right after start() still hears it.
@@ -83,6 +86,7 @@ export class Runtime {
     if (pool.stateOverride !== undefined) state = pool.stateOverride;
     else if (pool.info === undefined) state = 'starting';
     else state = this.admission.active ? 'busy' : 'ready';
+    const running = this.dispatcher.active;
     return {
       state,
       epoch: pool.epoch,
@@ -99,7 +103,16 @@ export class Runtime {
       memoryMb: pool.info === undefined ? null : toMb(this.memory.current(pool.current)),
       memoryLimitMb: toMb(this.memory.bounds?.limitBytes),
       snapshot: this.options.state ? { file: this.options.state.path, lastRestore: pool.stateRestore, lastSave: pool.stateSave } : null,
+      activeOperation:
+        running === undefined
+          ? null
+          : { elapsedMs: performance.now() - running.dispatchedAt, deadlineMs: Number.isFinite(running.timeoutMs) ? running.timeoutMs : null },
     };
+  }
+
+  /** The spill directory of this runtime, or undefined when spilling is off (or the directory could not be made). */
+  get spillDirectory(): string | undefined {
+    return this.pool.spill?.path;
   }
 
   /** Pids of the worker processes alive now (active and standby), for tests and diagnostics. */
@@ -213,5 +226,7 @@ export class Runtime {
     const remaining = [pool.current, pool.standby];
     for (const worker of remaining) worker?.kill();
     await Promise.all(remaining.map((worker) => worker?.exited));
+    // Every worker is gone: nothing writes into the spill directory any more.
+    pool.spill?.remove();
   }
 }

@@ -5,6 +5,7 @@ import { MAX_ERROR_CHARS, unavailableMessage } from './outcome-wording.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
 import type { EpochChange, InterruptionKind, NamespaceOutcome, OperationFailure, RuntimeStatus } from './runtime-types.js';
 import { WorkerProcess, type WorkerHandle, type WorkerInfo } from './worker-process.js';
+import { SPILL_DIRECTORY_ENV, SPILL_OWNER_ENV, type OutputSpill } from './output-spill.js';
 
 /**
  * The workers behind one runtime: the active one, a warm standby, and the epoch that advances on every atomic
@@ -29,6 +30,8 @@ export class WorkerPool {
   replacementWorker: WorkerHandle | undefined;
   /** Set by the runtime's close(): nothing started from now on is a failure. */
   closing = false;
+  /** The runtime's spill directory, named to every worker it starts (set by the runtime at start). */
+  spill: OutputSpill | undefined;
   readonly epochListeners = new Set<(change: EpochChange) => void>();
   readonly unavailableListeners = new Set<(error: string) => void>();
 
@@ -139,7 +142,7 @@ export class WorkerPool {
       // A restore may take up to the state time cap on top of the usual start-up.
       startupTimeoutMs: options.startupTimeoutMs + (restore && state ? state.saveTimeoutMs : 0),
       cwd: options.cwd,
-      env: options.env,
+      env: this.spill === undefined ? options.env : { ...options.env, [SPILL_DIRECTORY_ENV]: this.spill.path, [SPILL_OWNER_ENV]: String(process.pid) },
       forceJsonCodec: options.forceJsonCodec,
       logger: this.logger,
       configure: {
@@ -152,6 +155,7 @@ export class WorkerPool {
         ...(state
           ? { state: { path: state.path, restore, max_bytes: state.maxBytes, save_seconds: state.saveTimeoutMs / 1000 } }
           : {}),
+        ...(this.spill === undefined ? {} : { output_spill: { dir: this.spill.path, max_bytes: this.spill.maxBytes } }),
       },
     };
     const worker = this.options.spawnWorker?.(spawnOptions) ?? WorkerProcess.spawn(spawnOptions);

@@ -363,6 +363,15 @@ export function buildRows(results, errors) {
         verdict: flood.exact ? MET : MISSED,
       }),
     );
+    if (flood.spill) {
+      rows.push(
+        row('  spill file', {
+          value: formatMiB(flood.spill.bytes),
+          goal: '≤ IPYTHON_MCP_OUTPUT_SPILL_MB',
+          comparison: `${flood.spill.omittedChars.toLocaleString('en-US')} characters past the cap, counted`,
+        }),
+      );
+    }
   }
   failed('flood', 'output flood');
 

@@ -1,5 +1,7 @@
 // Output flood: print ~1 GiB in a loop through the MCP server; wall time, peak RSS growth of the server (parent)
-// and the worker, and an exact check of the omitted-character count.
+// and the worker, an exact check of the omitted-character count (head + tail + omitted = everything printed), and the
+// size of the spill file (at most IPYTHON_MCP_OUTPUT_SPILL_MB, default 256 MiB).
+import { statSync } from 'node:fs';
 import { evaluate, settle, startServer } from '../lib/mcp.mjs';
 import { memoryOf, sampleMemory, track } from '../lib/procs.mjs';
 
@@ -34,6 +36,8 @@ export async function measureFlood(ctx) {
     ).catch(() => null);
     const kept = structured.stdout.length;
     const omitted = structured.stdout_omitted_chars;
+    // The spill file (the whole stream up to IPYTHON_MCP_OUTPUT_SPILL_MB): its size, and what passed the cap.
+    const spill = typeof structured.stdout_spill === 'string' ? { bytes: statSync(structured.stdout_spill).size, omittedChars: structured.stdout_spill_omitted_chars ?? 0 } : null;
     const growth = (name, pid) => {
       // VmHWM counts only when it rose during the cell (it also holds start-up peaks from before the baseline).
       const hwmAfter = Math.max(peaks.get(pid).hwm, after[name]?.hwm ?? 0);
@@ -47,6 +51,7 @@ export async function measureFlood(ctx) {
       keptChars: kept,
       omittedChars: omitted,
       exact: kept + omitted === expectedChars && structured.truncated?.stdout === true,
+      spill,
       retainedByIpythonHistoryOutputs: retained,
       wallMs,
       throughputMiBps: expectedChars / (1024 * 1024) / (wallMs / 1000),

@@ -1,0 +1,56 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+
+/**
+ * The per-call deadline: execute, call_function and every dynamic tool take an optional `timeout_seconds`, which
+ * replaces the server's operation timeout for that one call (still measured from dispatch). It is taken out of the
+ * arguments before they are checked against the tool's own model, so the tool never sees it.
+ */
+
+/** The argument's name. */
+export const TIMEOUT_ARGUMENT = 'timeout_seconds';
+
+/**
+ * The JSON Schema of the argument, with the server's bound. No description: the name and bounds say it, and the
+ * tool list goes out with every model request (execute's description names the argument once).
+ */
+export function timeoutProperty(maxSeconds: number): Record<string, unknown> {
+  return { type: 'number', exclusiveMinimum: 0, maximum: maxSeconds };
+}
+
+/**
+ * `inputSchema` with the `timeout_seconds` property added. A schema that has a property of that name already (a
+ * dynamic tool whose function takes `timeout_seconds`) is returned as it is: the function's parameter wins.
+ */
+export function withTimeoutProperty(schema: Tool['inputSchema'], maxSeconds: number): Tool['inputSchema'] {
+  if (takesOwnTimeout(schema)) return schema;
+  return { ...schema, properties: { ...schema.properties, [TIMEOUT_ARGUMENT]: timeoutProperty(maxSeconds) } };
+}
+
+/** Whether a dynamic tool's own schema has a `timeout_seconds` parameter (then there is no deadline argument). */
+export function takesOwnTimeout(schema: { properties?: unknown }): boolean {
+  const properties = schema.properties;
+  return properties !== null && typeof properties === 'object' && Object.hasOwn(properties, TIMEOUT_ARGUMENT);
+}
+
+/** What {@link takeTimeout} found: the other arguments and the deadline in ms, or the problem. */
+export type TakenTimeout =
+  | { ok: true; args: Record<string, unknown>; timeoutMs: number | undefined }
+  | { ok: false; message: string; details: Record<string, unknown> };
+
+/**
+ * Takes `timeout_seconds` out of `args` and checks it: a finite number above 0 and at most `maxSeconds`. Absent,
+ * the call keeps the server's deadline (`timeoutMs` undefined). `args` itself is never changed.
+ */
+export function takeTimeout(args: Record<string, unknown>, maxSeconds: number): TakenTimeout {
+  if (!Object.hasOwn(args, TIMEOUT_ARGUMENT)) return { ok: true, args, timeoutMs: undefined };
+  const { [TIMEOUT_ARGUMENT]: value, ...rest } = args;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > maxSeconds) {
+    const got = typeof value === 'number' ? String(value) : value === null ? 'null' : `a ${Array.isArray(value) ? 'list' : typeof value}`;
+    return {
+      ok: false,
+      message: `${TIMEOUT_ARGUMENT} must be a number of seconds above 0 and at most ${maxSeconds} (IPYTHON_MCP_MAX_OPERATION_TIMEOUT_SECONDS), got ${got}`,
+      details: { path: TIMEOUT_ARGUMENT, maximum: maxSeconds },
+    };
+  }
+  return { ok: true, args: rest, timeoutMs: value * 1000 };
+}
