@@ -37,6 +37,20 @@ export interface IpythonMcpServerOptions {
   forceJsonCodec?: boolean | undefined;
   /** Starts each worker instead of a Python process (see {@link RuntimeOptions.spawnWorker}): tests, embedders. */
   spawnWorker?: RuntimeOptions['spawnWorker'];
+  /** Wraps each worker's launch in an isolation engine (see {@link RuntimeOptions.launch}); the app plugs it in. */
+  launch?: RuntimeOptions['launch'];
+  /** What runtime_status reports as `sandbox` when `launch` is an isolation engine: engine, network, writes. */
+  sandbox?: SandboxStatus | undefined;
+}
+
+/** The opt-in sandbox as runtime_status reports it. */
+export interface SandboxStatus {
+  /** The engine that wraps the worker, e.g. `@anthropic-ai/sandbox-runtime 0.0.78 (bubblewrap)`. */
+  engine: string;
+  /** `none`, or the domains HTTPS may reach through the engine's proxy. */
+  network: 'none' | string[];
+  /** Where the worker may write. */
+  writes: string[];
 }
 
 /** A server bound to its runtime; close() ends both. */
@@ -70,6 +84,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     ...runtimeOptionsFromSettings(options.settings),
     python: options.python,
     spawnWorker: options.spawnWorker,
+    launch: options.launch,
     reservedToolNames: [...STABLE_TOOL_NAMES],
     logger,
     cwd: options.cwd,
@@ -112,7 +127,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
         if (!parsed.success) return invalidArguments(results, stable.name, parsed.error);
         data = parsed.data as Record<string, unknown>;
       }
-      if (stable.op === null) return results.success('runtime_status', statusOf(runtime, catalog, journal));
+      if (stable.op === null) return results.success('runtime_status', statusOf(runtime, catalog, journal, options.sandbox));
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
@@ -206,7 +221,7 @@ function invalidArguments(results: ResultWriter, tool: string, error: z.ZodError
   return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool}: ${issues.join('; ')}`.slice(0, 1000) });
 }
 
-function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRecorder | undefined): Record<string, unknown> {
+function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRecorder | undefined, sandbox: SandboxStatus | undefined): Record<string, unknown> {
   const status = runtime.status();
   return {
     state: status.state,
@@ -227,6 +242,7 @@ function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRec
     registry_revision: catalog.revision,
     // Only when a journal is configured: what the model reads stays as short as before for everyone else.
     ...(journal ? { journal: journal.status() } : {}),
+    ...(sandbox ? { sandbox } : {}),
   };
 }
 

@@ -2,6 +2,7 @@ import { DEFAULT_WORKER_LIMITS, type WorkerLimits } from '@ipython-mcp/protocol'
 import type { Logger } from './logger.js';
 import { defaultMemoryLimitMb } from './memory-watch.js';
 import type { AfterInterruptPolicy } from './runtime-types.js';
+import type { WorkerLaunch } from './worker-launch.js';
 import type { WorkerHandle, WorkerSpawnOptions } from './worker-process.js';
 // For the TSDoc links only.
 import type { ChannelWorker } from './channel-worker.js';
@@ -47,6 +48,11 @@ export interface RuntimeOptions {
   logger?: Logger | undefined;
   /** Keep a started, configured spare worker for fast replacement (default true). */
   warmStandby?: boolean | undefined;
+  /**
+   * Wraps each worker's launch in an isolation engine (the opt-in sandbox). The runtime does not know which: it
+   * only spawns what this returns.
+   */
+  launch?: WorkerLaunch | undefined;
   /** Send JSON frames even when msgpack is available. */
   forceJsonCodec?: boolean | undefined;
   /**

@@ -133,6 +133,7 @@ export class WorkerPool {
       cwd: options.cwd,
       env: options.env,
       forceJsonCodec: options.forceJsonCodec,
+      launch: options.launch,
       logger: this.logger,
       configure: {
         limits: workerLimits(options.limits),

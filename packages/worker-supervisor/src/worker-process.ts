@@ -16,6 +16,7 @@ import {
   type WorkerReply,
 } from './worker-connection.js';
 import { workerIpythonDirectory } from './python-interpreter.js';
+import type { WorkerLaunch } from './worker-launch.js';
 import { workerBootstrapCode } from './worker-source.js';
 
 /** Exit code the bootstrap uses when the interpreter cannot import IPython. */
@@ -38,6 +39,8 @@ export interface WorkerSpawnOptions {
   env?: Record<string, string> | undefined;
   /** Prefer JSON even when msgpack is available (release matrix, debugging). */
   forceJsonCodec?: boolean | undefined;
+  /** Wraps the command before it is spawned (an isolation engine); unset, Python is spawned directly. */
+  launch?: WorkerLaunch | undefined;
   logger?: Logger | undefined;
 }
 
@@ -80,12 +83,18 @@ export class WorkerProcess implements WorkerHandle {
     } catch {
       // unwritable home: IPython then picks its temporary directory itself
     }
-    this.child = spawn(options.python, ['-c', workerBootstrapCode()], {
+    const direct = {
+      file: options.python,
+      args: ['-c', workerBootstrapCode()],
+      // IPython's own directory (profile_default) lives in ipython-mcp's home, never in the user's ~/.ipython.
+      env: { ...process.env, IPYTHONDIR: ipythonDirectory, ...options.env, PYTHONUNBUFFERED: '1' },
+    };
+    const command = options.launch ? options.launch(direct) : direct;
+    this.child = spawn(command.file, [...command.args], {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
       detached: true,
       cwd: options.cwd,
-      // IPython's own directory (profile_default) lives in ipython-mcp's home, never in the user's ~/.ipython.
-      env: { ...process.env, IPYTHONDIR: ipythonDirectory, ...options.env, PYTHONUNBUFFERED: '1' },
+      env: command.env,
     });
     let resolveExited!: (value: { code: number | null; signal: NodeJS.Signals | null }) => void;
     this.exited = new Promise((resolve) => {
