@@ -137,6 +137,8 @@ export async function startSandbox(request: SandboxRequest, paths: SandboxPaths)
     const launch: WorkerLaunch = (command: LaunchCommand): LaunchCommand => ({
       file,
       args,
+      // bubblewrap and the engine's shells exit with 128 + N when the worker dies by signal N.
+      signalsAsExitCodes: true,
       env: {
         ...wrapped.env,
         ...command.env,

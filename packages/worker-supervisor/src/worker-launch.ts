@@ -5,6 +5,11 @@ export interface LaunchCommand {
   readonly args: readonly string[];
   /** The whole environment of the process. */
   readonly env: Readonly<Record<string, string | undefined>>;
+  /**
+   * The wrapper reports a worker killed by signal N as exit code 128 + N, as a shell or bubblewrap does; the
+   * supervisor then reports the signal, as it would for a worker it spawned directly.
+   */
+  readonly signalsAsExitCodes?: boolean | undefined;
 }
 
 /**
