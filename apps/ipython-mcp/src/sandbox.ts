@@ -1,8 +1,8 @@
 // The opt-in sandbox: the worker's launch wrapped in @anthropic-ai/sandbox-runtime (bubblewrap on Linux, Seatbelt on
 // macOS). This module only turns a SandboxRequest into that engine's policy and a WorkerLaunch; the isolation is
 // the engine's. The engine is imported lazily, so a server without --sandbox does not load it.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -96,6 +96,32 @@ export async function sandboxProblem(): Promise<string | undefined> {
   return undefined;
 }
 
+/** The server's own child processes now (Linux; empty elsewhere). */
+function ownChildren(): Set<number> {
+  try {
+    return new Set(readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+  } catch {
+    return new Set();
+  }
+}
+
+/**
+ * The engine starts helpers on the host (socat bridges to its proxies) and ends them when it is reset, which a
+ * SIGKILLed server never does. A small watchdog reads its stdin, a pipe from this process: at end of file (the
+ * server is gone, however it died) it SIGKILLs those helpers. The orphaned helpers still hold their pids then, so
+ * the kill reaches only them. It also removes the worker's temporary directory and the engine's socket files. A
+ * graceful close ends the watchdog first and cleans up itself.
+ */
+function helperWatchdog(helpers: readonly number[], leftovers: readonly string[]): ChildProcess | undefined {
+  const kill = helpers.length > 0 ? `kill -9 ${helpers.join(' ')} 2>/dev/null; ` : '';
+  const remove = leftovers.length > 0 ? `rm -rf -- ${leftovers.map(quoteShell).join(' ')}` : ':';
+  const watchdog = spawn('/bin/sh', ['-c', `read _ignored; ${kill}${remove}`], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  watchdog.on('error', () => undefined);
+  watchdog.unref();
+  (watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  return watchdog;
+}
+
 function quoteShell(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
@@ -118,11 +144,15 @@ export async function startSandbox(request: SandboxRequest, paths: SandboxPaths)
   const temporary = mkdtempSync(join(tmpdir(), 'ipython-mcp-sandbox-'));
   const writes = [resolve(paths.cwd), temporary, ...paths.runtimeDirectories, ...request.write.map((directory) => resolve(paths.cwd, directory))];
   const denyRead = [...CREDENTIAL_PATHS.map((path) => join(home, path)), ...(paths.extraDenyRead ?? []), ...request.denyRead.map((path) => resolve(paths.cwd, path))];
+  const childrenBefore = ownChildren();
+  let watchdog: ChildProcess | undefined;
   try {
     await manager.initialize({
       network: { allowedDomains: [...request.allowDomains], deniedDomains: [] },
       filesystem: { denyRead, allowWrite: writes, denyWrite: [] },
     });
+    const sockets = [manager.getLinuxHttpSocketPath(), manager.getLinuxSocksSocketPath()].filter((path): path is string => typeof path === 'string');
+    watchdog = helperWatchdog([...ownChildren()].filter((pid) => !childrenBefore.has(pid)), [temporary, ...sockets]);
     // The worker's command is fixed per server, but a launch wrapper must be synchronous (replacements are spawned on
     // the hot path): the engine wraps a trampoline once, and each launch hands it the real command in the environment,
     // which the engine passes through.
@@ -149,11 +179,13 @@ export async function startSandbox(request: SandboxRequest, paths: SandboxPaths)
       launch,
       status: { engine: engineName(), network: request.allowDomains.length > 0 ? [...request.allowDomains] : 'none', writes },
       close: async () => {
+        watchdog?.kill('SIGKILL');
         await manager.reset().catch(() => undefined);
         rmSync(temporary, { recursive: true, force: true });
       },
     };
   } catch (error) {
+    watchdog?.kill('SIGKILL');
     await manager.reset().catch(() => undefined);
     rmSync(temporary, { recursive: true, force: true });
     throw error;

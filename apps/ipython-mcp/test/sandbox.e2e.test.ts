@@ -7,7 +7,7 @@ import { createServer as createTcpServer, type Server as TcpServer } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, startServer, testPython, type TestServer } from './harness.js';
+import { CLI, childPids, eventually, startServer, survivors, testPython, type TestServer } from './harness.js';
 
 /** A HOME of the test's own, with a fake SSH key in it. */
 const home = mkdtempSync(join(tmpdir(), 'ipython-mcp-sandbox-home-'));
@@ -169,6 +169,54 @@ describe.each([
       expect(result.result?.value, JSON.stringify(result.error)).toBe(2);
     } finally {
       rmSync(path, { force: true });
+    }
+  });
+});
+
+function descendants(pid: number): number[] {
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const child of childPids(queue.pop()!)) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+describe('nothing is left behind', () => {
+  it('server SIGKILL with --sandbox: the engine, the workers and every child a cell started are gone', async () => {
+    const server = await startServer(ENV, ['--sandbox']);
+    try {
+      const ready = await eventually(() => server.structured('runtime_status'), (value) => value.standby === 'ready', 30_000);
+      const ownTemporary = ready.sandbox.writes.find((path: string) => path.includes('ipython-mcp-sandbox-')) as string;
+      expect(existsSync(ownTemporary)).toBe(true);
+      const started = await server.structured('execute', {
+        code: [
+          'import os, subprocess',
+          'subprocess.Popen(["sleep", "1000"])',
+          '_background = !sleep 1000 > /dev/null 2>&1 & echo $!',
+          'if os.fork() == 0:',
+          '    os.setsid()',
+          '    if os.fork() == 0:',
+          '        os.execvp("sleep", ["sleep", "1000"])',
+          '    os._exit(0)',
+          '"started"',
+        ].join('\n'),
+      });
+      expect(started.result?.value, JSON.stringify(started.error)).toBe('started');
+      // Host pids, walked from the server down (the worker's own pids are its namespace's): two engines with their
+      // layers (bwrap, bash, socat...), two workers and three sleeps, the double-forked one reparented to the
+      // namespace's init.
+      const before = descendants(server.serverPid);
+      expect(before.length).toBeGreaterThanOrEqual(12);
+      process.kill(server.serverPid, 'SIGKILL');
+      expect(await survivors(before, 10_000)).toEqual([]);
+      // The engine's host-side helpers went too (they are among `before`), and so did the worker's temporary directory.
+      expect(await eventually(() => existsSync(ownTemporary), (exists) => !exists, 5_000)).toBe(false);
+    } finally {
+      await server.close();
     }
   });
 });
