@@ -23,9 +23,12 @@ function isLibraryExternal(id) {
   return isBuiltin(id) || (isBare(id) && !id.startsWith('@ipython-mcp/'));
 }
 
-/** Binary build: only Node built-ins and msgpackr (with its optional native part) are left to npm. */
+/**
+ * Binary build: only Node built-ins, msgpackr (with its optional native part) and the sandbox engine (which finds
+ * its seccomp helpers relative to its own install location, and is loaded only for --sandbox) are left to npm.
+ */
 function isBinaryExternal(id) {
-  return isBuiltin(id) || id === 'msgpackr' || id.startsWith('msgpackr/');
+  return isBuiltin(id) || id === 'msgpackr' || id.startsWith('msgpackr/') || id.startsWith('@anthropic-ai/sandbox-runtime');
 }
 
 export default defineConfig([

@@ -34,6 +34,8 @@ python_bin="${IPYTHON_MCP_BOOTSTRAP_PYTHON:-python3}"
 if [ "$node_only" = 1 ]; then
   :
 elif [ "$dev" = 1 ]; then
+  # The --sandbox tests need the sandbox engine's system tools (bubblewrap, socat, ripgrep).
+  bash tooling/scripts/sandbox-engine-deps.sh
   if [ ! -x .venv/bin/python ]; then
     echo "bootstrap: creating the Python test environment .venv"
     "$python_bin" -m venv .venv

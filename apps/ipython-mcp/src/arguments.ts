@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SETTING_DEFINITIONS, type SettingKind } from '@ipython-mcp/mcp-server';
+import { SandboxSettingError, sandboxRequest, type SandboxRequest } from './sandbox-request.js';
 
 /** What the command line asked for. */
 export interface CommandLine {
@@ -13,6 +14,8 @@ export interface CommandLine {
   withPackages: string[];
   /** `code-mode --servers FILE`: the upstream servers file. */
   servers: string | undefined;
+  /** `--sandbox` and its flags (or IPYTHON_MCP_SANDBOX*): the opt-in sandbox around the worker. */
+  sandbox: SandboxRequest;
 }
 
 /** A command line that cannot be understood; exit code 2. */
@@ -28,6 +31,10 @@ export function parseCommandLine(argv: string[]): CommandLine {
     upgrade: { type: 'boolean' },
     with: { type: 'string', multiple: true },
     servers: { type: 'string' },
+    sandbox: { type: 'boolean' },
+    'sandbox-allow-domain': { type: 'string', multiple: true },
+    'sandbox-write': { type: 'string', multiple: true },
+    'sandbox-deny-read': { type: 'string', multiple: true },
   };
   for (const definition of SETTING_DEFINITIONS) options[definition.flag.slice(2)] = { type: 'string' };
   let parsed: ReturnType<typeof parseArgs>;
@@ -58,8 +65,16 @@ export function parseCommandLine(argv: string[]): CommandLine {
   if (!['debug', 'info', 'warn', 'error', 'silent'].includes(logLevel)) {
     throw new UsageError(`--log-level must be one of debug, info, warn, error, silent`);
   }
+  let sandbox: SandboxRequest;
+  try {
+    sandbox = sandboxRequest(values, process.env);
+  } catch (error) {
+    if (error instanceof SandboxSettingError) throw new UsageError(error.message);
+    throw error;
+  }
   return {
     command,
+    sandbox,
     python: typeof values.python === 'string' ? values.python : undefined,
     logLevel,
     settingFlags,
@@ -119,6 +134,13 @@ export function helpText(version: string): string {
     '  --log-level LEVEL    debug, info, warn, error or silent; logs go to stderr, metadata only (env IPYTHON_MCP_LOG_LEVEL; default warn)',
     '  --upgrade            (setup) refresh the managed environment\'s packages',
     '  --with PKG[,PKG...]  (setup) add packages to the managed environment',
+    '  --sandbox            run the worker and everything its cells start in an OS sandboxing engine',
+    '                       (@anthropic-ai/sandbox-runtime: bubblewrap on Linux, Seatbelt on macOS): no network, writes',
+    '                       only under the working directory and the server\'s own files, credential files unreadable.',
+    '                       Exits with code 2 if the engine cannot run here (env IPYTHON_MCP_SANDBOX=1). docs/sandbox.md',
+    '  --sandbox-allow-domain D  (repeatable) let HTTP(S) reach domain D through the engine\'s proxy (env IPYTHON_MCP_SANDBOX_ALLOW_DOMAINS, comma-separated)',
+    '  --sandbox-write DIR  (repeatable) also allow writes under DIR (env IPYTHON_MCP_SANDBOX_WRITE, path-separated)',
+    '  --sandbox-deny-read DIR  (repeatable) also deny reads of DIR (env IPYTHON_MCP_SANDBOX_DENY_READ, path-separated)',
     '  -h, --help           this text',
     '  -v, --version        print the version',
     '',
@@ -137,7 +159,7 @@ export function helpText(version: string): string {
   lines.push(
     '',
     `Docs: ${readmePath()}; client set-up, headless runs (claude -p, codex exec) and troubleshooting: docs/clients.md in the repository.`,
-    'Not a sandbox: code runs with your user\'s permissions.',
+    'Not a sandbox unless --sandbox: code runs with your user\'s permissions.',
   );
   return `${lines.join('\n')}\n`;
 }

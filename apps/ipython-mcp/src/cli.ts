@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 import { SETTING_DEFINITIONS, SettingsError, resolveSettings, type Settings } from '@ipython-mcp/mcp-server';
 import { serveStdio } from '@ipython-mcp/mcp-server';
-import { chooseInterpreter, createStderrLogger, type LogLevel } from '@ipython-mcp/worker-supervisor';
+import { dirname, resolve } from 'node:path';
+import { chooseInterpreter, createStderrLogger, managedEnvironmentDirectory, type LogLevel } from '@ipython-mcp/worker-supervisor';
 import { UsageError, helpText, parseCommandLine } from './arguments.js';
 import { codeModeCommand } from './code-mode-command.js';
 import { doctorCommand } from './doctor-command.js';
 import { interpreterProblem, stateDependencyProblem } from './interpreter-check.js';
+import { startSandbox, type RunningSandbox } from './sandbox.js';
 import { setupCommand } from './setup-command.js';
 import { VERSION } from './version.js';
 
@@ -48,7 +50,7 @@ async function main(): Promise<void> {
   }
   const choice = chooseInterpreter(commandLine.python);
   if (commandLine.command === 'doctor') {
-    process.exitCode = doctorCommand(choice, settings);
+    process.exitCode = await doctorCommand(choice, settings, commandLine.sandbox.enabled);
     return;
   }
   const badInterpreter = interpreterProblem(choice);
@@ -60,10 +62,23 @@ async function main(): Promise<void> {
     await codeModeCommand(commandLine.servers ?? '', choice.python, logger, fail);
     return;
   }
-  const { instance, closed } = await serveStdio({ python: choice.python, settings, logger, version: VERSION });
-  process.stderr.write(`ipython-mcp ${VERSION} ready on stdio (python: ${choice.python} [${choice.source}]; worker starting in the background)\n`);
+  let sandbox: RunningSandbox | undefined;
+  if (commandLine.sandbox.enabled) {
+    // Never silently unsandboxed: an engine that cannot run ends the server here, before any worker starts.
+    try {
+      // The worker writes the --state snapshot itself (a temporary file beside it, then a rename): its directory too.
+      const stateDirectory = settings.stateFile === null ? [] : [dirname(resolve(settings.stateFile))];
+      sandbox = await startSandbox(commandLine.sandbox, { cwd: process.cwd(), runtimeDirectories: [dirname(managedEnvironmentDirectory()), ...stateDirectory] });
+    } catch (error) {
+      fail((error as Error).message.split('\n')[0] ?? 'the sandbox engine cannot run here');
+    }
+  }
+  const { instance, closed } = await serveStdio({ python: choice.python, settings, logger, version: VERSION, launch: sandbox?.launch, sandbox: sandbox?.status, outputSpillParent: sandbox?.temporaryDirectory });
+  const where = sandbox ? `; sandbox: ${sandbox.status.engine}` : '';
+  process.stderr.write(`ipython-mcp ${VERSION} ready on stdio (python: ${choice.python} [${choice.source}]; worker starting in the background${where})\n`);
   void instance;
   await closed;
+  await sandbox?.close();
   process.exit(0);
 }
 

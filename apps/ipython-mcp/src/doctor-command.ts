@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import type { Settings } from '@ipython-mcp/mcp-server';
 import type { InterpreterChoice } from '@ipython-mcp/worker-supervisor';
 import { probePython, workerSourceDirectory } from '@ipython-mcp/worker-supervisor';
+import { startSandbox } from './sandbox.js';
 
 /** The oldest Python and IPython the worker supports (python/pyproject.toml: requires-python, dependencies). */
 const MIN_PYTHON: readonly [number, number] = [3, 10];
@@ -149,12 +150,27 @@ function libraryChecks(python: string | undefined, settings: Settings, checks: C
 }
 
 /**
- * Checks the worker interpreter, IPython, msgpack (optional), the worker's own source, how packages can be installed
- * into its environment (pip or uv; optional), library paths and preload
- * imports. Prints one line per check (a failing line carries a `Fix:` hint) and returns the exit code: 0 when
- * every required check passes, 1 otherwise.
+ * Whether the opt-in sandbox can run here: the engine is started with the default policy and runs a test command
+ * inside. Optional (a warning) unless the sandbox was asked for, when the server would refuse to start without it.
  */
-export function doctorCommand(choice: InterpreterChoice, settings: Settings): number {
+async function sandboxCheck(required: boolean, checks: Check[]): Promise<void> {
+  try {
+    const sandbox = await startSandbox({ enabled: true, allowDomains: [], write: [], denyRead: [] }, { cwd: process.cwd(), runtimeDirectories: [] });
+    await sandbox.close();
+    checks.push({ ok: true, line: `sandbox: --sandbox can run here (${sandbox.status.engine})` });
+  } catch (error) {
+    const message = (error as Error).message.split('\n')[0] ?? '';
+    checks.push({ ok: false, optional: !required, line: `sandbox: ${message.replace(/^--sandbox was asked for, but /, '')}` });
+  }
+}
+
+/**
+ * Checks the worker interpreter, IPython, msgpack (optional), the worker's own source, how packages can be installed
+ * into its environment (pip or uv; optional), library paths, preload imports and whether the opt-in sandbox can run
+ * (required when `sandboxRequired`). Prints one line per check (a failing line carries a `Fix:` hint) and returns
+ * the exit code: 0 when every required check passes, 1 otherwise.
+ */
+export async function doctorCommand(choice: InterpreterChoice, settings: Settings, sandboxRequired = false): Promise<number> {
   const checks: Check[] = [];
   const interpreter = interpreterChecks(choice, checks);
   if (interpreter.usable) {
@@ -162,6 +178,7 @@ export function doctorCommand(choice: InterpreterChoice, settings: Settings): nu
     packageChecks(choice.python, checks);
   }
   libraryChecks(interpreter.runs ? choice.python : undefined, settings, checks);
+  await sandboxCheck(sandboxRequired, checks);
   for (const check of checks) process.stdout.write(`${check.ok ? 'ok  ' : check.optional ? 'warn' : 'FAIL'} ${check.line}\n`);
   const failed = checks.filter((check) => !check.ok && !check.optional).length;
   process.stdout.write(failed === 0 ? 'doctor: all required checks passed\n' : `doctor: ${failed} check(s) failed\n`);

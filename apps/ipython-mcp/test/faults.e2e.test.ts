@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { childPids, eventually, expectOk, fullRuntime, isAlive, startServer, taggedProcesses, waitForExit, type TestServer } from './harness.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SANDBOX_MODES, childPids, eventually, expectOk, fullRuntime, isAlive, startServer, taggedProcesses, waitForExit, type TestServer } from './harness.js';
 
 // ---- helpers (kept in this file: every e2e file owns its own) ----
 
@@ -21,8 +21,24 @@ const BASE_ENV = {
 /** Live server and worker processes started by this file (found through /proc, restricted by the tag). */
 
 
+/** The sandbox mode of the block that is running (see {@link inEveryMode}); unsandboxed elsewhere. */
+let mode: (typeof SANDBOX_MODES)[number] = SANDBOX_MODES[0];
+
+/** A describe block of the fault matrix, run once unsandboxed and once inside --sandbox. */
+function inEveryMode(name: string, body: () => void): void {
+  describe.each(SANDBOX_MODES)(`${name} ($mode)`, (each) => {
+    beforeAll(() => {
+      mode = each;
+    });
+    afterAll(() => {
+      mode = SANDBOX_MODES[0];
+    });
+    body();
+  });
+}
+
 async function start(env: Record<string, string> = {}): Promise<TestServer> {
-  return startServer({ ...BASE_ENV, ...env });
+  return startServer({ ...BASE_ENV, ...mode.env, ...env });
 }
 
 async function exec(server: TestServer, code: string): Promise<Record<string, any>> {
@@ -92,7 +108,7 @@ afterAll(async () => {
 
 // ---- cooperative interruption: the namespace is preserved ----
 
-describe('cooperative interruption keeps the namespace', () => {
+inEveryMode('cooperative interruption keeps the namespace', () => {
   it('a pure-Python busy loop past its deadline is interrupted; partial mutations stay visible', async () => {
     await withServer({}, async (server) => {
       await exec(server, 'before = [1, 2, 3]');
@@ -138,7 +154,7 @@ describe('cooperative interruption keeps the namespace', () => {
 
 // ---- hard recovery: the worker is replaced ----
 
-describe('hard recovery replaces the worker', () => {
+inEveryMode('hard recovery replaces the worker', () => {
   it('a loop that swallows KeyboardInterrupt is killed after the grace; the warm standby takes over in epoch 2', async () => {
     await withServer({ IPYTHON_MCP_PRELOAD_MODULES: 'json', IPYTHON_MCP_MODULE_ALIASES: '{"json": "js"}' }, async (server) => {
       await exec(server, 'before = "old epoch"');
@@ -456,7 +472,7 @@ describe('a replacement that cannot start', () => {
 
 // ---- client disconnect ----
 
-describe('client disconnect', () => {
+inEveryMode('client disconnect', () => {
   it('during a non-cooperative cell: the server and every worker are gone within grace + 1 s', async () => {
     const server = await start({ IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS: '30' });
     await standbyReady(server);
@@ -465,7 +481,8 @@ describe('client disconnect', () => {
     await eventually(() => status(server), (value) => value.state === 'busy');
     await new Promise((resolve) => setTimeout(resolve, 200));
     const processes = [server.serverPid, ...childPids(server.serverPid)];
-    expect(processes).toContain(workerPid);
+    // Inside the sandbox's pid namespace the worker sees its own numbering; the host's tree holds the engine's layers.
+    if (!mode.sandboxed) expect(processes).toContain(workerPid);
     expect(processes.length).toBeGreaterThanOrEqual(3);
     const closedAt = performance.now();
     (server.transport as any)._process?.stdin?.end();

@@ -10,6 +10,15 @@ export { childPids, eventually, isAlive, processGroupMembers, survivors, taggedP
 /** The built binary under test. */
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
+/**
+ * The two ways the fault matrix runs (issue 30): the same cases and expectations, with the worker spawned directly
+ * and inside the opt-in sandbox. Environment, not a flag, so a file's own server helpers need no change.
+ */
+export const SANDBOX_MODES = [
+  { mode: 'unsandboxed', sandboxed: false, env: {} as Record<string, string> },
+  { mode: 'inside --sandbox', sandboxed: true, env: { IPYTHON_MCP_SANDBOX: '1' } as Record<string, string> },
+] as const;
+
 /** A running server with a connected SDK client. */
 export interface TestServer {
   client: Client;

@@ -2,7 +2,7 @@
 export { DynamicCatalog } from './dynamic-catalog.js';
 export type { DiscoverResult, Registration } from './dynamic-catalog.js';
 export { createIpythonMcpServer } from './server.js';
-export type { IpythonMcpServer, IpythonMcpServerOptions } from './server.js';
+export type { IpythonMcpServer, IpythonMcpServerOptions, SandboxStatus } from './server.js';
 export { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool } from './stable-tools.js';
 export type { CatalogEffect, StableToolDefinition, StableToolName } from './stable-tools.js';
 export { closeOnStdioEnd, serveStdio, stdioTransport } from './stdio.js';

@@ -39,6 +39,22 @@ export interface IpythonMcpServerOptions {
   forceJsonCodec?: boolean | undefined;
   /** Starts each worker instead of a Python process (see {@link RuntimeOptions.spawnWorker}): tests, embedders. */
   spawnWorker?: RuntimeOptions['spawnWorker'];
+  /** Wraps each worker's launch in an isolation engine (see {@link RuntimeOptions.launch}); the app plugs it in. */
+  launch?: RuntimeOptions['launch'];
+  /** Where the runtime makes its output spill directory (see {@link RuntimeOptions.outputSpillParent}). */
+  outputSpillParent?: string | undefined;
+  /** What runtime_status reports as `sandbox` when `launch` is an isolation engine: engine, network, writes. */
+  sandbox?: SandboxStatus | undefined;
+}
+
+/** The opt-in sandbox as runtime_status reports it. */
+export interface SandboxStatus {
+  /** The engine that wraps the worker, e.g. `@anthropic-ai/sandbox-runtime 0.0.78 (bubblewrap)`. */
+  engine: string;
+  /** `none`, or the domains HTTPS may reach through the engine's proxy. */
+  network: 'none' | string[];
+  /** Where the worker may write. */
+  writes: string[];
 }
 
 /** A server bound to its runtime; close() ends both. */
@@ -72,6 +88,8 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     ...runtimeOptionsFromSettings(options.settings),
     python: options.python,
     spawnWorker: options.spawnWorker,
+    launch: options.launch,
+    outputSpillParent: options.outputSpillParent,
     reservedToolNames: [...STABLE_TOOL_NAMES],
     logger,
     cwd: options.cwd,
@@ -130,7 +148,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
         if (!parsed.success) return invalidArguments(results, stable.name, parsed.error);
         data = parsed.data as Record<string, unknown>;
       }
-      if (stable.op === null) return results.success('runtime_status', statusOf(runtime, catalog, journal));
+      if (stable.op === null) return results.success('runtime_status', statusOf(runtime, catalog, journal, options.sandbox));
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
@@ -242,7 +260,7 @@ function badTimeout(results: ResultWriter, tool: string, taken: { message: strin
   return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool.slice(0, 200)}: ${taken.message}`, details: taken.details });
 }
 
-function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRecorder | undefined): Record<string, unknown> {
+function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRecorder | undefined, sandbox: SandboxStatus | undefined): Record<string, unknown> {
   const status = runtime.status();
   return {
     state: status.state,
@@ -272,6 +290,7 @@ function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRec
     ...(journal ? { journal: journal.status() } : {}),
     // Likewise only with --state (`state` itself is the control-plane state above).
     ...(status.snapshot ? { state_file: stateFileStatus(status.snapshot) } : {}),
+    ...(sandbox ? { sandbox } : {}),
   };
 }
 

@@ -23,6 +23,7 @@ export type {
 export { EXIT_NO_IPYTHON, WorkerExitedError, WorkerProcess, WorkerStartupError } from './worker-process.js';
 export type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply, WorkerSpawnOptions } from './worker-process.js';
 export { workerSourceDirectory } from './worker-source.js';
+export type { LaunchCommand, WorkerLaunch } from './worker-launch.js';
 export { ChannelWorker } from './channel-worker.js';
 export type { ChannelWorkerOptions } from './channel-worker.js';
 export { InMemoryChannel, StreamChannel } from './worker-channel.js';

@@ -26,15 +26,23 @@ export class OutputSpill {
     readonly path: string,
     /** Its byte budget. */
     readonly maxBytes: number,
+    /**
+     * Whether the worker's watchdog removes it once this process is gone (the default place); false under a given
+     * parent, whose owner cleans it up (a sandbox's own directory, where the worker cannot see this pid).
+     */
+    readonly watchedByWorker: boolean,
   ) {
     process.once('exit', this.onExit);
   }
 
-  /** A new directory under the system's temporary directory, or undefined when it cannot be made (no spill then). */
-  static create(maxBytes: number): OutputSpill | undefined {
+  /**
+   * A new directory under `parent` (default: the system's temporary directory), or undefined when it cannot be made
+   * (no spill then).
+   */
+  static create(maxBytes: number, parent?: string): OutputSpill | undefined {
     try {
       // mkdtemp makes the directory 0700, readable by this user only.
-      return new OutputSpill(mkdtempSync(join(tmpdir(), 'ipython-mcp-output-')), maxBytes);
+      return new OutputSpill(mkdtempSync(join(parent ?? tmpdir(), 'ipython-mcp-output-')), maxBytes, parent === undefined);
     } catch {
       return undefined;
     }

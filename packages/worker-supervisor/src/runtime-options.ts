@@ -2,6 +2,7 @@ import { DEFAULT_WORKER_LIMITS, type WorkerLimits } from '@ipython-mcp/protocol'
 import type { Logger } from './logger.js';
 import { defaultMemoryLimitMb } from './memory-watch.js';
 import type { AfterInterruptPolicy } from './runtime-types.js';
+import type { WorkerLaunch } from './worker-launch.js';
 import type { WorkerHandle, WorkerSpawnOptions } from './worker-process.js';
 // For the TSDoc links only.
 import type { ChannelWorker } from './channel-worker.js';
@@ -75,6 +76,12 @@ export interface RuntimeOptions {
    * runtime, removed when it closes); `null` or 0 is off (default: off; the server's default is 256 MiB).
    */
   outputSpillBytes?: number | null | undefined;
+  /**
+   * Where the spill directory is made (default: the system's temporary directory). An isolation engine whose workers
+   * may write only in its own directory, and may not see this process's pid, passes that directory: the engine then
+   * owns its clean-up after a SIGKILL of this process, and the worker is not asked to watch this pid for it.
+   */
+  outputSpillParent?: string | undefined;
   /** Tool names the worker must refuse for dynamic registrations (the stable tools). */
   reservedToolNames?: string[] | undefined;
   cwd?: string | undefined;
@@ -82,6 +89,11 @@ export interface RuntimeOptions {
   logger?: Logger | undefined;
   /** Keep a started, configured spare worker for fast replacement (default true). */
   warmStandby?: boolean | undefined;
+  /**
+   * Wraps each worker's launch in an isolation engine (the opt-in sandbox). The runtime does not know which: it
+   * only spawns what this returns.
+   */
+  launch?: WorkerLaunch | undefined;
   /** Send JSON frames even when msgpack is available. */
   forceJsonCodec?: boolean | undefined;
   /**

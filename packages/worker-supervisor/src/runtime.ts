@@ -50,7 +50,7 @@ export class Runtime {
     if (this.started || this.closing) return;
     this.started = true;
     const spillBytes = this.options.outputSpillBytes;
-    if (spillBytes !== null && spillBytes !== undefined && spillBytes > 0) this.pool.spill = OutputSpill.create(spillBytes);
+    if (spillBytes !== null && spillBytes !== undefined && spillBytes > 0) this.pool.spill = OutputSpill.create(spillBytes, this.options.outputSpillParent);
     const problem = startupConfigurationProblem(this.options.libraryPaths);
     if (problem !== undefined) {
       // Deferred, so a listener subscribed right after start() still hears it.

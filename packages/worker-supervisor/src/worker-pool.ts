@@ -142,8 +142,9 @@ export class WorkerPool {
       // A restore may take up to the state time cap on top of the usual start-up.
       startupTimeoutMs: options.startupTimeoutMs + (restore && state ? state.saveTimeoutMs : 0),
       cwd: options.cwd,
-      env: this.spill === undefined ? options.env : { ...options.env, [SPILL_DIRECTORY_ENV]: this.spill.path, [SPILL_OWNER_ENV]: String(process.pid) },
+      env: this.spill?.watchedByWorker ? { ...options.env, [SPILL_DIRECTORY_ENV]: this.spill.path, [SPILL_OWNER_ENV]: String(process.pid) } : options.env,
       forceJsonCodec: options.forceJsonCodec,
+      launch: options.launch,
       logger: this.logger,
       configure: {
         limits: workerLimits(options.limits),

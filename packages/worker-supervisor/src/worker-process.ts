@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ConfigureSchema, HelloSchema, PROTOCOL_VERSION, ReadySchema, type CodecName, type Configure, type FrameError, type Hello, type StateReport } from '@ipython-mcp/protocol';
@@ -16,6 +17,7 @@ import {
   type WorkerReply,
 } from './worker-connection.js';
 import { workerIpythonDirectory } from './python-interpreter.js';
+import type { LaunchCommand, WorkerLaunch } from './worker-launch.js';
 import { workerBootstrapCode } from './worker-source.js';
 
 /** Exit code the bootstrap uses when the interpreter cannot import IPython. */
@@ -38,11 +40,20 @@ export interface WorkerSpawnOptions {
   env?: Record<string, string> | undefined;
   /** Prefer JSON even when msgpack is available (release matrix, debugging). */
   forceJsonCodec?: boolean | undefined;
+  /** Wraps the command before it is spawned (an isolation engine); unset, Python is spawned directly. */
+  launch?: WorkerLaunch | undefined;
   logger?: Logger | undefined;
 }
 
 export { WorkerExitedError, WorkerStartupError } from './worker-connection.js';
 export type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply } from './worker-connection.js';
+
+/** `128 + N` from a wrapper that cannot die by its worker's signal N itself, read back as that signal. */
+function decodeSignalExit(code: number | null, signal: NodeJS.Signals | null): { code: number | null; signal: NodeJS.Signals | null } {
+  if (signal !== null || code === null || code <= 128) return { code, signal };
+  const name = Object.entries(osConstants.signals).find(([, number]) => number === code - 128)?.[0];
+  return name === undefined ? { code, signal } : { code: null, signal: name as NodeJS.Signals };
+}
 
 /**
  * One Python worker process: spawn, handshake, process group and exit. Its messages travel over a
@@ -80,17 +91,24 @@ export class WorkerProcess implements WorkerHandle {
     } catch {
       // unwritable home: IPython then picks its temporary directory itself
     }
-    this.child = spawn(options.python, ['-c', workerBootstrapCode()], {
+    const direct = {
+      file: options.python,
+      args: ['-c', workerBootstrapCode()],
+      // IPython's own directory (profile_default) lives in ipython-mcp's home, never in the user's ~/.ipython.
+      env: { ...process.env, IPYTHONDIR: ipythonDirectory, ...options.env, PYTHONUNBUFFERED: '1' },
+    };
+    const command: LaunchCommand = options.launch ? options.launch(direct) : direct;
+    this.child = spawn(command.file, [...command.args], {
       stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
       detached: true,
       cwd: options.cwd,
-      // IPython's own directory (profile_default) lives in ipython-mcp's home, never in the user's ~/.ipython.
-      env: { ...process.env, IPYTHONDIR: ipythonDirectory, ...options.env, PYTHONUNBUFFERED: '1' },
+      env: command.env,
     });
     let resolveExited!: (value: { code: number | null; signal: NodeJS.Signals | null }) => void;
     this.exited = new Promise((resolve) => {
       resolveExited = resolve;
-      this.child.once('exit', (code, signal) => {
+      this.child.once('exit', (rawCode, rawSignal) => {
+        const { code, signal } = command.signalsAsExitCodes ? decodeSignalExit(rawCode, rawSignal) : { code: rawCode, signal: rawSignal };
         this.exitInfo = { code, signal };
         // Whatever user code started stays in the worker's process group: it ends with the worker, on every path
         // (graceful shutdown, crash, kill). The group id stays reserved while any member lives, so this reaches
