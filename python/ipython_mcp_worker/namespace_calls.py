@@ -73,7 +73,7 @@ def inspect_name(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     bounded("documentation", attempt("attribute", lambda: doc_of(obj, kind)), limits.max_text_chars)
     if result["callable"]:
         bounded("signature", attempt("metadata", lambda: _inspected_signature(obj)), limits.max_repr_chars)
-    representation = attempt("repr", lambda: bounded_repr(obj, limits.max_text_chars))
+    representation = attempt("repr", lambda: bounded_repr(obj, limits.max_repr_chars))
     if representation is not None:
         result["representation"], result["truncated"]["representation"] = representation
     return result

@@ -124,6 +124,15 @@ class Names:
                 ) from None
             self.shell.user_ns[binding] = value
 
+    def restore_runtime_bindings(self) -> None:
+        """Rebind IPython's own names (``In``, ``get_ipython``...) a user shadowed or deleted to IPython's
+        originals, which ``user_ns_hidden`` keeps: a reset leaves a namespace a user can work in."""
+        hidden = self.shell.user_ns_hidden
+        namespace = self.shell.user_ns
+        for name in sorted(RUNTIME_NAMES):
+            if name in hidden and (name not in namespace or namespace[name] is not hidden[name]):
+                namespace[name] = hidden[name]
+
     def protected_names(self) -> frozenset[str]:
         return self.protected
 

@@ -136,7 +136,9 @@ export function valueText(structured: Json): string {
 
 /** The text of a failure: code, message, retry advice, details and runtime metadata, one fact per line. */
 export function failureText(structured: Json): string {
-  const { error, runtime, ...rest } = structured;
+  // An execute failure's `status: "error"` is what the first line already says.
+  const { error, runtime, status, ...rest } = structured;
+  if (status !== undefined && status !== 'error') rest.status = status;
   if (!isObject(error)) return JSON.stringify(structured);
   const lines = [`error ${String(error.code)}: ${String(error.message)}`];
   if (error.retryable !== undefined) {
