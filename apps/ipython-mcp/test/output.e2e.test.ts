@@ -65,10 +65,14 @@ describe('default limits', () => {
     expect(structured.displays).toHaveLength(1);
     // The structured and text copies refer to the image instead of repeating its base64.
     expect(structured.displays[0].data['image/png']).toBe(`[image 1: image/png, ${found[0]!.data.length} base64 characters, returned as MCP image content]`);
-    expect(structured.displays[0].data['text/plain']).toMatch(/^<Figure size/);
+    // One representation for the model: the image; the figure's text/plain is said to be left out, and kept in _meta.
+    expect(structured.displays[0]).toEqual({ data: { 'image/png': expect.any(String) }, omitted: ['text/plain'] });
+    const bundle = (result._meta as any)['ipython-mcp/displays'][0];
+    expect(bundle.data['text/plain']).toMatch(/^<Figure size/);
+    expect(bundle.data['image/png']).toBe(structured.displays[0].data['image/png']);
     // The text block names the display and the image instead of repeating its base64.
     const text = (result.content[0] as { text: string }).text;
-    expect(text).toContain('[display 1]\n<Figure size');
+    expect(text).toContain('[display 1; left out: text/plain]\nimage/png: [image 1');
     expect(text).toContain(`image/png: [image 1: image/png, ${found[0]!.data.length} base64 characters, returned as MCP image content]`);
     expect(text.length).toBeLessThan(4096);
     // The figure was closed after it was shown: nothing is shown again.
@@ -149,6 +153,34 @@ describe('configured limits', () => {
     expect(text.text).toBe(`${'o'.repeat(1000)}\n[stdout truncated: 501 characters omitted]\nIn [2]: ok`);
   });
 
+  it('gives the model one representation per display and programs the whole bundle in _meta', async () => {
+    const setup = [
+      'import pandas as pd',
+      'from IPython.display import HTML, Markdown, display',
+      "frame = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'] * 20, 'temp': [float(i) for i in range(60)]})",
+    ].join('\n');
+    expect((await server.call('execute', { code: setup })).isError).toBeFalsy();
+    const described = await server.call('execute', { code: 'display(frame.describe())' });
+    const shown = (described.structuredContent as any).displays[0];
+    expect(shown.data['text/plain']).toMatch(/^\s+temp\ncount\s+60\.0+\n/);
+    expect(shown.omitted).toEqual(['text/html']);
+    expect(JSON.stringify(described.structuredContent).length).toBeLessThanOrEqual(700);
+    expect((described.content[0] as { text: string }).text.length).toBeLessThanOrEqual(700);
+    expect((described._meta as any)['ipython-mcp/displays'][0].data['text/html']).toContain('<table');
+
+    // text/plain that names only a type gives way to Markdown, then to the HTML as text (tables stay tables).
+    const html = await server.call('execute', {
+      code: "display(HTML('<style>p {color: red}</style><table><tr><th>name</th><th>n</th></tr><tr><td>a</td><td>1</td></tr><tr><td>bb</td><td>22</td></tr></table>'))\ndisplay(Markdown('**bold** text'))",
+    });
+    const [table, markdown] = (html.structuredContent as any).displays;
+    expect(table).toEqual({ data: { 'text/plain': expect.stringMatching(/^name +n\na +1\nbb +22$/) }, text_from: 'text/html', omitted: ['text/plain'] });
+    expect(markdown).toEqual({ data: { 'text/markdown': '**bold** text' }, omitted: ['text/plain'] });
+    const text = (html.content[0] as { text: string }).text;
+    expect(text).toContain('[display 1, text/html as text; left out: text/plain]\nname');
+    expect(text).toContain('[display 2; left out: text/plain]\ntext/markdown: **bold** text');
+    expect(text).not.toContain('<table');
+  });
+
   it('caps display items as they arrive and normalises each payload', async () => {
     const result = await server.structured('execute', {
       code: 'from IPython.display import display\nfor i in range(10):\n    display(i)',
@@ -157,14 +189,17 @@ describe('configured limits', () => {
     expect(result.displays_omitted).toBe(7);
     expect(result.truncated.displays).toBe(true);
 
-    const payloads = await server.structured('execute', {
+    const call = await server.call('execute', {
       code:
         'display({"text/plain": "p" * 5000, "application/json": {"a": {"b": {"c": {"d": 1}}}, "list": list(range(50))}}, raw=True)\n' +
         'display({"text/plain": "short"}, metadata={"k": "v"}, raw=True)',
     });
+    const payloads = call.structuredContent as Record<string, any>;
     const [cut, small] = payloads.displays;
-    expect(cut.data['text/plain']).toHaveLength(1000);
-    expect(cut.data['application/json']).toEqual({ a: { b: { c: '…' } }, list: [0, 1, 2, 3, 4] });
+    expect(cut.data).toEqual({ 'text/plain': 'p'.repeat(1000) });
+    expect(cut.omitted).toEqual(['application/json']);
+    // The whole bundle, for programs.
+    expect((call._meta as any)['ipython-mcp/displays'][0].data['application/json']).toEqual({ a: { b: { c: '…' } }, list: [0, 1, 2, 3, 4] });
     expect(cut.truncated).toBe(true);
     expect(small).toEqual({ data: { 'text/plain': 'short' }, metadata: { k: 'v' } });
     expect(payloads.truncated.displays).toBe(true);

@@ -57,7 +57,14 @@ const compactExecute = withDefaults(OPERATIONS.execute.result, EXECUTE_DEFAULTS,
     .union([withDefaults(jsonResult, JSON_RESULT_DEFAULTS, { value: anyValue }), reprResult])
     .nullable()
     .describe('The final value: {"value", "encoded"?} (kind "json", the default) or {"kind": "repr", "repr", "images"?}.'),
-  displays: z.array(withDefaults(executeShape.displays.element, { ...COMMON, ...DISPLAY_DEFAULTS }, { data: z.record(z.string(), z.unknown()) })),
+  displays: z.array(
+    withDefaults(executeShape.displays.element, { ...COMMON, ...DISPLAY_DEFAULTS }, {
+      data: z.record(z.string(), z.unknown()).describe('One representation (display-choice.ts); every MIME type: _meta["ipython-mcp/displays"].'),
+    }).extend({
+      omitted: z.array(z.string()).optional().describe('MIME types left out of data.'),
+      text_from: z.literal('text/html').optional().describe('data["text/plain"] is this converted to text.'),
+    }),
+  ),
   error: withDefaults(cellError, EXECUTE_ERROR_DEFAULTS, {
     traceback: z.string().describe("IPython's traceback without its banner and colours."),
   }).nullable(),

@@ -58,7 +58,9 @@ function displayLines(structured: Json, truncated: Json): string[] {
   const displays = Array.isArray(structured.displays) ? structured.displays : [];
   displays.forEach((display: unknown, index) => {
     if (!isObject(display) || !isObject(display.data)) return;
-    const label = `[display ${index + 1}${display.truncated === true ? ', truncated' : ''}]`;
+    const from = typeof display.text_from === 'string' ? `, ${display.text_from} as text` : '';
+    const omitted = Array.isArray(display.omitted) ? `; left out: ${display.omitted.join(', ')}` : '';
+    const label = `[display ${index + 1}${display.truncated === true ? ', truncated' : ''}${from}${omitted}]`;
     const entries = Object.entries(display.data);
     const plain = display.data['text/plain'];
     const rest = entries.filter(([mime]) => mime !== 'text/plain').map(([mime, data]) => `${mime}: ${typeof data === 'string' ? data : JSON.stringify(data)}`);

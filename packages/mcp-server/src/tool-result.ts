@@ -2,6 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS } from '@ipython-mcp/protocol';
 import type { OperationFailure, OperationMeta } from '@ipython-mcp/worker-supervisor';
 import { compactResult, runtimeMeta, shownRuntime } from './compact-result.js';
+import { DISPLAYS_META_KEY, modelDisplay } from './display-choice.js';
 import { executeText, failureText, valueText } from './result-text.js';
 
 export { runtimeMeta } from './compact-result.js';
@@ -77,6 +78,10 @@ function takeImages(structured: Json): ImageItem[] {
 
 const NO_IMAGES: readonly ImageItem[] = [];
 
+function isDisplay(value: unknown): value is Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /**
  * Writes tool results for one server: compact structured content (compact-result.ts), a text block for a model
  * (result-text.ts) and the full runtime metadata in `_meta`. It remembers the last epoch it reported, so that a
@@ -100,6 +105,9 @@ export class ResultWriter {
     // compactResult builds a new object: the writer owns it and fills it in place (images, runtime).
     const structured = compactResult(tool, plainJson(full));
     const images = tool === 'execute' ? takeImages(structured) : NO_IMAGES;
+    // One representation per display for the model; the whole bundles (images as their references) for programs.
+    const bundles = tool === 'execute' && Array.isArray(structured.displays) ? structured.displays : undefined;
+    if (bundles !== undefined) structured.displays = bundles.map((display: unknown) => (isDisplay(display) ? modelDisplay(display) : display));
     if (tool === 'runtime_status' && typeof full.epoch === 'number') this.noteEpoch(full.epoch);
     if (meta) {
       const runtime = shownRuntime(meta, this.noteEpoch(meta.epoch));
@@ -108,6 +116,7 @@ export class ResultWriter {
     const text = tool === 'execute' ? executeText(structured) : tool === 'call_function' || tool === 'call_tool' ? valueText(structured) : JSON.stringify(structured);
     const result: CallToolResult = { content: images.length === 0 ? [{ type: 'text', text }] : [{ type: 'text', text }, ...images], structuredContent: structured };
     if (meta) result._meta = { [RUNTIME_META_KEY]: runtimeMeta(meta) };
+    if (bundles !== undefined) result._meta = { ...result._meta, [DISPLAYS_META_KEY]: bundles };
     if (tool === 'execute' && full.status === 'error') result.isError = true;
     return result;
   }
