@@ -91,6 +91,55 @@ describe('default limits', () => {
     expect(images(next)).toEqual([]);
   });
 
+  it('gives the model one representation per display and programs the whole bundle in _meta', async () => {
+    const setup = [
+      'import pandas as pd',
+      'from IPython.display import HTML, Markdown, display',
+      "frame = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'] * 20, 'temp': [float(i) for i in range(60)]})",
+    ].join('\n');
+    expect((await server.call('execute', { code: setup })).isError).toBeFalsy();
+    const described = await server.call('execute', { code: 'display(frame.describe())' });
+    const shown = (described.structuredContent as any).displays[0];
+    expect(shown.data['text/plain']).toMatch(/^\s+temp\ncount\s+60\.0+\n/);
+    expect(shown.omitted).toEqual(['text/html']);
+    expect(JSON.stringify(described.structuredContent).length).toBeLessThanOrEqual(700);
+    expect((described.content[0] as { text: string }).text.length).toBeLessThanOrEqual(700);
+    expect((described._meta as any)['ipython-mcp/displays'][0].data['text/html']).toContain('<table');
+
+    // text/plain that names only a type gives way to Markdown, then to the HTML as text (tables stay tables).
+    const html = await server.call('execute', {
+      code: "display(HTML('<style>p {color: red}</style><table><tr><th>name</th><th>n</th></tr><tr><td>a</td><td>1</td></tr><tr><td>bb</td><td>22</td></tr></table>'))\ndisplay(Markdown('**bold** text'))",
+    });
+    const [table, markdown] = (html.structuredContent as any).displays;
+    expect(table).toEqual({ data: { 'text/plain': expect.stringMatching(/^name +n\na +1\nbb +22$/) }, text_from: 'text/html', omitted: ['text/plain'] });
+    expect(markdown).toEqual({ data: { 'text/markdown': '**bold** text' }, omitted: ['text/plain'] });
+    const text = (html.content[0] as { text: string }).text;
+    expect(text).toContain('[display 1, text/html as text; left out: text/plain]\nname');
+    expect(text).toContain('[display 2; left out: text/plain]\ntext/markdown: **bold** text');
+    expect(text).not.toContain('<table');
+  });
+
+  it("reads a pandas KeyError in a few lines: the user's line, library frames one line each, the exception; the whole in _meta", async () => {
+    await server.call('execute', { code: "import pandas as pd\nframe = pd.DataFrame({'a': [1, 2]})" });
+    const result = await server.call('execute', { code: "frame['nope']" });
+    expect(result.isError).toBe(true);
+    const text = (result.content[0] as { text: string }).text;
+    expect(text.length, text).toBeLessThanOrEqual(600);
+    expect(text).toMatch(/^----> 1 frame\['nope'\]$/m);
+    expect(text).toMatch(/^KeyError: 'nope'$/m);
+    expect(text).toContain('The above exception was the direct cause of the following exception:');
+    expect(text).toMatch(/^pandas\/core\/frame\.py:\d+ in __getitem__$/m);
+    expect(text).not.toContain('Could not get source');
+    expect(text).not.toContain('site-packages');
+    const traceback = (result.structuredContent as any).error.traceback as string;
+    expect(text).toContain(traceback);
+    const whole = (result._meta as any)['ipython-mcp/traceback'] as string;
+    expect(whole).toMatch(/^File .*site-packages\/pandas\/core\/frame\.py:\d+, in DataFrame\.__getitem__/m);
+    expect(whole.length).toBeGreaterThan(traceback.length);
+    // A cell's own error has nothing to fold: no second copy.
+    expect((await server.call('execute', { code: '1/0' }))._meta).not.toHaveProperty(['ipython-mcp/traceback']);
+  });
+
   it('returns IPython.display.Image(data=png_bytes) as image content, displayed or as the cell value', async () => {
     const setup = 'import io\nfrom PIL import Image as PILImage\nfrom IPython.display import Image, display\n' +
       'buffer = io.BytesIO()\nPILImage.new("RGB", (8, 6), "red").save(buffer, "PNG")\npng_bytes = buffer.getvalue()';
@@ -151,34 +200,6 @@ describe('configured limits', () => {
     expect(result.truncated).toEqual({ stdout: true, stderr: true });
     const text = (await server.call('execute', { code: 'print("o" * 1500)' })).content[0] as { text: string };
     expect(text.text).toBe(`${'o'.repeat(1000)}\n[stdout truncated: 501 characters omitted]\nIn [2]: ok`);
-  });
-
-  it('gives the model one representation per display and programs the whole bundle in _meta', async () => {
-    const setup = [
-      'import pandas as pd',
-      'from IPython.display import HTML, Markdown, display',
-      "frame = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'] * 20, 'temp': [float(i) for i in range(60)]})",
-    ].join('\n');
-    expect((await server.call('execute', { code: setup })).isError).toBeFalsy();
-    const described = await server.call('execute', { code: 'display(frame.describe())' });
-    const shown = (described.structuredContent as any).displays[0];
-    expect(shown.data['text/plain']).toMatch(/^\s+temp\ncount\s+60\.0+\n/);
-    expect(shown.omitted).toEqual(['text/html']);
-    expect(JSON.stringify(described.structuredContent).length).toBeLessThanOrEqual(700);
-    expect((described.content[0] as { text: string }).text.length).toBeLessThanOrEqual(700);
-    expect((described._meta as any)['ipython-mcp/displays'][0].data['text/html']).toContain('<table');
-
-    // text/plain that names only a type gives way to Markdown, then to the HTML as text (tables stay tables).
-    const html = await server.call('execute', {
-      code: "display(HTML('<style>p {color: red}</style><table><tr><th>name</th><th>n</th></tr><tr><td>a</td><td>1</td></tr><tr><td>bb</td><td>22</td></tr></table>'))\ndisplay(Markdown('**bold** text'))",
-    });
-    const [table, markdown] = (html.structuredContent as any).displays;
-    expect(table).toEqual({ data: { 'text/plain': expect.stringMatching(/^name +n\na +1\nbb +22$/) }, text_from: 'text/html', omitted: ['text/plain'] });
-    expect(markdown).toEqual({ data: { 'text/markdown': '**bold** text' }, omitted: ['text/plain'] });
-    const text = (html.content[0] as { text: string }).text;
-    expect(text).toContain('[display 1, text/html as text; left out: text/plain]\nname');
-    expect(text).toContain('[display 2; left out: text/plain]\ntext/markdown: **bold** text');
-    expect(text).not.toContain('<table');
   });
 
   it('caps display items as they arrive and normalises each payload', async () => {

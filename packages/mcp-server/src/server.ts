@@ -62,7 +62,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     },
   );
   const relist = new RelistGate();
-  const results = new ResultWriter();
+  const results = new ResultWriter(options.settings.libraryPaths);
   const catalog = new DynamicCatalog(() => {
     relist.noteNotified();
     server.sendToolListChanged().catch(() => undefined);

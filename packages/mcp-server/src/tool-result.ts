@@ -4,8 +4,12 @@ import type { OperationFailure, OperationMeta } from '@ipython-mcp/worker-superv
 import { compactResult, runtimeMeta, shownRuntime } from './compact-result.js';
 import { DISPLAYS_META_KEY, modelDisplay } from './display-choice.js';
 import { executeText, failureText, valueText } from './result-text.js';
+import { foldTraceback } from './traceback-fold.js';
 
 export { runtimeMeta } from './compact-result.js';
+
+/** The `_meta` key under which a failed cell's result carries its whole traceback when library frames were folded. */
+export const TRACEBACK_META_KEY = 'ipython-mcp/traceback';
 
 /** The `_meta` key under which every namespace result carries its full runtime metadata (clients do not show it to a model). */
 export const RUNTIME_META_KEY = 'ipython-mcp/runtime';
@@ -90,6 +94,9 @@ function isDisplay(value: unknown): value is Json {
 export class ResultWriter {
   private reportedEpoch = 1;
 
+  /** `libraryPaths`: the configured library directories, whose traceback frames stay whole (traceback-fold.ts). */
+  constructor(private readonly libraryPaths: readonly string[] = []) {}
+
   /** Notes an epoch the client has seen (runtime_status shows it); true when it differs from the last one. */
   private noteEpoch(epoch: number): boolean {
     const changed = epoch !== this.reportedEpoch;
@@ -108,6 +115,7 @@ export class ResultWriter {
     // One representation per display for the model; the whole bundles (images as their references) for programs.
     const bundles = tool === 'execute' && Array.isArray(structured.displays) ? structured.displays : undefined;
     if (bundles !== undefined) structured.displays = bundles.map((display: unknown) => (isDisplay(display) ? modelDisplay(display) : display));
+    const fullTraceback = tool === 'execute' ? this.foldTraceback(structured) : undefined;
     if (tool === 'runtime_status' && typeof full.epoch === 'number') this.noteEpoch(full.epoch);
     if (meta) {
       const runtime = shownRuntime(meta, this.noteEpoch(meta.epoch));
@@ -117,8 +125,21 @@ export class ResultWriter {
     const result: CallToolResult = { content: images.length === 0 ? [{ type: 'text', text }] : [{ type: 'text', text }, ...images], structuredContent: structured };
     if (meta) result._meta = { [RUNTIME_META_KEY]: runtimeMeta(meta) };
     if (bundles !== undefined) result._meta = { ...result._meta, [DISPLAYS_META_KEY]: bundles };
+    if (fullTraceback !== undefined) result._meta = { ...result._meta, [TRACEBACK_META_KEY]: fullTraceback };
     if (tool === 'execute' && full.status === 'error') result.isError = true;
     return result;
+  }
+
+  /** Folds the library frames of a failed cell's traceback in place; the whole traceback when that changed it. */
+  private foldTraceback(structured: Json): string | undefined {
+    const error = structured.error;
+    if (error === null || typeof error !== 'object' || typeof (error as Json).traceback !== 'string') return undefined;
+    const whole = (error as Json).traceback as string;
+    const folded = foldTraceback(whole, this.libraryPaths);
+    if (folded === whole) return undefined;
+    // compactResult made this error object for this result: changing it changes no one else's.
+    (error as Json).traceback = folded;
+    return whole;
   }
 
   /** A structured failure: `isError`, the error object and the runtime metadata that says something, never user values. */
