@@ -10,6 +10,7 @@ from .limits import bound_text
 from .namespace_names import KINDS, Names, classify, quietly
 from .params import require_dict
 from .runtime_names import RUNTIME_NAMES
+from .shapes import data_summary, length_summary
 from .signature import signature_text
 from .static import NoSignature, doc_of, module_of, qualified_type_name, type_qualname
 
@@ -109,11 +110,19 @@ def search_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     }
 
 def _match(names: Names, name: str, obj: Any) -> dict[str, Any]:
-    text, cut = _repr_text(obj, names.limits.max_repr_chars)
-    return {
+    limit = names.limits.max_repr_chars
+    summary = data_summary(obj)
+    # A data object is told by its summary (shape, columns, dtypes), read without user code; its repr (a table
+    # that may read a subclass's properties) is not computed.
+    text, cut = (None, False) if summary is not None else _repr_text(obj, limit)
+    match: dict[str, Any] = {
         "name": name,
         "kind": classify(obj),
-        "type": bound_text(qualified_type_name(type(obj)), names.limits.max_repr_chars)[0],
+        "type": bound_text(qualified_type_name(type(obj)), limit)[0],
         "repr": text,
         "repr_truncated": cut,
     }
+    summary = summary if summary is not None else length_summary(obj)
+    if summary is not None:
+        match["summary"] = bound_text(summary, limit)[0]
+    return match

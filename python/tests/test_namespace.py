@@ -397,16 +397,17 @@ def test_inspect_function_module_and_dotted_attribute(shell):
 
 def test_inspect_truncates_each_field_independently(shell):
     ns = make(shell, Limits(max_repr_chars=12, max_text_chars=10))
-    run(shell, "n = 1234567890123")
+    run(shell, "n = 1234567890123\nInt = int")
     result = ns.inspect({"name": "n"})
     assert result["qualified_type"] == "builtins.int"
     assert result["representation"] == "123456789012"  # max_repr_chars, as --help says, not max_text_chars
-    assert len(result["documentation"]) == 10
+    assert result["documentation"] is None  # an instance leaves out its class's docstring (inspect int for it)
+    assert len(ns.inspect({"name": "Int"})["documentation"]) == 10
     assert result["truncated"] == {
         "qualified_type": False,
         "signature": False,
         "module": False,
-        "documentation": True,
+        "documentation": False,
         "representation": True,
     }
     tight = make(shell, Limits(max_repr_chars=5, max_text_chars=5))
