@@ -26,6 +26,7 @@ from .limits import Limits, bound_text
 from .matplotlib_backend import forget_inline, prefer_inline
 from .packages import install_package_magics
 from .params import require_str
+from .terminal_text import install_terminal_text
 
 
 class _QuietDisplayHook(DisplayHook):
@@ -245,6 +246,7 @@ class ShellOwner:
         bookkeeping.render_without(self.shell, Interrupter.hide_handler_frames)
         prefer_inline()
         install_package_magics(self.shell)
+        install_terminal_text(self.shell)
 
     def _sink(self, target: int) -> TextSink | None:
         operation = self.operation

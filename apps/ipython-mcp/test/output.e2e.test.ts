@@ -140,6 +140,17 @@ describe('default limits', () => {
     expect((await server.call('execute', { code: '1/0' }))._meta).not.toHaveProperty(['ipython-mcp/traceback']);
   });
 
+  it('gives shell escapes as text: \\n line ends, no escape sequences, a rewritten line as last drawn; still a terminal', async () => {
+    expect(await server.structured('execute', { code: '!echo hello' })).toEqual({ execution_count: expect.any(Number), stdout: 'hello\n' });
+    const colours = await server.structured('execute', { code: "!printf '\\033[31mred\\033[0m\\n 10%%\\r100%%\\n'" });
+    expect(colours.stdout).toBe('red\n100%\n');
+    // The program still runs in a pseudo-terminal, as under IPython.
+    const tty = await server.structured('execute', { code: '!python -c "import sys; print(sys.stdin.isatty(), sys.stdout.isatty())"' });
+    expect(tty.stdout).toBe('True True\n');
+    // And the filter is gone once the escape ends: a print afterwards keeps its own characters.
+    expect((await server.structured('execute', { code: "print('a\\r\\nb')" })).stdout).toBe('a\r\nb\n');
+  });
+
   it('returns IPython.display.Image(data=png_bytes) as image content, displayed or as the cell value', async () => {
     const setup = 'import io\nfrom PIL import Image as PILImage\nfrom IPython.display import Image, display\n' +
       'buffer = io.BytesIO()\nPILImage.new("RGB", (8, 6), "red").save(buffer, "PNG")\npng_bytes = buffer.getvalue()';
