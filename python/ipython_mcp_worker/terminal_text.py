@@ -86,7 +86,7 @@ def install_terminal_text(shell: Any) -> None:
     def run(*args: Any, **kwargs: Any) -> Any:
         original = sys.stdout
         filtered = _FilteredStream(original)
-        sys.stdout = filtered  # type: ignore[assignment]
+        sys.stdout = filtered
         try:
             return system(*args, **kwargs)
         finally:
