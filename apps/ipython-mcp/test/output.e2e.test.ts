@@ -168,18 +168,32 @@ describe('default limits', () => {
     expect((both.structuredContent as any).result.images['image/png']).toMatch(/^\[image 3: /);
   });
 
-  it('drops an image above the size bound and flags the display', async () => {
+  it('re-encodes an image above the size bound with Pillow instead of dropping it, and says from what', async () => {
     const code =
       'import os\nbig = io.BytesIO()\nPILImage.frombytes("RGB", (1200, 1200), os.urandom(1200 * 1200 * 3)).save(big, "PNG")\n' +
       'print(len(big.getvalue()))\ndisplay(Image(data=big.getvalue()))';
     const result = await server.call('execute', { code });
     const structured = result.structuredContent as any;
     expect(Number(structured.stdout)).toBeGreaterThan(2 * 1024 * 1024);
-    expect(images(result)).toEqual([]);
-    expect(structured.displays).toHaveLength(1);
-    expect(structured.displays[0].truncated).toBe(true);
-    expect(structured.displays[0].data['image/png']).toBeUndefined();
-    expect(structured.truncated.displays).toBe(true);
+    const [image] = images(result);
+    expect(image!.mimeType).toBe('image/jpeg');
+    expect(image!.data.length).toBeLessThanOrEqual(2 * 1024 * 1024);
+    expect(structured.displays[0].metadata['ipython-mcp/resized']).toMatch(/^image\/png 1200×1200 \([\d,]+ base64 characters\) re-encoded as image\/jpeg 1200×1200$/);
+    expect(structured).not.toHaveProperty('truncated');
+    expect((result.content[0] as { text: string }).text).toContain('re-encoded as image/jpeg 1200×1200');
+  });
+
+  it('downscales a 2000×2000 noise plot to 1,568 px so the model sees it', async () => {
+    const code = 'import numpy as np, matplotlib.pyplot as plt\nplt.figure(figsize=(20, 20), dpi=100)\nplt.imshow(np.random.rand(2000, 2000))\nplt.show()';
+    const result = await server.call('execute', { code });
+    const [image] = images(result);
+    expect(image, JSON.stringify(result.structuredContent)).toBeDefined();
+    const note = (result.structuredContent as any).displays[0].metadata['ipython-mcp/resized'] as string;
+    // The inline backend crops the figure to its drawn area (about 1,600 px of the 2,000).
+    expect(note).toMatch(/^image\/png \d{4}×\d{4} \(.*\) re-encoded as image\/(png|jpeg) \d+×\d+$/);
+    const [width, height] = note.split(' ').pop()!.split('×').map(Number);
+    expect(Math.max(width!, height!)).toBeLessThanOrEqual(1568);
+    expect((result.content[0] as { text: string }).text).toContain(note);
   });
 });
 
