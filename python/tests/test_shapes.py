@@ -104,3 +104,13 @@ def test_a_library_nobody_imported_is_not_imported():
 @pytest.mark.parametrize("value", [np.float64(1.5), pd.Timestamp("2024-01-01"), None, object()])
 def test_other_values_have_no_summary(value):
     assert data_summary(value) is None
+
+
+@given(st.lists(st.sampled_from(["a", "A", "ab", "Ab", "b", "ba", "aB", "abc"]), max_size=30), st.sampled_from(["a", "ab", "A"]), st.integers(0, 6))
+def test_search_order_without_a_full_sort_is_the_full_sort_order(names, query, limit):
+    from ipython_mcp_worker.namespace_listing import _first_in_order
+
+    hits = [(name, index) for index, name in enumerate(names)]
+    folded = query.casefold()
+    expected = sorted(hits, key=lambda pair: (pair[0] != query, pair[0].casefold() != folded, pair[0]))[:limit]
+    assert [pair[0] for pair in _first_in_order(hits, query, folded, limit)] == [pair[0] for pair in expected]
