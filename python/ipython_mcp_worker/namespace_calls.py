@@ -13,8 +13,9 @@ from .jsonvalue import NotJson, bounded_repr, from_javascript, json_form
 from .limits import bound_text
 from .namespace_names import Names, Unresolvable, classify, quietly
 from .params import require_dict, require_name
+from .shapes import data_summary, length_summary
 from .signature import signature_text
-from .static import NoSignature, doc_of, module_of, qualified_type_name
+from .static import NoSignature, doc_of, get_quietly, lookup, module_of, qualified_type_name
 
 _INSPECT_BOUNDED = ("qualified_type", "signature", "module", "documentation", "representation")
 
@@ -70,13 +71,29 @@ def inspect_name(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     result["callable"] = callable(obj)
     bounded("qualified_type", qualified_type_name(type(obj)), limits.max_repr_chars)
     bounded("module", attempt("attribute", lambda: module_of(obj, kind)), limits.max_repr_chars)
-    bounded("documentation", attempt("attribute", lambda: doc_of(obj, kind)), limits.max_text_chars)
+    bounded("documentation", attempt("attribute", lambda: _own_doc(obj, kind)), limits.max_text_chars)
     if result["callable"]:
         bounded("signature", attempt("metadata", lambda: _inspected_signature(obj)), limits.max_repr_chars)
-    representation = attempt("repr", lambda: bounded_repr(obj, limits.max_text_chars))
-    if representation is not None:
-        result["representation"], result["truncated"]["representation"] = representation
+    summary = data_summary(obj)
+    if summary is None:  # a data object is told by its summary; its repr is not computed (see shapes.py)
+        representation = attempt("repr", lambda: bounded_repr(obj, limits.max_repr_chars))
+        if representation is not None:
+            result["representation"], result["truncated"]["representation"] = representation
+        summary = length_summary(obj)
+    if summary is not None:
+        result["summary"] = bound_text(summary, limits.max_repr_chars)[0]
     return result
+
+
+def _own_doc(obj: Any, kind: str) -> str | None:
+    """The docstring of ``obj`` itself: a (non-callable) instance whose ``__doc__`` is just its class's gets none
+    (inspect the class for that; a DataFrame's is 4,000 characters), while one with a docstring of its own (an
+    instance ``__doc__``, a C getset) keeps it. Callable instances keep their class's: it says what a call does."""
+    if kind == "variable":
+        class_doc = lookup(type(obj), "__doc__")
+        if type(class_doc) is str and get_quietly(obj, "__doc__") is class_doc:
+            return None
+    return doc_of(obj, kind)
 
 def call_function(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     """Resolve ``name``, bind ``arguments`` as keyword arguments, invoke exactly once, return JSON."""

@@ -88,7 +88,8 @@ def remove_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     return {"removed": removed, "refused": sorted(refused), "unknown": sorted(unknown)}
 
 def reset_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
-    """Delete every unprotected user name and restore configured module bindings. No shell.reset().
+    """Delete every unprotected user name, restore IPython's own bindings (``In``, ``get_ipython``...) and the
+    configured module bindings. No shell.reset().
 
     ``removed`` lists the names sorted; a list too long for one IPC message (half the bound) is cut,
     with ``removed_truncated`` set; ``removed_count`` always counts every removed name.
@@ -102,6 +103,7 @@ def reset_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
         if removed:
             names.on_names_removed(list(removed))
     finally:
+        names.restore_runtime_bindings()
         names.bind_configured_modules()
     shown = _within_chars(removed, names.limits.max_ipc_message_bytes // 2)
     return {

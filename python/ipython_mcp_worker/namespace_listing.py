@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import heapq
+import operator
+import types
 from typing import Any
 
 from .errors import OpError
@@ -10,10 +13,14 @@ from .limits import bound_text
 from .namespace_names import KINDS, Names, classify, quietly
 from .params import require_dict
 from .runtime_names import RUNTIME_NAMES
+from .shapes import data_summary, length_summary
 from .signature import signature_text
 from .static import NoSignature, doc_of, module_of, qualified_type_name, type_qualname
 
 _NO_SIGNATURE = "(...)"
+_NAME = operator.itemgetter(0)
+# The usual function types, recognised by identity before the general classify (same answer, less work).
+_PLAIN_FUNCTIONS = frozenset({types.FunctionType, types.BuiltinFunctionType})
 
 
 def _listed_signature(obj: Any) -> str | None:
@@ -45,9 +52,11 @@ def list_functions(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     """
     require_dict(params, ())
     namespace = names.shell.user_ns
-    entries = [(name, namespace[name]) for name in names.user_names()]
+    # Classified before sorting: over 100,000 names only the functions are sorted.
+    entries = [(name, namespace[name]) for name in names.unsorted_user_names()]
     entries.extend(names.library_members())
-    functions = sorted((pair for pair in entries if classify(pair[1]) == "function"), key=lambda pair: pair[0])
+    functions = [pair for pair in entries if type(pair[1]) in _PLAIN_FUNCTIONS or classify(pair[1]) == "function"]
+    functions.sort(key=lambda pair: pair[0])
     shown = functions[: names.limits.max_results]
     return {
         "functions": [_function_entry(names, name, obj) for name, obj in shown],
@@ -89,31 +98,49 @@ def search_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     if kinds is not None and (type(kinds) not in (list, tuple) or any(k not in KINDS for k in kinds)):
         raise OpError("invalid_arguments", f"kinds must be a list of {', '.join(KINDS)}")
     namespace = names.shell.user_ns
-    candidates = [(name, namespace[name]) for name in names.user_names()]
-    candidates.extend((b, namespace[b]) for b in sorted(names.protected - RUNTIME_NAMES) if b in namespace)
-    candidates.extend(names.library_members())
     folded = query.casefold()
-    if exact:
-        hits = [pair for pair in candidates if pair[0] == query]
-    else:
-        hits = [pair for pair in candidates if folded in pair[0].casefold()]
+
+    def matches(name: str) -> bool:
+        return name == query if exact else folded in name.casefold()
+
+    # Names are matched before anything else is read or sorted: over 100,000 names only the hits cost more.
+    hits = [(name, namespace[name]) for name in names.unsorted_user_names(matches)]
+    hits.extend((b, namespace[b]) for b in sorted(names.protected - RUNTIME_NAMES) if b in namespace and matches(b))
+    hits.extend(pair for pair in names.library_members() if matches(pair[0]))
     if kinds is not None:
         wanted = set(kinds)
         hits = [pair for pair in hits if classify(pair[1]) in wanted]
-    hits.sort(key=lambda pair: (pair[0] != query, pair[0].casefold() != folded, pair[0]))
-    shown = hits[: names.limits.max_results]
+    shown = _first_in_order(hits, query, folded, names.limits.max_results)
     return {
         "matches": [_match(names, name, obj) for name, obj in shown],
         "total": len(hits),
         "truncated": len(shown) < len(hits),
     }
 
+def _first_in_order(hits: list[tuple[str, Any]], query: str, folded: str, limit: int) -> list[tuple[str, Any]]:
+    """The first ``limit`` hits in search order (the identical name, then case-insensitively equal names, then by
+    name) without sorting them all: 100,000 hits cost one pass and a heap of ``limit``."""
+    identical = [pair for pair in hits if pair[0] == query]
+    equal = sorted((pair for pair in hits if pair[0] != query and pair[0].casefold() == folded), key=_NAME)
+    room = limit - len(identical) - len(equal)
+    rest = (pair for pair in hits if pair[0] != query and pair[0].casefold() != folded)
+    return (identical + equal + (heapq.nsmallest(room, rest, key=_NAME) if room > 0 else []))[:limit]
+
+
 def _match(names: Names, name: str, obj: Any) -> dict[str, Any]:
-    text, cut = _repr_text(obj, names.limits.max_repr_chars)
-    return {
+    limit = names.limits.max_repr_chars
+    summary = data_summary(obj)
+    # A data object is told by its summary (shape, columns, dtypes), read without user code; its repr (a table
+    # that may read a subclass's properties) is not computed.
+    text, cut = (None, False) if summary is not None else _repr_text(obj, limit)
+    match: dict[str, Any] = {
         "name": name,
         "kind": classify(obj),
-        "type": bound_text(qualified_type_name(type(obj)), names.limits.max_repr_chars)[0],
+        "type": bound_text(qualified_type_name(type(obj)), limit)[0],
         "repr": text,
         "repr_truncated": cut,
     }
+    summary = summary if summary is not None else length_summary(obj)
+    if summary is not None:
+        match["summary"] = bound_text(summary, limit)[0]
+    return match

@@ -124,6 +124,15 @@ class Names:
                 ) from None
             self.shell.user_ns[binding] = value
 
+    def restore_runtime_bindings(self) -> None:
+        """Rebind IPython's own names (``In``, ``get_ipython``...) a user shadowed or deleted to IPython's
+        originals, which ``user_ns_hidden`` keeps: a reset leaves a namespace a user can work in."""
+        hidden = self.shell.user_ns_hidden
+        namespace = self.shell.user_ns
+        for name in sorted(RUNTIME_NAMES):
+            if name in hidden and (name not in namespace or namespace[name] is not hidden[name]):
+                namespace[name] = hidden[name]
+
     def protected_names(self) -> frozenset[str]:
         return self.protected
 
@@ -132,15 +141,24 @@ class Names:
 
     def user_names(self) -> list[str]:
         """Sorted unprotected names the user created (IPython's hidden bindings only once rebound)."""
+        names = self.unsorted_user_names()
+        names.sort()
+        return names
+
+    def unsorted_user_names(self, keep: Callable[[str], bool] | None = None) -> list[str]:
+        """``user_names`` in namespace order, only those ``keep`` accepts: search filters 100,000 names before it
+        sorts the few that match."""
         hidden = self.shell.user_ns_hidden
+        protected = self.protected
         names = []
         for name, value in self.shell.user_ns.items():
-            if type(name) is not str or name.startswith("_") or name in self.protected:
+            if type(name) is not str or name.startswith("_") or name in protected:
+                continue
+            if keep is not None and not keep(name):
                 continue
             if name in hidden and hidden[name] is value:
                 continue
             names.append(name)
-        names.sort()
         return names
 
     def resolve(self, name: str) -> Any:

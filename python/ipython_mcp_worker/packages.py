@@ -123,6 +123,20 @@ def installer_command(arguments: list[str]) -> list[str] | None:
     return [uv, "pip", *arguments]
 
 
+def asks_version(arguments: list[str]) -> bool:
+    """``pip --version`` / ``pip -V``: uv has no such pip option and would answer "unexpected argument"."""
+    return arguments in (["--version"], ["-V"])
+
+
+def stand_in_version() -> str:
+    """The honest answer of the pip-less stand-in to ``--version``: what it is and where it installs."""
+    python = sys.executable
+    uv = find_uv()
+    if uv is None:
+        return f"no pip: ipython-mcp's pip stand-in for {python}, which cannot install (uv is not on PATH)"
+    return f"no pip: ipython-mcp's pip stand-in, installs into {python} with `{uv} pip --python {python}`"
+
+
 def _installer_environment(command: list[str]) -> dict[str, str]:
     """Extra environment for an installer run: no colour codes from uv (it colours a pty)."""
     return {} if command[1:3] == ["-m", "pip"] else {"NO_COLOR": "1"}
@@ -190,6 +204,9 @@ def _private(path: str) -> bool:
 
 def shim_main() -> None:
     """Entry of the ``pip`` shim: run the installer ``%pip`` would, or explain and exit 1."""
+    if asks_version(sys.argv[1:]):
+        sys.stdout.write(stand_in_version() + "\n")
+        return
     command = installer_command(sys.argv[1:])
     if command is None:
         sys.stderr.write(no_installer_message() + "\n")
@@ -222,6 +239,9 @@ def install_package_magics(shell: Any) -> None:
             arguments = shlex.split(line, posix=os.name != "nt")
         except ValueError as error:
             raise UsageError(f"%pip: {error}") from None
+        if asks_version(arguments) and not has_pip():
+            print(stand_in_version())
+            return
         command = installer_command(arguments)
         if command is None:
             raise UsageError(no_installer_message())

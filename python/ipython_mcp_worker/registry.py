@@ -13,6 +13,8 @@ catalog is not empty (``reconcile_all``; the response then carries ``catalog_rev
 A stale registration stays stale until it is explicitly registered again (or unregistered); it is
 reported in ``discover``'s ``stale`` list and refused by ``call``. ``revision`` advances on every catalog
 change: a registration, an unregistration, registrations turning stale, and clearing a non-empty catalog.
+Registering a backing name again under the tool name it already backs (live or stale) replaces that
+registration: a new description snapshot, schema and revision. Any other tool-name clash is a collision.
 A failing operation leaves the catalog and the revision untouched.
 """
 
@@ -210,8 +212,10 @@ class Registry:
         replacing: Registration | None = None
         existing = self._registrations.get(tool_name)
         if existing is not None:
-            if existing.name == name and self._evaluate(existing)[0] == STALE:
-                replacing = existing  # explicit re-registration of a stale tool
+            if existing.name == name:
+                # Explicit re-registration of the same backing name under the same tool name, live or stale:
+                # the seed's "until explicit re-registration" - a new description snapshot and schema.
+                replacing = existing
             else:
                 raise OpError(
                     "name_collision",

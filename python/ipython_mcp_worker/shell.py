@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import builtins
 import functools
+import importlib.util
 import sys
 import threading
 import warnings
@@ -21,6 +22,7 @@ from .capture import FdCapture, HeadTailSink, StreamRouter, TextSink, Throttle
 from .channel import Interrupter
 from .constants import IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32
 from .failure import exception_details
+from .image_fit import fit_image, pillow_missing_note
 from .jsonvalue import (
     JsonCut,
     JsonForm,
@@ -36,6 +38,7 @@ from .matplotlib_backend import forget_inline, prefer_inline
 from .packages import install_package_magics
 from .params import require_str
 from .spill import SpillDirectory, SpillFile
+from .terminal_text import install_terminal_text
 
 
 class _QuietDisplayHook(DisplayHook):
@@ -172,6 +175,7 @@ def normalize_display(
     item and character limits. Anything dropped or cut sets ``truncated``.
     """
     out: dict[str, Any] = {}
+    notes: dict[str, str] = {}  # what happened to an image, for the display's metadata (image_fit.py)
     truncated = False
     used = 0
     encoded = JsonForm(None)
@@ -187,11 +191,18 @@ def normalize_display(
         if mime.startswith("image/") and not mime.startswith("image/svg"):
             if isinstance(value, (bytes, bytearray)):
                 value = base64.b64encode(value).decode("ascii")
-            if isinstance(value, str) and len(value) <= min(MAX_IMAGE_BASE64_CHARS, image_room - used):
-                out[mime] = value
+            room = min(MAX_IMAGE_BASE64_CHARS, image_room - used)
+            fitted = fit_image(mime, value, room) if isinstance(value, str) and room > 0 else None
+            if fitted is not None:
+                kind, value, note = fitted
+                out[kind] = value
                 used += len(value)
+                if note is not None:
+                    notes["ipython-mcp/resized"] = note
             else:
                 truncated = True
+                if isinstance(value, str) and importlib.util.find_spec("PIL") is None:
+                    notes["ipython-mcp/dropped"] = pillow_missing_note(mime, len(value), room)
             continue
         try:
             form = json_form(value, limits, child_path("$", mime))
@@ -211,6 +222,8 @@ def normalize_display(
     else:
         encoded.encoded.update(meta_form.encoded)
         encoded.encoded_omitted += meta_form.encoded_omitted
+    if notes:
+        meta = {**meta, **notes}
     return encoded.annotate({"data": out, "metadata": meta, "truncated": truncated or cut}), used
 
 
@@ -264,6 +277,7 @@ class ShellOwner:
         bookkeeping.render_without(self.shell, Interrupter.hide_handler_frames)
         prefer_inline()
         install_package_magics(self.shell)
+        install_terminal_text(self.shell)
 
     def _sink(self, target: int) -> TextSink | None:
         operation = self.operation

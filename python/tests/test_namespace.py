@@ -397,16 +397,17 @@ def test_inspect_function_module_and_dotted_attribute(shell):
 
 def test_inspect_truncates_each_field_independently(shell):
     ns = make(shell, Limits(max_repr_chars=12, max_text_chars=10))
-    run(shell, "n = 12345678901")
+    run(shell, "n = 1234567890123\nInt = int")
     result = ns.inspect({"name": "n"})
     assert result["qualified_type"] == "builtins.int"
-    assert result["representation"] == "1234567890"
-    assert len(result["documentation"]) == 10
+    assert result["representation"] == "123456789012"  # max_repr_chars, as --help says, not max_text_chars
+    assert result["documentation"] is None  # an instance leaves out its class's docstring (inspect int for it)
+    assert len(ns.inspect({"name": "Int"})["documentation"]) == 10
     assert result["truncated"] == {
         "qualified_type": False,
         "signature": False,
         "module": False,
-        "documentation": True,
+        "documentation": False,
         "representation": True,
     }
     tight = make(shell, Limits(max_repr_chars=5, max_text_chars=5))
@@ -447,14 +448,14 @@ def test_huge_builtin_values_get_exact_prefix_reprs_quickly(shell):
         big_bytes=b'"q" ' * 2_000_000,
     )
     names = ("big_list", "big_dict", "big_text", "big_bytes")
-    expected = {name: repr(shell.user_ns[name])[:40] for name in names}
+    expected = {name: repr(shell.user_ns[name])[:30] for name in names}
     start = time.perf_counter()
     found = {name: (ns.inspect({"name": name}), ns.search({"query": name, "exact": True})) for name in names}
     elapsed = time.perf_counter() - start
     for name in names:
         inspection, search = found[name]
         assert (inspection["representation"], inspection["truncated"]["representation"]) == (expected[name], True)
-        assert (search["matches"][0]["repr"], search["matches"][0]["repr_truncated"]) == (expected[name][:30], True)
+        assert (search["matches"][0]["repr"], search["matches"][0]["repr_truncated"]) == (expected[name], True)
     assert elapsed < 1.0  # the full reprs take about a second and hundreds of MB
 
 
@@ -669,6 +670,16 @@ def test_reset_removes_user_names_and_restores_configured_bindings(shell):
     assert seen == [["f", "x"]]
     run(shell, "y = 1")
     assert shell.execution_count - 1 == count + 1
+
+
+def test_reset_restores_ipython_bindings_a_user_shadowed_or_deleted(shell):
+    ns = make(shell)
+    originals = {name: shell.user_ns[name] for name in ("In", "Out", "get_ipython", "exit", "quit", "open")}
+    run(shell, "get_ipython = 7\nIn = None\nOut = {}\nexit = 'x'\ndel quit\nopen = print")
+    ns.reset({})
+    assert {name: shell.user_ns.get(name) for name in originals} == originals
+    run(shell, "reachable = get_ipython() is not None and isinstance(In, list)")
+    assert shell.user_ns["reachable"] is True
 
 
 def test_reset_report_stays_within_the_ipc_bound(shell):

@@ -221,10 +221,30 @@ def test_collisions_change_nothing() -> None:
     assert fails("name_collision", reg, registry, "other", "execute").details["with"] == "stable"
     assert fails("name_collision", reg, registry, "other", "add").details["with"] == "dynamic"
     assert fails("name_collision", reg, registry, "add", "add2").details["with"] == "backing_symbol"
-    assert fails("name_collision", reg, registry, "add").details["with"] == "dynamic"  # still fresh
     assert registry.revision == 1
     assert registry.discover({})["tools"] == [first]
     assert reg(registry, "execute", "execute2")["tool_name"] == "execute2"
+
+
+def test_re_registration_of_a_live_tool_refreshes_it() -> None:
+    registry, ns = make(max_dynamic_tools=1)
+    ns["add"] = add
+    first = reg(registry, "add")
+    again = reg(registry, "add", None, "Adds, freshly described.")
+    assert again["description"] == "Adds, freshly described."
+    assert again["input_schema"] == first["input_schema"]
+    assert again["revision"] == registry.revision == 2  # a full registry refreshes in place
+    assert registry.discover({})["tools"] == [again]
+    assert call(registry, "add", {"a": 1})["value"] == 3
+
+    def subtract(a: int, b: int = 2) -> int:
+        """A different object under the same name."""
+        return a - b
+
+    ns["add"] = subtract
+    third = reg(registry, "add")
+    assert (third["description"], third["revision"]) == ("A different object under the same name.", 3)
+    assert call(registry, "add", {"a": 1})["value"] == -1
 
 
 def test_registry_full() -> None:
@@ -691,7 +711,7 @@ def test_revision_is_monotonic_and_unchanged_on_failure() -> None:
     ns["plain"] = 1
     reg(registry, "add")
     note()
-    for bad in ({"name": "plain"}, {"name": "missing"}, {"name": "add"}, {"name": "_x"}):
+    for bad in ({"name": "plain"}, {"name": "missing"}, {"name": "add", "tool_name": "execute"}, {"name": "_x"}):
         with pytest.raises(OpError):
             registry.register({"tool_name": None, "description": None, **bad})
     note()

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
-// `node tooling/bench/model-reads.mjs [--show] [--json PATH]`: runs the fourteen everyday calls of "what the model
-// reads" through a real MCP stdio client against the built server and reports the characters each client forwards
+// `node tooling/bench/model-reads.mjs [--data] [--cli PATH] [--show] [--json PATH]`: runs the fourteen everyday calls
+// of "what the model reads" (with --data: the pandas/matplotlib data session instead, which needs pandas and
+// matplotlib in the worker's Python) through a real MCP stdio client against the built server (--cli: another
+// build's dist/cli.js, e.g. main's, to compare) and reports the characters each client forwards
 // to its model (Claude Code: JSON of structuredContent on success, the text block on error; Codex: the text block),
 // plus the size of the tool list (names, descriptions, input schemas) that every model request carries.
 // `--code-mode`: instead, the tool list of the 47-tool set (server-filesystem, -memory, -everything from npm, and
@@ -8,7 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import { chooseWorkerPython, loadModules } from './lib/env.mjs';
 import { startServer } from './lib/mcp.mjs';
-import { runFourteen, toolListChars } from './lib/model-reads.mjs';
+import { runDataSession, runFourteen, toolListChars } from './lib/model-reads.mjs';
 import { NPM_SERVERS_VERSION, measureToolLists } from './lib/npm-servers.mjs';
 import { installExitHandlers } from './lib/procs.mjs';
 
@@ -16,6 +18,9 @@ const args = process.argv.slice(2);
 const show = args.includes('--show');
 const jsonIndex = args.indexOf('--json');
 const jsonPath = jsonIndex >= 0 ? args[jsonIndex + 1] : undefined;
+const data = args.includes('--data');
+const cliIndex = args.indexOf('--cli');
+const cli = cliIndex >= 0 ? args[cliIndex + 1] : undefined;
 
 installExitHandlers();
 const modules = await loadModules();
@@ -24,10 +29,11 @@ if (args.includes('--code-mode')) {
   await codeModeSection();
   process.exit(0);
 }
-const server = await startServer(modules, { env: { IPYTHON_MCP_PYTHON: python } });
+const server = await startServer(modules, { env: { IPYTHON_MCP_PYTHON: python }, ...(cli ? { args: [cli] } : {}) });
 try {
   const { tools } = await server.client.listTools();
-  const rows = await runFourteen((name, toolArgs) => server.call(name, toolArgs));
+  const run = data ? runDataSession : runFourteen;
+  const rows = await run((name, toolArgs) => server.call(name, toolArgs));
   const out = (line) => process.stdout.write(`${line}\n`);
   out(`${'call'.padEnd(32)} ${'Claude Code'.padStart(11)} ${'Codex'.padStart(7)}`);
   for (const row of rows) {
@@ -37,7 +43,7 @@ try {
   const codex = rows.reduce((sum, row) => sum + row.codex.length, 0);
   const toolList = toolListChars(tools);
   const fullToolList = JSON.stringify(tools).length;
-  out(`${'total (14 calls)'.padEnd(32)} ${String(claudeCode).padStart(11)} ${String(codex).padStart(7)}`);
+  out(`${`total (${rows.length} calls)`.padEnd(32)} ${String(claudeCode).padStart(11)} ${String(codex).padStart(7)}`);
   out(`tool list: ${tools.length} tools, ${toolList} characters of names + descriptions + input schemas (${fullToolList} as the whole tools/list JSON)`);
   if (show) {
     for (const row of rows) out(`\n--- ${row.label} (Claude Code)\n${row.claudeCode}\n--- ${row.label} (Codex)\n${row.codex}`);

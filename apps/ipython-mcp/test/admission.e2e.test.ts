@@ -80,6 +80,8 @@ describe('the pending bound', () => {
       const error = body(result).error;
       expect(error.retryable).toBe(true);
       expect(error.retry_after_ms).toBeGreaterThan(0);
+      // Never read as the output schema's default "ok" by a program that fills absent fields from it.
+      expect(body(result).status).toBe('error');
       // never admitted: no sequence (in the full metadata); the structured result has nothing more to say
       expect(fullRuntime(result).sequence).toBeNull();
       expect(body(result)).not.toHaveProperty('runtime');
@@ -110,6 +112,7 @@ describe('the pending bound', () => {
     expect(queued.isError).toBe(true);
     const failure = body(queued);
     expect(failure.error.code).toBe('queue_timeout');
+    expect(failure.status).toBe('error');
     expect(failure.error.retryable).toBe(true);
     // A queue_timeout always shows how long it waited, and its admission sequence.
     expect(Object.keys(failure.runtime).sort()).toEqual(['queue_wait_ms', 'sequence']);

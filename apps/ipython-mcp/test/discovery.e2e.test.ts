@@ -124,6 +124,43 @@ describe('discovery of objects whose attribute hooks hang', () => {
     expect(await workerPid(server)).toBe(pid);
   });
 
+  it('summarises data objects without running them: a DataFrame subclass whose shape hangs is named, not read', async () => {
+    const pid = await workerPid(server);
+    const defined = await server.structured('execute', {
+      code: [
+        'import numpy as np, pandas as pd',
+        'class HangingFrame(pd.DataFrame):',
+        '    @property',
+        '    def shape(self):',
+        '        _hook("HangingFrame.shape")',
+        "data_frame = pd.DataFrame({'city': ['Oslo', 'Lima'], 'temp': [1.5, 2.0]})",
+        "data_hanging = HangingFrame({'a': [1, 2]})",
+        'data_grid = np.zeros((2000, 2000))',
+        'data_list = [1, 2, 3]',
+      ].join('\n'),
+    });
+    expect(defined.error, JSON.stringify(defined.error)).toBeUndefined();
+    const [searched, searchMs] = await timed(() => server.call('search', { query: 'data_' }));
+    expect(searched.isError, JSON.stringify(searched.structuredContent)).toBeFalsy();
+    const matches = Object.fromEntries(((searched.structuredContent as any).matches as any[]).map((match) => [match.name, match]));
+    expect(matches.data_frame).toEqual({
+      name: 'data_frame',
+      kind: 'variable',
+      type: 'pandas.DataFrame',
+      summary: expect.stringMatching(/^DataFrame 2 rows × 2 columns: city str, temp float64; \d+ B$/),
+    });
+    expect(matches.data_hanging.summary).toBe('HangingFrame: a pandas.DataFrame subclass; not read (its own code would run)');
+    expect(matches.data_hanging).not.toHaveProperty('repr');
+    expect(matches.data_grid.summary).toBe('ndarray shape (2000, 2000) float64, 30.5 MB');
+    expect(matches.data_list).toMatchObject({ repr: '[1, 2, 3]', summary: 'len 3' });
+    const [inspected, inspectMs] = await timed(() => server.call('inspect', { name: 'data_hanging' }));
+    expect((inspected.structuredContent as any).summary).toBe(matches.data_hanging.summary);
+    expect(inspected.structuredContent).not.toHaveProperty('representation');
+    for (const elapsed of [searchMs, inspectMs]) expect(elapsed).toBeLessThan((DEADLINE_SECONDS * 1000) / 2);
+    expect((await server.structured('execute', { code: 'len(calls)' })).result.value).toBe(0);
+    expect(await workerPid(server)).toBe(pid);
+  });
+
   it('inspect of a hanging __repr__ is stopped by the deadline and loses nothing', async () => {
     const pid = await workerPid(server);
     const [interrupted, elapsed] = await timed(() => server.call('inspect', { name: 'slow_repr' }));

@@ -310,7 +310,6 @@ describe('a client with a tools/list_changed handler', () => {
       ['collide', 'execute', 'name_collision', { with: 'stable' }],
       ['collide', 'register_tool', 'name_collision', { with: 'stable' }],
       ['other', 'collide', 'name_collision', { with: 'dynamic' }],
-      ['collide', null, 'name_collision', { with: 'dynamic' }],
       ['collide', 'collide_again', 'name_collision', { with: 'backing_symbol' }],
       ['no_such_name', null, 'name_not_found'],
       ['not_callable', null, 'not_callable'],
@@ -332,6 +331,24 @@ describe('a client with a tools/list_changed handler', () => {
     expect(structuredOf(await s.server.call('collide', { a: 5 })).value).toBe(5);
     await settle();
     expect(s.notifications()).toBe(before);
+  });
+
+  it('refreshes a live tool registered again under its own name: new description, revision, list_changed', async () => {
+    await s.execute('def fresh(a: int) -> int:\n    """First words."""\n    return a + 1');
+    const first = structuredOf(await s.register('fresh'));
+    const before = s.notifications();
+    const again = structuredOf(await s.register('fresh', null, 'Second words.'));
+    expect(again).toMatchObject({ tool_name: 'fresh', name: 'fresh', description: 'Second words.' });
+    expect(again.input_schema).toEqual(first.input_schema);
+    expect(again.revision).toBeGreaterThan(first.revision);
+    expect(await s.revision()).toBe(again.revision);
+    await s.notifiedAfter(before);
+    expect((await s.listTool('fresh'))!.description).toBe('Second words.');
+    expect(structuredOf(await s.server.call('fresh', { a: 1 })).value).toBe(2);
+    // Another backing symbol under that tool name still collides, and changes nothing.
+    await s.execute('def other_fresh(a: int) -> int:\n    return a');
+    expect(errorOf(await s.register('other_fresh', 'fresh')).details).toMatchObject({ with: 'dynamic' });
+    expect(await s.revision()).toBe(again.revision);
   });
 
   it('unregisters idempotently, reports partitions, and cannot remove a stable tool', async () => {

@@ -4,7 +4,7 @@
 // The SDK client validates every structured result against its tool's output schema.
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runFourteen, toolListChars, type ModelReadsRow } from '../../../tooling/bench/lib/model-reads.mjs';
+import { runDataSession, runFourteen, toolListChars, type ModelReadsRow } from '../../../tooling/bench/lib/model-reads.mjs';
 import { startServer, type TestServer } from './harness.js';
 
 /** The issue's budget, as Claude Code forwards the fourteen calls (5,151 before the compact shapes). */
@@ -139,5 +139,55 @@ describe('the tool list', () => {
       error: null,
       escaped: [],
     });
+  });
+});
+
+/**
+ * The data session of issue 32 (load, head, describe, groupby, a plot, a KeyError, a wrong dtype, inspect, search, a
+ * shell escape) as Claude Code forwards it: 13,225 characters at 15e15b4 (12,909 as Codex does), 2,357 with one
+ * representation per display, folded tracebacks, summaries and shell text. The budget is half of the old figure.
+ */
+const DATA_SESSION_BUDGET_CHARS = 6600;
+
+describe('the data session (pandas, matplotlib)', () => {
+  let data: TestServer;
+  let session: ModelReadsRow[];
+  beforeAll(async () => {
+    data = await startServer();
+    session = await runDataSession((name, args) => data.call(name, args));
+  });
+  afterAll(async () => {
+    await data?.close();
+  });
+  const call = (label: string): ModelReadsRow => {
+    const found = session.find((entry) => entry.label === label);
+    if (found === undefined) throw new Error(`no row ${label}`);
+    return found;
+  };
+
+  it('costs at most half of what it did, as Claude Code and as Codex forward it', () => {
+    const claudeCode = session.reduce((sum, entry) => sum + entry.claudeCode.length, 0);
+    const codex = session.reduce((sum, entry) => sum + entry.codex.length, 0);
+    console.log(`[measure] data session: ${claudeCode} characters as Claude Code forwards the ${session.length} calls, ${codex} as Codex does`);
+    expect(session).toHaveLength(10);
+    expect(claudeCode).toBeLessThanOrEqual(DATA_SESSION_BUDGET_CHARS);
+    expect(codex).toBeLessThanOrEqual(DATA_SESSION_BUDGET_CHARS);
+  });
+
+  it('tells each call in a few hundred characters, keeping what matters', () => {
+    expect(call('describe').claudeCode.length).toBeLessThanOrEqual(700);
+    expect(call('describe').codex).toContain('[display 1; left out: text/html]');
+    const keyError = call('KeyError').codex;
+    expect(keyError.length).toBeLessThanOrEqual(600);
+    expect(keyError).toContain("----> 1 df['nope']");
+    expect(keyError).toMatch(/^KeyError: 'nope'$/m);
+    expect(call('wrong dtype').codex).toMatch(/^ValueError: could not convert string to float: '\w+'$/m);
+    const inspected = call('inspect df').result.structuredContent as Record<string, unknown>;
+    expect(inspected.summary).toBe('DataFrame 200 rows × 4 columns: city str, temp float64, rain_mm float64, day datetime64[us]; 6.4 KB');
+    expect(inspected).not.toHaveProperty('documentation');
+    expect(call('inspect df').claudeCode.length).toBeLessThanOrEqual(700);
+    expect((call('search df').result.structuredContent as any).matches[0].summary).toBe(inspected.summary);
+    expect(call('plot').result.content.filter((block: { type: string }) => block.type === 'image')).toHaveLength(1);
+    expect((call('shell escape').result.structuredContent as any).stdout).toBe('hello\na\nb\n');
   });
 });

@@ -67,10 +67,14 @@ describe('default limits', () => {
     expect(structured.displays).toHaveLength(1);
     // The structured and text copies refer to the image instead of repeating its base64.
     expect(structured.displays[0].data['image/png']).toBe(`[image 1: image/png, ${found[0]!.data.length} base64 characters, returned as MCP image content]`);
-    expect(structured.displays[0].data['text/plain']).toMatch(/^<Figure size/);
+    // One representation for the model: the image; the figure's text/plain is said to be left out, and kept in _meta.
+    expect(structured.displays[0]).toEqual({ data: { 'image/png': expect.any(String) }, omitted: ['text/plain'] });
+    const bundle = (result._meta as any)['ipython-mcp/displays'][0];
+    expect(bundle.data['text/plain']).toMatch(/^<Figure size/);
+    expect(bundle.data['image/png']).toBe(structured.displays[0].data['image/png']);
     // The text block names the display and the image instead of repeating its base64.
     const text = (result.content[0] as { text: string }).text;
-    expect(text).toContain('[display 1]\n<Figure size');
+    expect(text).toContain('[display 1; left out: text/plain]\nimage/png: [image 1');
     expect(text).toContain(`image/png: [image 1: image/png, ${found[0]!.data.length} base64 characters, returned as MCP image content]`);
     expect(text.length).toBeLessThan(4096);
     // The figure was closed after it was shown: nothing is shown again.
@@ -87,6 +91,66 @@ describe('default limits', () => {
     const next = await server.call('execute', { code: 'len(plt.get_fignums())' });
     expect((next.structuredContent as any).result.value).toBe(0);
     expect(images(next)).toEqual([]);
+  });
+
+  it('gives the model one representation per display and programs the whole bundle in _meta', async () => {
+    const setup = [
+      'import pandas as pd',
+      'from IPython.display import HTML, Markdown, display',
+      "frame = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'] * 20, 'temp': [float(i) for i in range(60)]})",
+    ].join('\n');
+    expect((await server.call('execute', { code: setup })).isError).toBeFalsy();
+    const described = await server.call('execute', { code: 'display(frame.describe())' });
+    const shown = (described.structuredContent as any).displays[0];
+    expect(shown.data['text/plain']).toMatch(/^\s+temp\ncount\s+60\.0+\n/);
+    expect(shown.omitted).toEqual(['text/html']);
+    expect(JSON.stringify(described.structuredContent).length).toBeLessThanOrEqual(700);
+    expect((described.content[0] as { text: string }).text.length).toBeLessThanOrEqual(700);
+    expect((described._meta as any)['ipython-mcp/displays'][0].data['text/html']).toContain('<table');
+
+    // text/plain that names only a type gives way to Markdown, then to the HTML as text (tables stay tables).
+    const html = await server.call('execute', {
+      code: "display(HTML('<style>p {color: red}</style><table><tr><th>name</th><th>n</th></tr><tr><td>a</td><td>1</td></tr><tr><td>bb</td><td>22</td></tr></table>'))\ndisplay(Markdown('**bold** text'))",
+    });
+    const [table, markdown] = (html.structuredContent as any).displays;
+    expect(table).toEqual({ data: { 'text/plain': expect.stringMatching(/^name +n\na +1\nbb +22$/) }, text_from: 'text/html', omitted: ['text/plain'] });
+    expect(markdown).toEqual({ data: { 'text/markdown': '**bold** text' }, omitted: ['text/plain'] });
+    const text = (html.content[0] as { text: string }).text;
+    expect(text).toContain('[display 1, text/html as text; left out: text/plain]\nname');
+    expect(text).toContain('[display 2; left out: text/plain]\ntext/markdown: **bold** text');
+    expect(text).not.toContain('<table');
+  });
+
+  it("reads a pandas KeyError in a few lines: the user's line, library frames one line each, the exception; the whole in _meta", async () => {
+    await server.call('execute', { code: "import pandas as pd\nframe = pd.DataFrame({'a': [1, 2]})" });
+    const result = await server.call('execute', { code: "frame['nope']" });
+    expect(result.isError).toBe(true);
+    const text = (result.content[0] as { text: string }).text;
+    expect(text.length, text).toBeLessThanOrEqual(600);
+    expect(text).toMatch(/^----> 1 frame\['nope'\]$/m);
+    expect(text).toMatch(/^KeyError: 'nope'$/m);
+    expect(text).toContain('The above exception was the direct cause of the following exception:');
+    expect(text).toMatch(/^pandas\/core\/frame\.py:\d+ in __getitem__$/m);
+    expect(text).not.toContain('Could not get source');
+    expect(text).not.toContain('site-packages');
+    const traceback = (result.structuredContent as any).error.traceback as string;
+    expect(text).toContain(traceback);
+    const whole = (result._meta as any)['ipython-mcp/traceback'] as string;
+    expect(whole).toMatch(/^File .*site-packages\/pandas\/core\/frame\.py:\d+, in DataFrame\.__getitem__/m);
+    expect(whole.length).toBeGreaterThan(traceback.length);
+    // A cell's own error has nothing to fold: no second copy.
+    expect((await server.call('execute', { code: '1/0' }))._meta).not.toHaveProperty(['ipython-mcp/traceback']);
+  });
+
+  it('gives shell escapes as text: \\n line ends, no escape sequences, a rewritten line as last drawn; still a terminal', async () => {
+    expect(await server.structured('execute', { code: '!echo hello' })).toEqual({ execution_count: expect.any(Number), stdout: 'hello\n' });
+    const colours = await server.structured('execute', { code: "!printf '\\033[31mred\\033[0m\\n 10%%\\r100%%\\n'" });
+    expect(colours.stdout).toBe('red\n100%\n');
+    // The program still runs in a pseudo-terminal, as under IPython.
+    const tty = await server.structured('execute', { code: '!python -c "import sys; print(sys.stdin.isatty(), sys.stdout.isatty())"' });
+    expect(tty.stdout).toBe('True True\n');
+    // And the filter is gone once the escape ends: a print afterwards keeps its own characters.
+    expect((await server.structured('execute', { code: "print('a\\r\\nb')" })).stdout).toBe('a\r\nb\n');
   });
 
   it('returns IPython.display.Image(data=png_bytes) as image content, displayed or as the cell value', async () => {
@@ -106,18 +170,32 @@ describe('default limits', () => {
     expect((both.structuredContent as any).result.images['image/png']).toMatch(/^\[image 3: /);
   });
 
-  it('drops an image above the size bound and flags the display', async () => {
+  it('re-encodes an image above the size bound with Pillow instead of dropping it, and says from what', async () => {
     const code =
       'import os\nbig = io.BytesIO()\nPILImage.frombytes("RGB", (1200, 1200), os.urandom(1200 * 1200 * 3)).save(big, "PNG")\n' +
       'print(len(big.getvalue()))\ndisplay(Image(data=big.getvalue()))';
     const result = await server.call('execute', { code });
     const structured = result.structuredContent as any;
     expect(Number(structured.stdout)).toBeGreaterThan(2 * 1024 * 1024);
-    expect(images(result)).toEqual([]);
-    expect(structured.displays).toHaveLength(1);
-    expect(structured.displays[0].truncated).toBe(true);
-    expect(structured.displays[0].data['image/png']).toBeUndefined();
-    expect(structured.truncated.displays).toBe(true);
+    const [image] = images(result);
+    expect(image!.mimeType).toBe('image/jpeg');
+    expect(image!.data.length).toBeLessThanOrEqual(2 * 1024 * 1024);
+    expect(structured.displays[0].metadata['ipython-mcp/resized']).toMatch(/^image\/png 1200×1200 \([\d,]+ base64 characters\) re-encoded as image\/jpeg 1200×1200$/);
+    expect(structured).not.toHaveProperty('truncated');
+    expect((result.content[0] as { text: string }).text).toContain('re-encoded as image/jpeg 1200×1200');
+  });
+
+  it('downscales a 2000×2000 noise plot to 1,568 px so the model sees it', async () => {
+    const code = 'import numpy as np, matplotlib.pyplot as plt\nplt.figure(figsize=(20, 20), dpi=100)\nplt.imshow(np.random.rand(2000, 2000))\nplt.show()';
+    const result = await server.call('execute', { code });
+    const [image] = images(result);
+    expect(image, JSON.stringify(result.structuredContent)).toBeDefined();
+    const note = (result.structuredContent as any).displays[0].metadata['ipython-mcp/resized'] as string;
+    // The inline backend crops the figure to its drawn area (about 1,600 px of the 2,000).
+    expect(note).toMatch(/^image\/png \d{4}×\d{4} \(.*\) re-encoded as image\/(png|jpeg) \d+×\d+$/);
+    const [width, height] = note.split(' ').pop()!.split('×').map(Number);
+    expect(Math.max(width!, height!)).toBeLessThanOrEqual(1568);
+    expect((result.content[0] as { text: string }).text).toContain(note);
   });
 });
 
@@ -162,14 +240,17 @@ describe('configured limits', () => {
     expect(result.displays_omitted).toBe(7);
     expect(result.truncated.displays).toBe(true);
 
-    const payloads = await server.structured('execute', {
+    const call = await server.call('execute', {
       code:
         'display({"text/plain": "p" * 5000, "application/json": {"a": {"b": {"c": {"d": 1}}}, "list": list(range(50))}}, raw=True)\n' +
         'display({"text/plain": "short"}, metadata={"k": "v"}, raw=True)',
     });
+    const payloads = call.structuredContent as Record<string, any>;
     const [cut, small] = payloads.displays;
-    expect(cut.data['text/plain']).toHaveLength(1000);
-    expect(cut.data['application/json']).toEqual({ a: { b: { c: '…' } }, list: [0, 1, 2, 3, 4] });
+    expect(cut.data).toEqual({ 'text/plain': 'p'.repeat(1000) });
+    expect(cut.omitted).toEqual(['application/json']);
+    // The whole bundle, for programs.
+    expect((call._meta as any)['ipython-mcp/displays'][0].data['application/json']).toEqual({ a: { b: { c: '…' } }, list: [0, 1, 2, 3, 4] });
     expect(cut.truncated).toBe(true);
     expect(small).toEqual({ data: { 'text/plain': 'short' }, metadata: { k: 'v' } });
     expect(payloads.truncated.displays).toBe(true);

@@ -110,6 +110,17 @@ describe('a uv environment without pip', () => {
     await expectActivated(server, environment);
   });
 
+  it('!pip --version, !pip -V and %pip --version say what the stand-in is and which Python it installs into', async () => {
+    const python = join(environment, 'bin', 'python');
+    for (const code of ['!pip --version', '!pip -V', '!pip3 --version', '%pip --version']) {
+      const answered = await execute(server, `${code}\nprint("exit", _exit_code if "${code}".startswith("!") else 0)`);
+      expect(answered, code).not.toHaveProperty('status');
+      expect(answered.stdout, code).toContain(`pip stand-in, installs into ${python} with`);
+      expect(answered.stdout, code).toContain('exit 0');
+      expect(`${answered.stdout}${answered.stderr ?? ''}`, code).not.toMatch(/unexpected argument/);
+    }
+  });
+
   it('without uv, %pip and !pip both say how to add packages and nothing is lost', async () => {
     const bare = await startServer({ IPYTHON_MCP_PYTHON: join(environment, 'bin', 'python'), PATH: pathWithoutUv() });
     try {
@@ -122,6 +133,8 @@ describe('a uv environment without pip', () => {
       const bang = await execute(bare, '!pip install pandas\nprint("exit", _exit_code)');
       expect(bang.stdout).toContain('has no pip and uv is not on PATH');
       expect(bang.stdout).toMatch(/exit [1-9]/);
+      const version = await execute(bare, '!pip --version');
+      expect(version.stdout).toContain('cannot install (uv is not on PATH)');
       expect((await execute(bare, 'kept, mcp_probe_uv.VERSION if "mcp_probe_uv" in dir() else "fresh"')).result.value).toEqual([7, 'fresh']);
     } finally {
       await bare.close();

@@ -250,7 +250,8 @@ describe('inspect', () => {
   it('bounds and flags each field independently', async () => {
     await execute(`huge_text = "h" * 20000`);
     const result = await server.structured('inspect', { name: 'huge_text' });
-    expect(result.representation).toHaveLength(8192);
+    // IPYTHON_MCP_MAX_REPR_CHARS bounds inspect's representation, as --help says (not IPYTHON_MCP_MAX_TEXT_CHARS).
+    expect(result.representation).toHaveLength(1024);
     expect(result.truncated).toEqual({ representation: true });
   });
 
@@ -410,6 +411,18 @@ describe('remove and reset', () => {
     const refused = await server.structured('remove', { names: PROTECTED });
     expect(refused.refused).toEqual(PROTECTED);
     expect((await failed('reset', { everything: true })).code).toBe('invalid_arguments');
+  });
+
+  it("reset restores IPython's own bindings a user shadowed or deleted", async () => {
+    await execute("get_ipython = 7\nIn = None\nOut = 'x'\nexit = 1\ndel quit");
+    await server.structured('reset');
+    expect(await value("[type(get_ipython()).__name__ != 'int', type(In).__name__, type(Out).__name__, callable(exit), callable(quit)]")).toEqual([
+      true,
+      'list',
+      'dict',
+      true,
+      true,
+    ]);
   });
 });
 

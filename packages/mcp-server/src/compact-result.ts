@@ -168,7 +168,7 @@ function compactExecute(full: Json): Json {
 /** Defaults of one `list` entry. */
 export const FUNCTION_DEFAULTS: Json = { signature_truncated: false, doc_truncated: false, module: null, doc: null };
 /** Defaults of one `search` match. */
-export const MATCH_DEFAULTS: Json = { repr_truncated: false };
+export const MATCH_DEFAULTS: Json = { repr: null, repr_truncated: false };
 
 /** A listing (`list`, `search`): `total` is left out when it equals the number of items returned. */
 function compactListing(full: Json, key: string, itemDefaults: Json): Json {

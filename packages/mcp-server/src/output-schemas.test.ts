@@ -27,7 +27,8 @@ describe('stable tool output schemas derived from the operations catalogue', () 
 
   it.each(tools)('%s accepts a structured failure (isError) beside its success shape', (tool) => {
     const validate = ajv.compile(compactOutputSchema(tool));
-    const failure = { error: { code: 'name_not_found', message: "name 'x' is not defined", details: { name: 'x' } }, runtime: { epoch: 2 } };
+    const error = { code: 'name_not_found', message: "name 'x' is not defined", details: { name: 'x' } };
+    const failure = { ...(tool === 'execute' ? { status: 'error' } : {}), error, runtime: { epoch: 2 } };
     expect(validate(failure) ? [] : validate.errors).toEqual([]);
   });
 
@@ -39,6 +40,14 @@ describe('stable tool output schemas derived from the operations catalogue', () 
     const validate = ajv.compile(compactOutputSchema('execute'));
     expect(validate({ execution_count: 1, error: { kind: 'exception', type: 'E', message: '', traceback: '', extra: 1 } })).toBe(false);
     expect(validate({ execution_count: 1, truncated: { stdout: false } })).toBe(false);
+  });
+
+  it("requires an execute failure to say status \"error\", so its default \"ok\" is never read into it", () => {
+    const validate = ajv.compile(compactOutputSchema('execute'));
+    const busy = { error: { code: 'runtime_busy', message: 'busy', retryable: true } };
+    expect(validate(busy)).toBe(false);
+    expect(validate({ ...busy, status: 'ok' })).toBe(false);
+    expect(validate({ ...busy, status: 'error' }) ? [] : validate.errors).toEqual([]);
   });
 
   it('publishes the derived schema on every worker-backed stable tool', () => {

@@ -57,7 +57,14 @@ const compactExecute = withDefaults(OPERATIONS.execute.result, EXECUTE_DEFAULTS,
     .union([withDefaults(jsonResult, JSON_RESULT_DEFAULTS, { value: anyValue }), reprResult])
     .nullable()
     .describe('The final value: {"value", "encoded"?} (kind "json", the default) or {"kind": "repr", "repr", "images"?}.'),
-  displays: z.array(withDefaults(executeShape.displays.element, { ...COMMON, ...DISPLAY_DEFAULTS }, { data: z.record(z.string(), z.unknown()) })),
+  displays: z.array(
+    withDefaults(executeShape.displays.element, { ...COMMON, ...DISPLAY_DEFAULTS }, {
+      data: z.record(z.string(), z.unknown()).describe('One representation (display-choice.ts); every MIME type: _meta["ipython-mcp/displays"].'),
+    }).extend({
+      omitted: z.array(z.string()).optional().describe('MIME types left out of data.'),
+      text_from: z.literal('text/html').optional().describe('data["text/plain"] is this converted to text.'),
+    }),
+  ),
   error: withDefaults(cellError, EXECUTE_ERROR_DEFAULTS, {
     traceback: z.string().describe("IPython's traceback without its banner and colours."),
   }).nullable(),
@@ -96,8 +103,14 @@ export const COMPACT_RESULTS = {
 export function compactOutputSchema(tool: keyof typeof COMPACT_RESULTS): Json {
   // io "input": a field with a default is optional and shows its default, which is what a compact result means.
   const schema = prune(z.toJSONSchema(COMPACT_RESULTS[tool], { io: 'input', target: 'draft-7', unrepresentable: 'any' })) as Json;
-  return output(schema.properties as Json, (schema.required as string[] | undefined) ?? []);
+  // An execute failure (runtime_busy, operation_timeout, ...) says status "error" itself: a program that fills
+  // absent fields from their defaults must never read it as the default "ok".
+  return output(schema.properties as Json, (schema.required as string[] | undefined) ?? [], tool === 'execute' ? EXECUTE_FAILURE_FIELDS : {});
 }
+
+/** The fields every failure result of execute carries beside its `error` (tool-result.ts writes them). */
+export const EXECUTE_FAILURE: Readonly<Json> = Object.freeze({ status: 'error' });
+const EXECUTE_FAILURE_FIELDS: Json = { status: { const: 'error' } };
 
 /**
  * Drops what says nothing (the schemas go out with every tool list): `$schema`, `propertyNames: {type: string}`
@@ -154,10 +167,11 @@ const escapedSchema = {
 };
 
 /**
- * A result schema: the success fields, or (for a failed call, `isError`) a structured `error` object. A success that
- * has an `error` field of its own (execute's failed cell, inspect's first failure) accepts either there.
+ * A result schema: the success fields, or (for a failed call, `isError`) a structured `error` object and the
+ * `failureFields` every failure of that tool carries. A success that has an `error` field of its own (execute's
+ * failed cell, inspect's first failure) accepts either there.
  */
-export function output(properties: Json, required: string[]): Json {
+export function output(properties: Json, required: string[], failureFields: Json = {}): Json {
   const { error: ownError, ...rest } = properties as { error?: Json };
   const alternatives = ownError?.anyOf as Json[] | undefined;
   const either = alternatives === undefined ? { anyOf: [ownError, errorSchema] } : { ...ownError, anyOf: [...alternatives, errorSchema] };
@@ -165,7 +179,7 @@ export function output(properties: Json, required: string[]): Json {
   return {
     type: 'object',
     properties: { ...rest, ...error, runtime: runtimeMetaSchema, escaped: escapedSchema },
-    anyOf: [{ required }, { required: ['error'], properties: { error: errorSchema } }],
+    anyOf: [{ required }, { required: ['error', ...Object.keys(failureFields)], properties: { error: errorSchema, ...failureFields } }],
     additionalProperties: true,
   };
 }

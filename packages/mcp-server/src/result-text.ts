@@ -87,7 +87,9 @@ function displayLines(structured: Json, truncated: Json): string[] {
   const displays = Array.isArray(structured.displays) ? structured.displays : [];
   displays.forEach((display: unknown, index) => {
     if (!isObject(display) || !isObject(display.data)) return;
-    const label = `[display ${index + 1}${display.truncated === true ? ', truncated' : ''}]`;
+    const from = typeof display.text_from === 'string' ? `, ${display.text_from} as text` : '';
+    const omitted = Array.isArray(display.omitted) ? `; left out: ${display.omitted.join(', ')}` : '';
+    const label = `[display ${index + 1}${display.truncated === true ? ', truncated' : ''}${from}${omitted}]`;
     const entries = Object.entries(display.data);
     const plain = display.data['text/plain'];
     const rest = entries.filter(([mime]) => mime !== 'text/plain').map(([mime, data]) => `${mime}: ${typeof data === 'string' ? data : JSON.stringify(data)}`);
@@ -165,7 +167,9 @@ export function valueText(structured: Json): string {
 
 /** The text of a failure: code, message, retry advice, details and runtime metadata, one fact per line. */
 export function failureText(structured: Json): string {
-  const { error, runtime, ...rest } = structured;
+  // An execute failure's `status: "error"` is what the first line already says.
+  const { error, runtime, status, ...rest } = structured;
+  if (status !== undefined && status !== 'error') rest.status = status;
   if (!isObject(error)) return JSON.stringify(structured);
   const lines = [`error ${String(error.code)}: ${String(error.message)}`];
   if (error.retryable !== undefined) {

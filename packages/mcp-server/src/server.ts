@@ -14,6 +14,7 @@ import { DynamicCatalog } from './dynamic-catalog.js';
 import { runtimeOptionsFromSettings, type Settings } from './settings.js';
 import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type CatalogEffect, type StableToolDefinition } from './stable-tools.js';
 import { ResultWriter } from './tool-result.js';
+import { EXECUTE_FAILURE } from './output-schemas.js';
 import { progressReporter } from './progress.js';
 import { RelistGate } from './relist-gate.js';
 import { takeTimeout, takesOwnTimeout, timeoutProperty, withTimeoutProperty } from './call-deadline.js';
@@ -79,7 +80,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     },
   );
   const relist = new RelistGate();
-  const results = new ResultWriter();
+  const results = new ResultWriter(options.settings.libraryPaths);
   const catalog = new DynamicCatalog(() => {
     relist.noteNotified();
     server.sendToolListChanged().catch(() => undefined);
@@ -253,7 +254,12 @@ function toMcpTool(tool: StableToolDefinition, maxTimeoutSeconds: number): Tool 
 
 function invalidArguments(results: ResultWriter, tool: string, error: z.ZodError): CallToolResult {
   const issues = error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`);
-  return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool}: ${issues.join('; ')}`.slice(0, 1000) });
+  return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool}: ${issues.join('; ')}`.slice(0, 1000) }, undefined, failureFields(tool));
+}
+
+/** What every failure of `tool` states beside its error: execute's says `status: "error"` (its schema's default is "ok"). */
+function failureFields(tool: string): Record<string, unknown> {
+  return tool === 'execute' ? { ...EXECUTE_FAILURE } : {};
 }
 
 function badTimeout(results: ResultWriter, tool: string, taken: { message: string; details: Record<string, unknown> }): CallToolResult {
@@ -296,7 +302,7 @@ function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRec
 
 /** The result of a finished stable tool call, the catalog already reconciled when the call needed it. */
 function stableResult(tool: StableToolDefinition, outcome: OperationOutcome, catalog: DynamicCatalog, results: ResultWriter): CallToolResult {
-  if (!outcome.ok) return results.failure(outcome.error, outcome.meta);
+  if (!outcome.ok) return results.failure(outcome.error, outcome.meta, failureFields(tool.name));
   // The writer only reads the worker's result; a copy is made only for a field the server overrides.
   let structured = outcome.result;
   if (tool.catalogEffect === 'changes') {

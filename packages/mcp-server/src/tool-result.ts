@@ -2,9 +2,14 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS } from '@ipython-mcp/protocol';
 import type { OperationFailure, OperationMeta } from '@ipython-mcp/worker-supervisor';
 import { compactResult, runtimeMeta, shownRuntime } from './compact-result.js';
+import { DISPLAYS_META_KEY, modelDisplay } from './display-choice.js';
 import { executeText, failureText, valueText } from './result-text.js';
+import { foldTraceback } from './traceback-fold.js';
 
 export { runtimeMeta } from './compact-result.js';
+
+/** The `_meta` key under which a failed cell's result carries its whole traceback when library frames were folded. */
+export const TRACEBACK_META_KEY = 'ipython-mcp/traceback';
 
 /** The `_meta` key under which every namespace result carries its full runtime metadata (clients do not show it to a model). */
 export const RUNTIME_META_KEY = 'ipython-mcp/runtime';
@@ -77,6 +82,10 @@ function takeImages(structured: Json): ImageItem[] {
 
 const NO_IMAGES: readonly ImageItem[] = [];
 
+function isDisplay(value: unknown): value is Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /**
  * Writes tool results for one server: compact structured content (compact-result.ts), a text block for a model
  * (result-text.ts) and the full runtime metadata in `_meta`. It remembers the last epoch it reported, so that a
@@ -84,6 +93,9 @@ const NO_IMAGES: readonly ImageItem[] = [];
  */
 export class ResultWriter {
   private reportedEpoch = 1;
+
+  /** `libraryPaths`: the configured library directories, whose traceback frames stay whole (traceback-fold.ts). */
+  constructor(private readonly libraryPaths: readonly string[] = []) {}
 
   /** Notes an epoch the client has seen (runtime_status shows it); true when it differs from the last one. */
   private noteEpoch(epoch: number): boolean {
@@ -100,6 +112,10 @@ export class ResultWriter {
     // compactResult builds a new object: the writer owns it and fills it in place (images, runtime).
     const structured = compactResult(tool, plainJson(full));
     const images = tool === 'execute' ? takeImages(structured) : NO_IMAGES;
+    // One representation per display for the model; the whole bundles (images as their references) for programs.
+    const bundles = tool === 'execute' && Array.isArray(structured.displays) ? structured.displays : undefined;
+    if (bundles !== undefined) structured.displays = bundles.map((display: unknown) => (isDisplay(display) ? modelDisplay(display) : display));
+    const fullTraceback = tool === 'execute' ? this.foldTraceback(structured) : undefined;
     if (tool === 'runtime_status' && typeof full.epoch === 'number') this.noteEpoch(full.epoch);
     if (meta) {
       const runtime = shownRuntime(meta, this.noteEpoch(meta.epoch));
@@ -108,8 +124,22 @@ export class ResultWriter {
     const text = tool === 'execute' ? executeText(structured) : tool === 'call_function' || tool === 'call_tool' ? valueText(structured) : JSON.stringify(structured);
     const result: CallToolResult = { content: images.length === 0 ? [{ type: 'text', text }] : [{ type: 'text', text }, ...images], structuredContent: structured };
     if (meta) result._meta = { [RUNTIME_META_KEY]: runtimeMeta(meta) };
+    if (bundles !== undefined) result._meta = { ...result._meta, [DISPLAYS_META_KEY]: bundles };
+    if (fullTraceback !== undefined) result._meta = { ...result._meta, [TRACEBACK_META_KEY]: fullTraceback };
     if (tool === 'execute' && full.status === 'error') result.isError = true;
     return result;
+  }
+
+  /** Folds the library frames of a failed cell's traceback in place; the whole traceback when that changed it. */
+  private foldTraceback(structured: Json): string | undefined {
+    const error = structured.error;
+    if (error === null || typeof error !== 'object' || typeof (error as Json).traceback !== 'string') return undefined;
+    const whole = (error as Json).traceback as string;
+    const folded = foldTraceback(whole, this.libraryPaths);
+    if (folded === whole) return undefined;
+    // compactResult made this error object for this result: changing it changes no one else's.
+    (error as Json).traceback = folded;
+    return whole;
   }
 
   /** A structured failure: `isError`, the error object and the runtime metadata that says something, never user values. */

@@ -72,13 +72,20 @@ export const FunctionEntrySchema = z.strictObject({
   doc_truncated: flag,
 });
 
-/** `search`'s entry for one name (`type` is the qualified type name). */
+/** What a data object holds (shape, columns, dtypes, memory) or a builtin container's `len`, read without user code (shapes.py). */
+const summary = z.string().optional();
+
+/**
+ * `search`'s entry for one name (`type` is the qualified type name). A data object of numpy, pandas, polars,
+ * pyarrow, torch or jax has a `summary` and no `repr` (null): its repr is not computed.
+ */
 export const MatchSchema = z.strictObject({
   name: z.string(),
   kind: KindSchema,
   type: z.string(),
-  repr: z.string(),
+  repr: z.string().nullable(),
   repr_truncated: flag,
+  summary,
 });
 
 const inspectedText = z.string().nullable();
@@ -95,6 +102,7 @@ export const InspectionSchema = z.strictObject({
   module: inspectedText,
   documentation: inspectedText,
   representation: inspectedText,
+  summary,
   truncated: z.strictObject({
     qualified_type: flag,
     signature: flag,

@@ -20,6 +20,35 @@ export const FOURTEEN_CALLS = [
   ['runtime_status', {}, 'runtime_status'],
 ];
 
+/**
+ * The data session of issue 32: about ten everyday pandas/matplotlib calls (load, head, describe, groupby, a plot, a
+ * KeyError, a wrong dtype, inspect, search, a shell escape), each `[tool, arguments, label]`. Deterministic: seeded
+ * data, no files, no network. Needs numpy, pandas and matplotlib in the worker's Python.
+ */
+export const DATA_SESSION_CALLS = [
+  [
+    'execute',
+    {
+      code: [
+        'import numpy as np, pandas as pd',
+        'rng = np.random.default_rng(0)',
+        "df = pd.DataFrame({'city': rng.choice(['Oslo', 'Lima', 'Pune', 'Kyiv'], 200), 'temp': rng.normal(15, 8, 200).round(1),",
+        "                   'rain_mm': rng.gamma(2, 3, 200).round(1), 'day': pd.date_range('2024-01-01', periods=200)})",
+      ].join('\n'),
+    },
+    'load',
+  ],
+  ['execute', { code: 'df.head()' }, 'head'],
+  ['execute', { code: 'display(df.describe())' }, 'describe'],
+  ['execute', { code: "df.groupby('city')[['temp', 'rain_mm']].mean()" }, 'groupby'],
+  ['execute', { code: "import matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(4, 3))\ndf.plot(x='day', y='temp', ax=ax)\nplt.show()" }, 'plot'],
+  ['execute', { code: "df['nope']" }, 'KeyError'],
+  ['execute', { code: "df['city'].astype(float)" }, 'wrong dtype'],
+  ['inspect', { name: 'df' }, 'inspect df'],
+  ['search', { query: 'df' }, 'search df'],
+  ['execute', { code: "!echo hello; printf 'a\\nb\\n'" }, 'shell escape'],
+];
+
 function textBlocks(result) {
   return (result.content ?? [])
     .filter((block) => block.type === 'text')
@@ -51,8 +80,17 @@ export function toolListChars(tools) {
 
 /** Runs the fourteen calls through `call(name, args)` and returns one row per call. */
 export async function runFourteen(call) {
+  return runCalls(FOURTEEN_CALLS, call);
+}
+
+/** Runs the data session through `call(name, args)` and returns one row per call. */
+export async function runDataSession(call) {
+  return runCalls(DATA_SESSION_CALLS, call);
+}
+
+async function runCalls(calls, call) {
   const rows = [];
-  for (const [tool, args, label] of FOURTEEN_CALLS) {
+  for (const [tool, args, label] of calls) {
     const result = await call(tool, args);
     rows.push({ label, tool, isError: result.isError === true, result, claudeCode: claudeCodeForwards(result), codex: codexForwards(result) });
   }
