@@ -13,6 +13,10 @@ export interface CommandLine {
   withPackages: string[];
   /** `code-mode --servers FILE`: the upstream servers file. */
   servers: string | undefined;
+  /** `--http [HOST:]PORT` (env IPYTHON_MCP_HTTP): serve Streamable HTTP instead of stdio. */
+  http: string | undefined;
+  /** `--http-allow-remote`: allow a non-loopback `--http` HOST. */
+  httpAllowRemote: boolean;
 }
 
 /** A command line that cannot be understood; exit code 2. */
@@ -28,6 +32,8 @@ export function parseCommandLine(argv: string[]): CommandLine {
     upgrade: { type: 'boolean' },
     with: { type: 'string', multiple: true },
     servers: { type: 'string' },
+    http: { type: 'string' },
+    'http-allow-remote': { type: 'boolean' },
   };
   for (const definition of SETTING_DEFINITIONS) options[definition.flag.slice(2)] = { type: 'string' };
   let parsed: ReturnType<typeof parseArgs>;
@@ -49,6 +55,8 @@ export function parseCommandLine(argv: string[]): CommandLine {
   const servers = typeof values.servers === 'string' ? values.servers : undefined;
   if (servers !== undefined && command !== 'code-mode') throw new UsageError('--servers only applies to `ipython-mcp code-mode`');
   if (command === 'code-mode' && servers === undefined) throw new UsageError('code-mode needs --servers FILE (an {"mcpServers": {...}} JSON file)');
+  const http = typeof values.http === 'string' ? values.http : undefined;
+  if ((http !== undefined || values['http-allow-remote'] === true) && command !== 'serve') throw new UsageError('--http and --http-allow-remote only apply to serving');
   const settingFlags: Record<string, string> = {};
   for (const definition of SETTING_DEFINITIONS) {
     const value = values[definition.flag.slice(2)];
@@ -66,6 +74,9 @@ export function parseCommandLine(argv: string[]): CommandLine {
     upgrade: values.upgrade === true,
     withPackages,
     servers,
+    // An empty IPYTHON_MCP_HTTP counts as unset (stdio), as other empty settings do.
+    http: http ?? (command === 'serve' && process.env.IPYTHON_MCP_HTTP ? process.env.IPYTHON_MCP_HTTP : undefined),
+    httpAllowRemote: values['http-allow-remote'] === true,
   };
 }
 
@@ -97,10 +108,12 @@ function readmePath(): string {
 /** The --help text: every setting with its flag (and value placeholder), env var and default; examples; docs. */
 export function helpText(version: string): string {
   const lines = [
-    `ipython-mcp ${version}: one persistent IPython namespace for agents, as a stdio MCP server.`,
+    `ipython-mcp ${version}: one persistent IPython namespace for agents, as an MCP server (stdio; Streamable HTTP with --http).`,
     '',
     'Usage:',
     '  ipython-mcp [serve] [options]   serve MCP on stdin/stdout (the default; a client starts it)',
+    '  ipython-mcp --http [HOST:]PORT  serve MCP over Streamable HTTP at /mcp (and /mcp/NAME, a namespace of its own),',
+    '                                  for clients that come and go; needs Authorization: Bearer <token> (docs/clients.md)',
     '  ipython-mcp setup [--upgrade] [--with PKG[,PKG...]]',
     '                                  create or refresh the managed Python environment (IPython, msgpack), adding',
     '                                  the --with packages (repeatable; a requirement such as pandas>=2 or a wheel path)',
@@ -117,6 +130,8 @@ export function helpText(version: string): string {
     'Options:',
     '  --python PATH        worker interpreter (env IPYTHON_MCP_PYTHON; default: the managed environment, else python3)',
     '  --log-level LEVEL    debug, info, warn, error or silent; logs go to stderr, metadata only (env IPYTHON_MCP_LOG_LEVEL; default warn)',
+    '  --http [HOST:]PORT   serve over HTTP (env IPYTHON_MCP_HTTP); HOST defaults to 127.0.0.1',
+    '  --http-allow-remote  allow a non-loopback --http HOST (code runs as you for anyone with the token)',
     '  --upgrade            (setup) refresh the managed environment\'s packages',
     '  --with PKG[,PKG...]  (setup) add packages to the managed environment',
     '  -h, --help           this text',
@@ -126,6 +141,8 @@ export function helpText(version: string): string {
     '  IPYTHON_MCP_HOME     ipython-mcp\'s own directory: the managed environment (venv/) and IPython\'s directory',
     '                       (ipython/); default ~/.local/share/ipython-mcp ($XDG_DATA_HOME/ipython-mcp). Remove it to',
     '                       remove everything ipython-mcp made.',
+    '  IPYTHON_MCP_HTTP_TOKEN  the bearer token --http requires; unset: one generated once (256 bits) and kept in',
+    '                       $IPYTHON_MCP_HOME/http-token (mode 0600)',
     '',
     'Settings (a flag wins over its environment variable; a bad value exits with code 2 before any worker starts):',
   ];

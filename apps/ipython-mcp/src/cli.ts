@@ -5,6 +5,7 @@ import { chooseInterpreter, createStderrLogger, type LogLevel } from '@ipython-m
 import { UsageError, helpText, parseCommandLine } from './arguments.js';
 import { codeModeCommand } from './code-mode-command.js';
 import { doctorCommand } from './doctor-command.js';
+import { serveHttpCommand } from './http-command.js';
 import { interpreterProblem } from './interpreter-check.js';
 import { setupCommand } from './setup-command.js';
 import { VERSION } from './version.js';
@@ -57,6 +58,10 @@ async function main(): Promise<void> {
   if (commandLine.command === 'code-mode') {
     await codeModeCommand(commandLine.servers ?? '', choice.python, logger, fail);
     return;
+  }
+  if (commandLine.http !== undefined) {
+    await serveHttpCommand(commandLine.http, commandLine.httpAllowRemote, settings, choice.python, logger, VERSION, fail);
+    process.exit(0);
   }
   const { instance, closed } = await serveStdio({ python: choice.python, settings, logger, version: VERSION });
   process.stderr.write(`ipython-mcp ${VERSION} ready on stdio (python: ${choice.python} [${choice.source}]; worker starting in the background)\n`);

@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, childPids, eventually, isAlive, startServer, testPython, type TestServer } from './harness.js';
 
-// The twenty-one IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
+// The twenty-three IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
 // bad values refused with one stderr line and exit code 2 before any worker starts, and a failing preload
 // leaving the runtime unavailable rather than half built.
 
@@ -31,6 +31,8 @@ const SETTINGS: { env: string; flag: string; envValue: string; flagValue: string
   { env: 'IPYTHON_MCP_MEMORY_LIMIT_MB', flag: '--memory-limit-mb', envValue: '512', flagValue: 'off', envParsed: 512, flagParsed: null },
   { env: 'IPYTHON_MCP_JOURNAL', flag: '--journal', envValue: '/tmp/from-env.ipynb', flagValue: 'relative/from-flag.ipynb', envParsed: '/tmp/from-env.ipynb', flagParsed: 'relative/from-flag.ipynb' },
   { env: 'IPYTHON_MCP_JOURNAL_MAX_BYTES', flag: '--journal-max-bytes', envValue: '100000', flagValue: '200000', envParsed: 100000, flagParsed: 200000 },
+  { env: 'IPYTHON_MCP_HTTP_MAX_SESSIONS', flag: '--http-max-sessions', envValue: '4', flagValue: '5', envParsed: 4, flagParsed: 5 },
+  { env: 'IPYTHON_MCP_MAX_NAMESPACES', flag: '--max-namespaces', envValue: '2', flagValue: '3', envParsed: 2, flagParsed: 3 },
 ];
 
 /** The environment without any IPYTHON_MCP_* setting the developer may have exported. */
@@ -65,7 +67,7 @@ afterAll(() => {
 });
 
 describe('every setting is read from its environment variable and its flag', () => {
-  it('has twenty-one settings, all with defaults', () => {
+  it('has twenty-three settings, all with defaults', () => {
     const result = runCli(['config'], cleanEnv());
     expect(result.status).toBe(0);
     const effective = JSON.parse(result.stdout);

@@ -16,13 +16,14 @@ import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type CatalogEffect, ty
 import { ResultWriter } from './tool-result.js';
 import { progressReporter } from './progress.js';
 import { RelistGate } from './relist-gate.js';
+import { DEFAULT_NAMESPACE, namespaceFilePath } from './namespace-files.js';
 
 type CallToolRequest = z.infer<typeof CallToolRequestSchema>;
 type ToolCallExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
 import { openJournal, type JournalRecorder } from './journal-recorder.js';
 import { serveJournalResource } from './journal-resource.js';
 
-/** Options of {@link createIpythonMcpServer}. */
+/** Options of {@link createIpythonMcpServer} and {@link createNamespace}. */
 export interface IpythonMcpServerOptions {
   /** Python interpreter for the worker. */
   python: string;
@@ -37,6 +38,13 @@ export interface IpythonMcpServerOptions {
   forceJsonCodec?: boolean | undefined;
   /** Starts each worker instead of a Python process (see {@link RuntimeOptions.spawnWorker}): tests, embedders. */
   spawnWorker?: RuntimeOptions['spawnWorker'];
+  /**
+   * The namespace's name (default `default`). Per-namespace files (the journal; see {@link namespaceFilePath})
+   * derive their paths from it, so two namespaces of one server never share a file.
+   */
+  namespace?: string | undefined;
+  /** Report `namespace` and the open `sessions` in runtime_status (the HTTP server, where several may attach). */
+  reportSessions?: boolean | undefined;
 }
 
 /** A server bound to its runtime; close() ends both. */
@@ -47,24 +55,47 @@ export interface IpythonMcpServer {
   close(): Promise<void>;
 }
 
+/** One MCP session attached to a {@link Namespace}. */
+export interface NamespaceSession {
+  server: Server;
+  /** Detaches the session (its transport closed); the namespace and its runtime go on. */
+  release(): void;
+}
+
+/**
+ * One namespace: one runtime (worker, standby, queue), one dynamic catalog, one journal, shared by every MCP
+ * session attached to it. Sessions come and go; only close() ends the runtime.
+ */
+export interface Namespace {
+  readonly name: string;
+  readonly runtime: Runtime;
+  readonly catalog: DynamicCatalog;
+  /** Sessions attached and not yet released. */
+  readonly sessionCount: number;
+  /** A new MCP server (not yet connected to a transport) whose tools act on this namespace. */
+  attach(): NamespaceSession;
+  /** Ends the runtime (queued and active requests answer runtime_closed), the journal, then every session. */
+  close(): Promise<void>;
+}
+
 /** Builds the MCP server (not yet connected to a transport). The worker starts in the background at once. */
 export function createIpythonMcpServer(options: IpythonMcpServerOptions): IpythonMcpServer {
+  const namespace = createNamespace(options);
+  const { server } = namespace.attach();
+  return { server, runtime: namespace.runtime, catalog: namespace.catalog, close: () => namespace.close() };
+}
+
+/** Builds a namespace with no session yet. The worker starts in the background at once. */
+export function createNamespace(options: IpythonMcpServerOptions): Namespace {
   const logger = options.logger ?? silentLogger;
-  const server = new Server(
-    { name: 'ipython-mcp', version: options.version ?? '0.0.0' },
-    {
-      capabilities: { tools: { listChanged: true }, logging: {} },
-      instructions:
-        'One persistent IPython namespace. Use execute to run code and keep state; list/search/inspect to discover it; ' +
-        'call_function to call live functions with JSON arguments; register_tool to publish a function as its own tool. ' +
-        'runtime_status never waits in the queue. Not a sandbox: code runs with the server user\'s permissions.',
-    },
-  );
-  const relist = new RelistGate();
-  const results = new ResultWriter();
+  const name = options.namespace ?? DEFAULT_NAMESPACE;
+  const sessions = new Set<{ server: Server; relist: RelistGate }>();
   const catalog = new DynamicCatalog(() => {
-    relist.noteNotified();
-    server.sendToolListChanged().catch(() => undefined);
+    // list_changed reaches every attached session; each keeps its own re-list gate (see RelistGate).
+    for (const session of sessions) {
+      session.relist.noteNotified();
+      session.server.sendToolListChanged().catch(() => undefined);
+    }
   });
   const runtime = new Runtime({
     ...runtimeOptionsFromSettings(options.settings),
@@ -79,10 +110,58 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     afterInterrupt: catalog.afterInterruptPolicy(),
   });
   runtime.onEpochChange(() => catalog.clear());
-  const journal = openJournal(options.settings, runtime, logger, options.version ?? '0.0.0');
+  const journalSettings = options.settings.journal === null ? options.settings : { ...options.settings, journal: namespaceFilePath(options.settings.journal, name) };
+  const journal = openJournal(journalSettings, runtime, logger, options.version ?? '0.0.0');
+  runtime.start();
+  const status = (): Record<string, unknown> => ({
+    ...statusOf(runtime, catalog, journal),
+    ...(options.reportSessions ? { namespace: name, sessions: sessions.size } : {}),
+  });
+  return {
+    name,
+    runtime,
+    catalog,
+    get sessionCount() {
+      return sessions.size;
+    },
+    attach() {
+      const relist = new RelistGate();
+      const session = { server: createSessionServer(options, runtime, catalog, journal, status, relist), relist };
+      sessions.add(session);
+      return { server: session.server, release: () => void sessions.delete(session) };
+    },
+    async close() {
+      await runtime.close();
+      await journal?.close();
+      const open = [...sessions];
+      sessions.clear();
+      await Promise.all(open.map((session) => session.server.close().catch(() => undefined)));
+    },
+  };
+}
+
+/** One session's MCP server: the stable and dynamic tools, acting on the namespace's runtime and catalog. */
+function createSessionServer(
+  options: IpythonMcpServerOptions,
+  runtime: Runtime,
+  catalog: DynamicCatalog,
+  journal: JournalRecorder | undefined,
+  status: () => Record<string, unknown>,
+  relist: RelistGate,
+): Server {
+  const server = new Server(
+    { name: 'ipython-mcp', version: options.version ?? '0.0.0' },
+    {
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      instructions:
+        'One persistent IPython namespace. Use execute to run code and keep state; list/search/inspect to discover it; ' +
+        'call_function to call live functions with JSON arguments; register_tool to publish a function as its own tool. ' +
+        'runtime_status never waits in the queue. Not a sandbox: code runs with the server user\'s permissions.',
+    },
+  );
+  const results = new ResultWriter();
   if (journal) serveJournalResource(server, journal);
   reportStartupFailures(server, runtime);
-  runtime.start();
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const mark = relist.mark();
@@ -112,7 +191,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
         if (!parsed.success) return invalidArguments(results, stable.name, parsed.error);
         data = parsed.data as Record<string, unknown>;
       }
-      if (stable.op === null) return results.success('runtime_status', statusOf(runtime, catalog, journal));
+      if (stable.op === null) return results.success('runtime_status', status());
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
@@ -129,16 +208,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     return callDynamicTool(name, args, runOptions, catalog, runtime, results, journal);
   };
 
-  return {
-    server,
-    runtime,
-    catalog,
-    async close() {
-      await runtime.close();
-      await journal?.close();
-      await server.close().catch(() => undefined);
-    },
-  };
+  return server;
 }
 
 /**

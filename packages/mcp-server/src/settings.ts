@@ -36,6 +36,10 @@ export interface Settings extends WorkerLimits {
   /** The session journal notebook, or null for none. */
   journal: string | null;
   journalMaxBytes: number;
+  /** Over HTTP: open MCP sessions at once, across namespaces. */
+  httpMaxSessions: number;
+  /** Over HTTP: namespaces (`/mcp` and `/mcp/NAME`) the server holds at once. */
+  maxNamespaces: number;
 }
 
 function define(
@@ -78,6 +82,8 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   ),
   define('journal', 'JOURNAL', 'path', null, 'Jupyter notebook to record every cell the agent runs in (holds code and values; mode 0600).'),
   define('journalMaxBytes', 'JOURNAL_MAX_BYTES', 'count', 16_777_216, 'Size at which a journal file is closed and the next numbered file begins.'),
+  define('httpMaxSessions', 'HTTP_MAX_SESSIONS', 'count', 32, 'Over HTTP (--http): open MCP sessions at once, across all namespaces.'),
+  define('maxNamespaces', 'MAX_NAMESPACES', 'count', 8, 'Over HTTP (--http): namespaces (/mcp and /mcp/NAME), each with its own worker, held at once.'),
 ];
 
 /** A setting with a value that is not allowed; the message names the setting. */
