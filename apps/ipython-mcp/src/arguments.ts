@@ -17,6 +17,8 @@ export interface CommandLine {
   http: string | undefined;
   /** `--http-allow-remote`: allow a non-loopback `--http` HOST. */
   httpAllowRemote: boolean;
+  /** `doctor --url URL`: check a running `--http` server instead of the local set-up. */
+  url: string | undefined;
 }
 
 /** A command line that cannot be understood; exit code 2. */
@@ -34,6 +36,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
     servers: { type: 'string' },
     http: { type: 'string' },
     'http-allow-remote': { type: 'boolean' },
+    url: { type: 'string' },
   };
   for (const definition of SETTING_DEFINITIONS) options[definition.flag.slice(2)] = { type: 'string' };
   let parsed: ReturnType<typeof parseArgs>;
@@ -57,6 +60,8 @@ export function parseCommandLine(argv: string[]): CommandLine {
   if (command === 'code-mode' && servers === undefined) throw new UsageError('code-mode needs --servers FILE (an {"mcpServers": {...}} JSON file)');
   const http = typeof values.http === 'string' ? values.http : undefined;
   if ((http !== undefined || values['http-allow-remote'] === true) && command !== 'serve') throw new UsageError('--http and --http-allow-remote only apply to serving');
+  const url = typeof values.url === 'string' ? values.url : undefined;
+  if (url !== undefined && command !== 'doctor') throw new UsageError('--url only applies to `ipython-mcp doctor`');
   const settingFlags: Record<string, string> = {};
   for (const definition of SETTING_DEFINITIONS) {
     const value = values[definition.flag.slice(2)];
@@ -77,6 +82,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
     // An empty IPYTHON_MCP_HTTP counts as unset (stdio), as other empty settings do.
     http: http ?? (command === 'serve' && process.env.IPYTHON_MCP_HTTP ? process.env.IPYTHON_MCP_HTTP : undefined),
     httpAllowRemote: values['http-allow-remote'] === true,
+    url,
   };
 }
 
@@ -118,6 +124,7 @@ export function helpText(version: string): string {
     '                                  create or refresh the managed Python environment (IPython, msgpack), adding',
     '                                  the --with packages (repeatable; a requirement such as pandas>=2 or a wheel path)',
     '  ipython-mcp doctor [options]    check the interpreter, IPython, msgpack, package installs, library paths, preloads',
+    '  ipython-mcp doctor --url URL    check a running --http server (token from IPYTHON_MCP_HTTP_TOKEN or the token file)',
     '  ipython-mcp config [options]    print the effective settings (value and source of each) as JSON',
     '  ipython-mcp code-mode --servers FILE',
     '                                  serve one run_code tool in whose kernel the tools of the MCP servers in FILE',

@@ -6,6 +6,7 @@ import { UsageError, helpText, parseCommandLine } from './arguments.js';
 import { codeModeCommand } from './code-mode-command.js';
 import { doctorCommand } from './doctor-command.js';
 import { serveHttpCommand } from './http-command.js';
+import { doctorHttp } from './http-doctor.js';
 import { interpreterProblem } from './interpreter-check.js';
 import { setupCommand } from './setup-command.js';
 import { VERSION } from './version.js';
@@ -45,6 +46,10 @@ async function main(): Promise<void> {
   }
   if (commandLine.command === 'config') {
     process.stdout.write(`${JSON.stringify(effectiveSettings(settings, commandLine.settingFlags), null, 2)}\n`);
+    return;
+  }
+  if (commandLine.command === 'doctor' && commandLine.url !== undefined) {
+    process.exitCode = await doctorHttp(commandLine.url);
     return;
   }
   const choice = chooseInterpreter(commandLine.python);

@@ -227,3 +227,26 @@ describe('the --http command line', () => {
     expect(remote.stderr()).not.toContain(remote.token);
   });
 });
+
+describe('doctor --url', () => {
+  const doctor = (url: string, env: Record<string, string>) =>
+    spawnSync(process.execPath, [CLI, 'doctor', '--url', url], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });
+
+  it('reports a running server: namespace, sessions, state; a wrong token or nothing listening fails with the fix', async () => {
+    const server = await start();
+    const client = await connect(server, '/d');
+    expectOk(await exec(client, '1'));
+    const ok = doctor(`${server.url}/d`, { IPYTHON_MCP_HTTP_TOKEN: server.token });
+    expect(ok.status, ok.stdout + ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/^ok {3}http: .*namespace d, 2 open sessions, state \w+, epoch 1; token from IPYTHON_MCP_HTTP_TOKEN\)/);
+    expect(ok.stdout + ok.stderr).not.toContain(server.token);
+    const refused = doctor(server.url, { IPYTHON_MCP_HTTP_TOKEN: 'not-the-token' });
+    expect(refused.status).toBe(1);
+    expect(refused.stdout).toContain('the token was refused');
+    await client.close();
+    await server.stop();
+    const gone = doctor(server.url, { IPYTHON_MCP_HTTP_TOKEN: server.token });
+    expect(gone.status).toBe(1);
+    expect(gone.stdout).toContain('nothing answers there');
+  });
+});

@@ -231,15 +231,20 @@ function originHost(origin: string): string {
 /** The body, or `too-large` as soon as it passes `limit` bytes (by Content-Length or by what arrived). */
 function readBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
   const declared = Number(req.headers['content-length'] ?? '0');
-  if (declared > limit) return Promise.resolve('too-large');
+  if (declared > limit) {
+    req.resume();
+    return Promise.resolve('too-large');
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
+        // Answer now and discard the rest (the sender already proved it holds the token): stopping the read
+        // instead would leave the client writing into a socket that resets before it reads the 413.
         req.removeAllListeners('data');
-        req.pause();
+        req.resume();
         resolve('too-large');
         return;
       }
