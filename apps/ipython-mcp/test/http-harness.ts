@@ -127,8 +127,7 @@ export function rawPost(
         res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
       },
     );
-    // The server may answer (413) and close before the whole body is sent.
-    req.on('error', (error) => (error.message.includes('EPIPE') || error.message.includes('ECONNRESET') ? undefined : reject(error)));
+    req.on('error', reject);
     req.end(body);
   });
 }

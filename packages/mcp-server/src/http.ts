@@ -120,7 +120,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
     let body: unknown;
     if (req.method === 'POST') {
       const read = await readBody(req, bodyLimit);
-      if (read === 'too-large') return refuse(res, 413, `request body larger than ${bodyLimit} bytes (IPYTHON_MCP_MAX_IPC_MESSAGE_BYTES)`, true);
+      if (read === 'too-large') return refuse(res, 413, `request body larger than ${bodyLimit} bytes (IPYTHON_MCP_MAX_IPC_MESSAGE_BYTES)`);
       try {
         body = JSON.parse(read.toString('utf8'));
       } catch {
@@ -265,8 +265,7 @@ function cancel(transport: StreamableHTTPServerTransport, requestId: RequestId):
   transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the client disconnected' } });
 }
 
-function refuse(res: ServerResponse, status: number, message: string, closeConnection = false): void {
-  if (closeConnection) res.setHeader('Connection', 'close');
+function refuse(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: message }));
 }
 
