@@ -12,7 +12,7 @@ import { measureBurst } from './sections/burst.mjs';
 import { measureCodeMode } from './sections/code-mode.mjs';
 import { measureCodeModeServers } from './sections/code-mode-servers.mjs';
 import { measureColdStart } from './sections/cold-start.mjs';
-import { measureComposedFloor, measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measureMcpShapedFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
+import { measureComposedFloor, measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measureMcpHttpExecute, measureMcpShapedFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
 import { measureFlood } from './sections/flood.mjs';
 import { measureMemory } from './sections/memory.mjs';
 import { measureJournal } from './sections/journal.mjs';
@@ -233,6 +233,7 @@ async function main() {
   const half = Math.max(1, Math.round(n.execute / 2));
   await step('execute', 'floorA', `InteractiveShell.run_cell in process ×${half} (first half)`, () => measureFloor(ctx, half));
   await step('execute', 'executeMcp', `execute("1+1") via MCP stdio ×${n.execute}`, () => measureMcpExecute(ctx));
+  await step('execute', 'executeMcpHttp', `execute("1+1") via MCP Streamable HTTP ×${n.execute}`, () => measureMcpHttpExecute(ctx));
   await step('execute', 'executeRuntime', `execute("1+1") via Runtime.run (no MCP) ×${n.execute}`, () => measureRuntimeExecute(ctx));
   await step('execute', 'floorB', `InteractiveShell.run_cell in process ×${half} (second half)`, () => measureFloor(ctx, half));
   if (results.floorA && results.floorB) {

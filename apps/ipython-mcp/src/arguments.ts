@@ -16,6 +16,12 @@ export interface CommandLine {
   servers: string | undefined;
   /** `--sandbox` and its flags (or IPYTHON_MCP_SANDBOX*): the opt-in sandbox around the worker. */
   sandbox: SandboxRequest;
+  /** `--http [HOST:]PORT` (env IPYTHON_MCP_HTTP): serve Streamable HTTP instead of stdio. */
+  http: string | undefined;
+  /** `--http-allow-remote`: allow a non-loopback `--http` HOST. */
+  httpAllowRemote: boolean;
+  /** `doctor --url URL`: check a running `--http` server instead of the local set-up. */
+  url: string | undefined;
 }
 
 /** A command line that cannot be understood; exit code 2. */
@@ -35,6 +41,9 @@ export function parseCommandLine(argv: string[]): CommandLine {
     'sandbox-allow-domain': { type: 'string', multiple: true },
     'sandbox-write': { type: 'string', multiple: true },
     'sandbox-deny-read': { type: 'string', multiple: true },
+    http: { type: 'string' },
+    'http-allow-remote': { type: 'boolean' },
+    url: { type: 'string' },
   };
   for (const definition of SETTING_DEFINITIONS) options[definition.flag.slice(2)] = { type: 'string' };
   let parsed: ReturnType<typeof parseArgs>;
@@ -56,6 +65,10 @@ export function parseCommandLine(argv: string[]): CommandLine {
   const servers = typeof values.servers === 'string' ? values.servers : undefined;
   if (servers !== undefined && command !== 'code-mode') throw new UsageError('--servers only applies to `ipython-mcp code-mode`');
   if (command === 'code-mode' && servers === undefined) throw new UsageError('code-mode needs --servers FILE (an {"mcpServers": {...}} JSON file)');
+  const http = typeof values.http === 'string' ? values.http : undefined;
+  if ((http !== undefined || values['http-allow-remote'] === true) && command !== 'serve') throw new UsageError('--http and --http-allow-remote only apply to serving');
+  const url = typeof values.url === 'string' ? values.url : undefined;
+  if (url !== undefined && command !== 'doctor') throw new UsageError('--url only applies to `ipython-mcp doctor`');
   const settingFlags: Record<string, string> = {};
   for (const definition of SETTING_DEFINITIONS) {
     const value = values[definition.flag.slice(2)];
@@ -81,6 +94,10 @@ export function parseCommandLine(argv: string[]): CommandLine {
     upgrade: values.upgrade === true,
     withPackages,
     servers,
+    // An empty IPYTHON_MCP_HTTP counts as unset (stdio), as other empty settings do.
+    http: http ?? (command === 'serve' && process.env.IPYTHON_MCP_HTTP ? process.env.IPYTHON_MCP_HTTP : undefined),
+    httpAllowRemote: values['http-allow-remote'] === true,
+    url,
   };
 }
 
@@ -112,14 +129,17 @@ function readmePath(): string {
 /** The --help text: every setting with its flag (and value placeholder), env var and default; examples; docs. */
 export function helpText(version: string): string {
   const lines = [
-    `ipython-mcp ${version}: one persistent IPython namespace for agents, as a stdio MCP server.`,
+    `ipython-mcp ${version}: one persistent IPython namespace for agents, as an MCP server (stdio; Streamable HTTP with --http).`,
     '',
     'Usage:',
     '  ipython-mcp [serve] [options]   serve MCP on stdin/stdout (the default; a client starts it)',
+    '  ipython-mcp --http [HOST:]PORT  serve MCP over Streamable HTTP at /mcp (and /mcp/NAME, a namespace of its own),',
+    '                                  for clients that come and go; needs Authorization: Bearer <token> (docs/clients.md)',
     '  ipython-mcp setup [--upgrade] [--with PKG[,PKG...]]',
     '                                  create or refresh the managed Python environment (IPython, msgpack), adding',
     '                                  the --with packages (repeatable; a requirement such as pandas>=2 or a wheel path)',
     '  ipython-mcp doctor [options]    check the interpreter, IPython, msgpack, package installs, library paths, preloads',
+    '  ipython-mcp doctor --url URL    check a running --http server (token from IPYTHON_MCP_HTTP_TOKEN or the token file)',
     '  ipython-mcp config [options]    print the effective settings (value and source of each) as JSON',
     '  ipython-mcp code-mode --servers FILE',
     '                                  serve one run_code tool in whose kernel the tools of the MCP servers in FILE',
@@ -132,6 +152,8 @@ export function helpText(version: string): string {
     'Options:',
     '  --python PATH        worker interpreter (env IPYTHON_MCP_PYTHON; default: the managed environment, else python3)',
     '  --log-level LEVEL    debug, info, warn, error or silent; logs go to stderr, metadata only (env IPYTHON_MCP_LOG_LEVEL; default warn)',
+    '  --http [HOST:]PORT   serve over HTTP (env IPYTHON_MCP_HTTP); HOST defaults to 127.0.0.1',
+    '  --http-allow-remote  allow a non-loopback --http HOST (code runs as you for anyone with the token)',
     '  --upgrade            (setup) refresh the managed environment\'s packages',
     '  --with PKG[,PKG...]  (setup) add packages to the managed environment',
     '  --sandbox            run the worker and everything its cells start in an OS sandboxing engine',
@@ -148,6 +170,8 @@ export function helpText(version: string): string {
     '  IPYTHON_MCP_HOME     ipython-mcp\'s own directory: the managed environment (venv/) and IPython\'s directory',
     '                       (ipython/); default ~/.local/share/ipython-mcp ($XDG_DATA_HOME/ipython-mcp). Remove it to',
     '                       remove everything ipython-mcp made.',
+    '  IPYTHON_MCP_HTTP_TOKEN  the bearer token --http requires; unset: one generated once (256 bits) and kept in',
+    '                       $IPYTHON_MCP_HOME/http-token (mode 0600)',
     '',
     'Settings (a flag wins over its environment variable; a bad value exits with code 2 before any worker starts):',
   ];

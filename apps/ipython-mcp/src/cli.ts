@@ -6,6 +6,8 @@ import { chooseInterpreter, createStderrLogger, managedEnvironmentDirectory, typ
 import { UsageError, helpText, parseCommandLine } from './arguments.js';
 import { codeModeCommand } from './code-mode-command.js';
 import { doctorCommand } from './doctor-command.js';
+import { serveHttpCommand, tokenFilePath } from './http-command.js';
+import { doctorHttp } from './http-doctor.js';
 import { interpreterProblem, stateDependencyProblem } from './interpreter-check.js';
 import { startSandbox, type RunningSandbox } from './sandbox.js';
 import { setupCommand } from './setup-command.js';
@@ -48,6 +50,10 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(effectiveSettings(settings, commandLine.settingFlags), null, 2)}\n`);
     return;
   }
+  if (commandLine.command === 'doctor' && commandLine.url !== undefined) {
+    process.exitCode = await doctorHttp(commandLine.url);
+    return;
+  }
   const choice = chooseInterpreter(commandLine.python);
   if (commandLine.command === 'doctor') {
     process.exitCode = await doctorCommand(choice, settings, commandLine.sandbox.enabled);
@@ -68,12 +74,20 @@ async function main(): Promise<void> {
     try {
       // The worker writes the --state snapshot itself (a temporary file beside it, then a rename): its directory too.
       const stateDirectory = settings.stateFile === null ? [] : [dirname(resolve(settings.stateFile))];
-      sandbox = await startSandbox(commandLine.sandbox, { cwd: process.cwd(), runtimeDirectories: [dirname(managedEnvironmentDirectory()), ...stateDirectory] });
+      // Over HTTP, no cell may read the bearer token that guards the server itself.
+      const extraDenyRead = commandLine.http === undefined ? [] : [tokenFilePath()];
+      sandbox = await startSandbox(commandLine.sandbox, { cwd: process.cwd(), runtimeDirectories: [dirname(managedEnvironmentDirectory()), ...stateDirectory], extraDenyRead });
     } catch (error) {
       fail((error as Error).message.split('\n')[0] ?? 'the sandbox engine cannot run here');
     }
   }
-  const { instance, closed } = await serveStdio({ python: choice.python, settings, logger, version: VERSION, launch: sandbox?.launch, sandbox: sandbox?.status, outputSpillParent: sandbox?.temporaryDirectory });
+  const isolation = { launch: sandbox?.launch, sandbox: sandbox?.status, outputSpillParent: sandbox?.temporaryDirectory };
+  if (commandLine.http !== undefined) {
+    await serveHttpCommand(commandLine.http, commandLine.httpAllowRemote, settings, choice.python, logger, VERSION, fail, isolation);
+    await sandbox?.close();
+    process.exit(0);
+  }
+  const { instance, closed } = await serveStdio({ python: choice.python, settings, logger, version: VERSION, ...isolation });
   const where = sandbox ? `; sandbox: ${sandbox.status.engine}` : '';
   process.stderr.write(`ipython-mcp ${VERSION} ready on stdio (python: ${choice.python} [${choice.source}]; worker starting in the background${where})\n`);
   void instance;

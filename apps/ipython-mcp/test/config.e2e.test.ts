@@ -5,7 +5,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, childPids, eventually, isAlive, startServer, testPython, type TestServer } from './harness.js';
 
-// The twenty-six IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
+// The twenty-eight IPYTHON_MCP_* settings: each read from the environment and from its CLI flag (the flag wins),
 // bad values refused with one stderr line and exit code 2 before any worker starts, and a failing preload
 // leaving the runtime unavailable rather than half built.
 
@@ -36,6 +36,8 @@ const SETTINGS: { env: string; flag: string; envValue: string; flagValue: string
   { env: 'IPYTHON_MCP_STATE_FILE', flag: '--state', envValue: '/tmp/from-env.state', flagValue: 'relative/from-flag.state', envParsed: '/tmp/from-env.state', flagParsed: 'relative/from-flag.state' },
   { env: 'IPYTHON_MCP_STATE_MAX_MB', flag: '--state-max-mb', envValue: '10', flagValue: '20', envParsed: 10, flagParsed: 20 },
   { env: 'IPYTHON_MCP_STATE_SAVE_SECONDS', flag: '--state-save-seconds', envValue: '5', flagValue: '7.5', envParsed: 5, flagParsed: 7.5 },
+  { env: 'IPYTHON_MCP_HTTP_MAX_SESSIONS', flag: '--http-max-sessions', envValue: '4', flagValue: '5', envParsed: 4, flagParsed: 5 },
+  { env: 'IPYTHON_MCP_MAX_NAMESPACES', flag: '--max-namespaces', envValue: '2', flagValue: '3', envParsed: 2, flagParsed: 3 },
 ];
 
 /** The environment without any IPYTHON_MCP_* setting the developer may have exported. */
@@ -70,7 +72,7 @@ afterAll(() => {
 });
 
 describe('every setting is read from its environment variable and its flag', () => {
-  it('has twenty-six settings, all with defaults', () => {
+  it('has twenty-eight settings, all with defaults', () => {
     const result = runCli(['config'], cleanEnv());
     expect(result.status).toBe(0);
     const effective = JSON.parse(result.stdout);

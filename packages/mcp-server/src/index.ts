@@ -1,8 +1,11 @@
 // Any new export here becomes public API of @ipython-mcp/mcp-server.
 export { DynamicCatalog } from './dynamic-catalog.js';
 export type { DiscoverResult, Registration } from './dynamic-catalog.js';
-export { createIpythonMcpServer } from './server.js';
-export type { IpythonMcpServer, IpythonMcpServerOptions, SandboxStatus } from './server.js';
+export { createIpythonMcpServer, createNamespace } from './server.js';
+export type { IpythonMcpServer, IpythonMcpServerOptions, Namespace, NamespaceSession, SandboxStatus } from './server.js';
+export { DEFAULT_NAMESPACE, NAMESPACE_NAME, namespaceFilePath } from './namespace-files.js';
+export { isLoopbackHost, namespaceName, serveHttp } from './http.js';
+export type { HttpServeOptions, IpythonMcpHttpServer } from './http.js';
 export { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool } from './stable-tools.js';
 export type { CatalogEffect, StableToolDefinition, StableToolName } from './stable-tools.js';
 export { closeOnStdioEnd, serveStdio, stdioTransport } from './stdio.js';

@@ -6,18 +6,25 @@ import * as api from './index.js';
 describe('@ipython-mcp/mcp-server public API', () => {
   it('exports exactly these names', () => {
     expect(Object.keys(api).sort()).toEqual([
+      'DEFAULT_NAMESPACE',
       'DynamicCatalog',
       'MAX_TIMEOUT_SECONDS',
+      'NAMESPACE_NAME',
       'SETTING_DEFINITIONS',
       'STABLE_TOOLS',
       'STABLE_TOOL_NAMES',
       'SettingsError',
       'closeOnStdioEnd',
       'createIpythonMcpServer',
+      'createNamespace',
       'defaultSettings',
       'findStableTool',
+      'isLoopbackHost',
+      'namespaceFilePath',
+      'namespaceName',
       'resolveSettings',
       'runtimeOptionsFromSettings',
+      'serveHttp',
       'serveStdio',
       'stdioTransport',
     ]);

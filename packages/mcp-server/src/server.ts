@@ -18,6 +18,7 @@ import { EXECUTE_FAILURE } from './output-schemas.js';
 import { progressReporter } from './progress.js';
 import { RelistGate } from './relist-gate.js';
 import { takeTimeout, takesOwnTimeout, timeoutProperty, withTimeoutProperty } from './call-deadline.js';
+import { DEFAULT_NAMESPACE, namespaceFilePath } from './namespace-files.js';
 
 type CallToolRequest = z.infer<typeof CallToolRequestSchema>;
 type ToolCallExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
@@ -25,7 +26,7 @@ import { openJournal, type JournalRecorder } from './journal-recorder.js';
 import { serveJournalResource } from './journal-resource.js';
 import { restoreNotice, stateFileStatus } from './state-notice.js';
 
-/** Options of {@link createIpythonMcpServer}. */
+/** Options of {@link createIpythonMcpServer} and {@link createNamespace}. */
 export interface IpythonMcpServerOptions {
   /** Python interpreter for the worker. */
   python: string;
@@ -40,6 +41,13 @@ export interface IpythonMcpServerOptions {
   forceJsonCodec?: boolean | undefined;
   /** Starts each worker instead of a Python process (see {@link RuntimeOptions.spawnWorker}): tests, embedders. */
   spawnWorker?: RuntimeOptions['spawnWorker'];
+  /**
+   * The namespace's name (default `default`). Per-namespace files (the journal; see {@link namespaceFilePath})
+   * derive their paths from it, so two namespaces of one server never share a file.
+   */
+  namespace?: string | undefined;
+  /** Report `namespace` and the open `sessions` in runtime_status (the HTTP server, where several may attach). */
+  reportSessions?: boolean | undefined;
   /** Wraps each worker's launch in an isolation engine (see {@link RuntimeOptions.launch}); the app plugs it in. */
   launch?: RuntimeOptions['launch'];
   /** Where the runtime makes its output spill directory (see {@link RuntimeOptions.outputSpillParent}). */
@@ -58,6 +66,15 @@ export interface SandboxStatus {
   writes: string[];
 }
 
+/**
+ * What a namespace's sessions share about its `--state` restore: whether the first listing must still ask the
+ * worker for the registrations it restored, and whether the first execute still owes the line naming what came back.
+ */
+interface RestoreDue {
+  tools: boolean;
+  notice: boolean;
+}
+
 /** A server bound to its runtime; close() ends both. */
 export interface IpythonMcpServer {
   server: Server;
@@ -66,27 +83,56 @@ export interface IpythonMcpServer {
   close(): Promise<void>;
 }
 
+/** One MCP session attached to a {@link Namespace}. */
+export interface NamespaceSession {
+  server: Server;
+  /** Detaches the session (its transport closed); the namespace and its runtime go on. */
+  release(): void;
+}
+
+/**
+ * One namespace: one runtime (worker, standby, queue), one dynamic catalog, one journal, shared by every MCP
+ * session attached to it. Sessions come and go; only close() ends the runtime.
+ */
+export interface Namespace {
+  readonly name: string;
+  readonly runtime: Runtime;
+  readonly catalog: DynamicCatalog;
+  /** Sessions attached and not yet released. */
+  readonly sessionCount: number;
+  /** A new MCP server (not yet connected to a transport) whose tools act on this namespace. */
+  attach(): NamespaceSession;
+  /** Ends the runtime (queued and active requests answer runtime_closed), the journal, then every session. */
+  close(): Promise<void>;
+}
+
 /** Builds the MCP server (not yet connected to a transport). The worker starts in the background at once. */
 export function createIpythonMcpServer(options: IpythonMcpServerOptions): IpythonMcpServer {
+  const namespace = createNamespace(options);
+  const { server } = namespace.attach();
+  return { server, runtime: namespace.runtime, catalog: namespace.catalog, close: () => namespace.close() };
+}
+
+/** Builds a namespace with no session yet. The worker starts in the background at once. */
+export function createNamespace(options: IpythonMcpServerOptions): Namespace {
   const logger = options.logger ?? silentLogger;
-  const server = new Server(
-    { name: 'ipython-mcp', version: options.version ?? '0.0.0' },
-    {
-      capabilities: { tools: { listChanged: true }, logging: {} },
-      instructions:
-        'One persistent IPython namespace. Use execute to run code and keep state; list/search/inspect to discover it; ' +
-        'call_function to call live functions with JSON arguments; register_tool to publish a function as its own tool. ' +
-        'runtime_status never waits in the queue. Not a sandbox: code runs with the server user\'s permissions.',
-    },
-  );
-  const relist = new RelistGate();
-  const results = new ResultWriter(options.settings.libraryPaths);
+  const name = options.namespace ?? DEFAULT_NAMESPACE;
+  const sessions = new Set<{ server: Server; relist: RelistGate }>();
   const catalog = new DynamicCatalog(() => {
-    relist.noteNotified();
-    server.sendToolListChanged().catch(() => undefined);
+    // list_changed reaches every attached session; each keeps its own re-list gate (see RelistGate).
+    for (const session of sessions) {
+      session.relist.noteNotified();
+      session.server.sendToolListChanged().catch(() => undefined);
+    }
   });
+  // Per-namespace files (journal, --state snapshot) derive their paths from the name; `default` keeps the path given.
+  const settings: Settings = {
+    ...options.settings,
+    journal: options.settings.journal === null ? null : namespaceFilePath(options.settings.journal, name),
+    stateFile: options.settings.stateFile === null ? null : namespaceFilePath(options.settings.stateFile, name),
+  };
   const runtime = new Runtime({
-    ...runtimeOptionsFromSettings(options.settings),
+    ...runtimeOptionsFromSettings(settings),
     python: options.python,
     spawnWorker: options.spawnWorker,
     launch: options.launch,
@@ -100,22 +146,67 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     afterInterrupt: catalog.afterInterruptPolicy(),
   });
   runtime.onEpochChange(() => catalog.clear());
-  const journal = openJournal(options.settings, runtime, logger, options.version ?? '0.0.0');
+  const journal = openJournal(settings, runtime, logger, options.version ?? '0.0.0');
+  runtime.start();
+  const restoreDue: RestoreDue = { tools: settings.stateFile !== null, notice: settings.stateFile !== null };
+  const status = (): Record<string, unknown> => ({
+    ...statusOf(runtime, catalog, journal, options.sandbox),
+    ...(options.reportSessions ? { namespace: name, sessions: sessions.size } : {}),
+  });
+  return {
+    name,
+    runtime,
+    catalog,
+    get sessionCount() {
+      return sessions.size;
+    },
+    attach() {
+      const relist = new RelistGate();
+      const session = { server: createSessionServer(options, runtime, catalog, journal, status, relist, restoreDue), relist };
+      sessions.add(session);
+      return { server: session.server, release: () => void sessions.delete(session) };
+    },
+    async close() {
+      await runtime.close();
+      await journal?.close();
+      const open = [...sessions];
+      sessions.clear();
+      await Promise.all(open.map((session) => session.server.close().catch(() => undefined)));
+    },
+  };
+}
+
+/** One session's MCP server: the stable and dynamic tools, acting on the namespace's runtime and catalog. */
+function createSessionServer(
+  options: IpythonMcpServerOptions,
+  runtime: Runtime,
+  catalog: DynamicCatalog,
+  journal: JournalRecorder | undefined,
+  status: () => Record<string, unknown>,
+  relist: RelistGate,
+  restoreDue: RestoreDue,
+): Server {
+  const server = new Server(
+    { name: 'ipython-mcp', version: options.version ?? '0.0.0' },
+    {
+      capabilities: { tools: { listChanged: true }, logging: {} },
+      instructions:
+        'One persistent IPython namespace. Use execute to run code and keep state; list/search/inspect to discover it; ' +
+        'call_function to call live functions with JSON arguments; register_tool to publish a function as its own tool. ' +
+        'runtime_status never waits in the queue. Not a sandbox: code runs with the server user\'s permissions.',
+    },
+  );
+  const results = new ResultWriter(options.settings.libraryPaths);
   if (journal) serveJournalResource(server, journal);
   reportStartupFailures(server, runtime);
-  runtime.start();
   const maxTimeoutSeconds = options.settings.maxOperationTimeoutSeconds;
   const publishedStableTools = STABLE_TOOLS.map((tool) => toMcpTool(tool, maxTimeoutSeconds));
 
-  // --state: the first worker may restore registrations this server has not seen; the first listing asks for them.
-  let restoredToolsUnknown = options.settings.stateFile !== null;
-  // --state: the first execute after the restore carries one line naming what came back.
-  let restoreNoticeDue = options.settings.stateFile !== null;
-
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const mark = relist.mark();
-    if (catalog.needsDiscovery || restoredToolsUnknown) {
-      if (await catalog.refresh(runtime, extra.signal)) restoredToolsUnknown = false;
+    // --state: the first worker may restore registrations no session has seen; the first listing asks for them.
+    if (catalog.needsDiscovery || restoreDue.tools) {
+      if (await catalog.refresh(runtime, extra.signal)) restoreDue.tools = false;
     }
     relist.noteListed(mark);
     const dynamic = catalog.tools().map((tool) => ({ ...tool, inputSchema: withTimeoutProperty(tool.inputSchema, maxTimeoutSeconds) }));
@@ -149,7 +240,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
         if (!parsed.success) return invalidArguments(results, stable.name, parsed.error);
         data = parsed.data as Record<string, unknown>;
       }
-      if (stable.op === null) return results.success('runtime_status', statusOf(runtime, catalog, journal, options.sandbox));
+      if (stable.op === null) return results.success('runtime_status', status());
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
@@ -157,8 +248,8 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
         // Reconcile the snapshot now, so list_changed goes out (with the new revision) before the result.
         if (outcome.ok && mustReconcile(stable.catalogEffect, outcome.meta, catalog, runtime)) await catalog.reconcileAfter(runtime);
         const result = stableResult(stable, outcome, catalog, results);
-        if (restoreNoticeDue && stable.op === 'execute') {
-          restoreNoticeDue = false;
+        if (restoreDue.notice && stable.op === 'execute') {
+          restoreDue.notice = false;
           const restored = runtime.status().snapshot?.lastRestore;
           if (restored && outcome.meta.epoch === 1) prependLine(result, restoreNotice(restored));
         }
@@ -171,16 +262,7 @@ export function createIpythonMcpServer(options: IpythonMcpServerOptions): Ipytho
     return callDynamicTool(name, args, runOptions, catalog, runtime, results, journal, maxTimeoutSeconds);
   };
 
-  return {
-    server,
-    runtime,
-    catalog,
-    async close() {
-      await runtime.close();
-      await journal?.close();
-      await server.close().catch(() => undefined);
-    },
-  };
+  return server;
 }
 
 /** Puts `line` first in the result's text block (a text block of its own when it has none). */

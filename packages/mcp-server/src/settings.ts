@@ -46,6 +46,10 @@ export interface Settings extends WorkerLimits {
   stateMaxMb: number;
   /** Time cap of one save (and of the restore), in seconds; the shutdown grace grows by it. */
   stateSaveSeconds: number;
+  /** Over HTTP: open MCP sessions at once, across namespaces. */
+  httpMaxSessions: number;
+  /** Over HTTP: namespaces (`/mcp` and `/mcp/NAME`) the server holds at once. */
+  maxNamespaces: number;
 }
 
 function define(
@@ -100,6 +104,8 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   ),
   define('stateMaxMb', 'STATE_MAX_MB', 'count', 2048, 'Size cap of one snapshot in MiB; names are saved smallest first, the rest reported.'),
   define('stateSaveSeconds', 'STATE_SAVE_SECONDS', 'seconds', 20, 'Time cap of one save or restore of the snapshot; the shutdown grace grows by it.'),
+  define('httpMaxSessions', 'HTTP_MAX_SESSIONS', 'count', 32, 'Over HTTP (--http): open MCP sessions at once, across all namespaces.'),
+  define('maxNamespaces', 'MAX_NAMESPACES', 'count', 8, 'Over HTTP (--http): namespaces (/mcp and /mcp/NAME), each with its own worker, held at once.'),
 ];
 
 /** A setting with a value that is not allowed; the message names the setting. */

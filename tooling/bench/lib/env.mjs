@@ -49,14 +49,15 @@ export async function loadModules() {
     );
   }
   const load = (path) => import(pathToFileURL(path).href);
-  const [client, stdio, supervisor, protocol] = await Promise.all([
+  const [client, stdio, supervisor, protocol, http] = await Promise.all([
     load(sdkFile('dist/esm/client/index.js')),
     load(sdkFile('dist/esm/client/stdio.js')),
     load(join(ROOT, 'packages/worker-supervisor/dist/index.js')),
     load(join(ROOT, 'packages/protocol/dist/index.js')),
+    load(sdkFile('dist/esm/client/streamableHttp.js')),
   ]);
   const sdkVersion = JSON.parse(readFileSync(sdkFile('package.json'), 'utf8')).version;
-  return { Client: client.Client, StdioClientTransport: stdio.StdioClientTransport, supervisor, protocol, sdkVersion };
+  return { Client: client.Client, StdioClientTransport: stdio.StdioClientTransport, StreamableHTTPClientTransport: http.StreamableHTTPClientTransport, supervisor, protocol, sdkVersion };
 }
 
 /**

@@ -1,4 +1,6 @@
 // A real MCP stdio client (the SDK's Client + StdioClientTransport) around a spawned server process.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { CLI } from './env.mjs';
 import { descendants, isAlive, remember, track, untrack, waitForExit } from './procs.mjs';
 
@@ -111,6 +113,62 @@ export async function startServer(modules, { command = process.execPath, args = 
     },
   };
   return server;
+}
+
+/**
+ * Spawns `ipython-mcp --http 127.0.0.1:0` and connects the SDK's Streamable HTTP client with a bearer token; the
+ * same shape as {@link startServer}, so a loop can run over either transport.
+ */
+export async function startHttpServer(modules, { env = {}, label = 'ipython-mcp http server', requestTimeoutMs = 600_000 } = {}) {
+  const { Client, StreamableHTTPClientTransport } = modules;
+  const token = randomBytes(32).toString('hex');
+  const child = spawn(process.execPath, [CLI, '--http', '127.0.0.1:0'], { env: { ...process.env, ...env, IPYTHON_MCP_HTTP_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] });
+  track(child.pid, label);
+  let stderrText = '';
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${label}: no ready banner; stderr: ${stderrText.slice(-500)}`)), 60_000);
+    child.stderr.on('data', (chunk) => {
+      stderrText += chunk.toString('utf8');
+      const match = /ready on (http:\/\/\S+\/mcp)/.exec(stderrText);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.once('exit', () => reject(new Error(`${label}: exited; stderr: ${stderrText.slice(-500)}`)));
+  });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+  const client = new Client({ name: 'ipython-mcp-bench', version: '1.0.0' }, { capabilities: {} });
+  await client.connect(transport, { timeout: 60_000 });
+  const pid = child.pid;
+  const call = (name, toolArgs = {}, options = {}) => client.callTool({ name, arguments: toolArgs }, undefined, { timeout: requestTimeoutMs, ...options });
+  return {
+    client,
+    transport,
+    pid,
+    label,
+    stderr: () => stderrText,
+    call,
+    async structured(name, toolArgs, options) {
+      const result = await call(name, toolArgs, options);
+      return result.structuredContent ?? { content: result.content, isError: result.isError };
+    },
+    children() {
+      return descendants(pid);
+    },
+    async close() {
+      const family = [pid, ...descendants(pid)];
+      await transport.terminateSession().catch(() => undefined);
+      await client.close().catch(() => undefined);
+      child.kill('SIGTERM');
+      const exited = await waitForExit(pid, 10_000);
+      if (!exited) child.kill('SIGKILL');
+      const stragglers = [];
+      for (const member of family) if (member !== pid && !(await waitForExit(member, 5_000))) stragglers.push(member);
+      untrack(pid);
+      return { exited, stragglers };
+    },
+  };
 }
 
 /**

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PY_DIR, ROOT } from '../lib/env.mjs';
-import { evaluate, settle, splitCommand, startServer } from '../lib/mcp.mjs';
+import { evaluate, settle, splitCommand, startHttpServer, startServer } from '../lib/mcp.mjs';
 import { startPipeEcho } from '../lib/pipe-echo.mjs';
 import { cpuPerCall, cpuSnapshot, run, track } from '../lib/procs.mjs';
 import { summarize } from '../lib/stats.mjs';
@@ -68,6 +68,20 @@ export async function measureMcpExecute(ctx) {
     const { tools } = await server.client.listTools();
     const tool = tools.find((entry) => entry.name === 'execute');
     return { ...measured, shape: tool && last ? { tool, result: last, resultBytes: Buffer.byteLength(JSON.stringify(last)) } : undefined };
+  } finally {
+    await server.close();
+  }
+}
+
+/** The same loop as {@link measureMcpExecute}, over Streamable HTTP (`--http`) instead of stdio. */
+export async function measureMcpHttpExecute(ctx) {
+  const server = await startHttpServer(ctx.modules, { env: ctx.serverEnv() });
+  try {
+    const workerPid = await evaluate(server, 'import os as _bench_os\n_bench_os.getpid()');
+    track(workerPid, 'http execute worker');
+    await settle(server);
+    const pids = { client: process.pid, server: server.pid, worker: workerPid };
+    return await accountedLoop(async () => checkExecuteResult(await server.call('execute', { code: CELL })), pids, ctx);
   } finally {
     await server.close();
   }
