@@ -345,7 +345,7 @@ function failureFields(tool: string): Record<string, unknown> {
 }
 
 function badTimeout(results: ResultWriter, tool: string, taken: { message: string; details: Record<string, unknown> }): CallToolResult {
-  return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool.slice(0, 200)}: ${taken.message}`, details: taken.details });
+  return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool.slice(0, 200)}: ${taken.message}`, details: taken.details }, undefined, failureFields(tool));
 }
 
 function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRecorder | undefined, sandbox: SandboxStatus | undefined): Record<string, unknown> {
