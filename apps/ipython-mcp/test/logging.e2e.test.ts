@@ -20,7 +20,9 @@ const SWALLOW_INTERRUPTS = `import time\nwhile True:\n    try:\n        time.sle
 function expectMetadataOnly(result: CallToolResult, code: string, namespace: string): Record<string, any> {
   expect(result.isError).toBe(true);
   const body = result.structuredContent as Record<string, any>;
-  expect(Object.keys(body).sort()).toEqual(['error', 'runtime']);
+  // Every execute failure states its status (issue 32): metadata too, and it carries nothing of the call.
+  expect(Object.keys(body).sort()).toEqual(['error', 'runtime', 'status']);
+  expect(body.status).toBe('error');
   expect(body.error.code).toBe(code);
   expect(Object.keys(body.error).every((key) => ['code', 'message', 'details'].includes(key))).toBe(true);
   if (body.error.details !== undefined) expect(Object.keys(body.error.details)).toEqual(['replacement_startup_ms']);
