@@ -88,7 +88,7 @@ describe('setup with uv on PATH', () => {
     const wheel = buildWheel(join(wheels, 'uv'), 'mcp_setup_uv');
     const created = await cli(['setup', '--with', wheel], env, 480_000);
     expect(created.code, created.stderr).toBe(0);
-    expect(created.stderr).toContain(`creating ${venv} with uv (installs ipython>=8.12, msgpack>=1.0, ${wheel} from PyPI)`);
+    expect(created.stderr).toContain(`creating ${venv} with uv (installs ipython>=8.12, msgpack>=1.0, dill>=0.3.8, ${wheel} from PyPI)`);
     expect(created.stdout).toContain(`; added: ${wheel})`);
 
     const doctor = await cli(['doctor'], env);
