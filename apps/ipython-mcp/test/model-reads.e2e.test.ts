@@ -9,8 +9,11 @@ import { startServer, type TestServer } from './harness.js';
 
 /** The issue's budget, as Claude Code forwards the fourteen calls (5,151 before the compact shapes). */
 const BUDGET_CHARS = 1800;
-/** Names, descriptions and input schemas of the eleven stable tools (6,446 before the trim). */
-const TOOL_LIST_BUDGET_CHARS = 5000;
+/**
+ * Names, descriptions and input schemas of the eleven stable tools: issue 32's bound (6,446 before the first trim,
+ * 4,986 before the second; the Python original's is 2,793 for the same eleven).
+ */
+const TOOL_LIST_BUDGET_CHARS = 3000;
 
 let server: TestServer;
 let rows: ModelReadsRow[];
@@ -115,13 +118,39 @@ describe('the tool list', () => {
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
     expect(byName.execute!.description).toMatch(/persist/);
     expect(byName.execute!.description).toMatch(/omitted counts/);
-    expect(byName.call_function!.description).toContain('result_not_json');
+    expect(byName.execute!.description).toContain('timeout_seconds');
+    expect(byName.call_function!.description).toMatch(/must be JSON/);
     expect(byName.remove!.description).toMatch(/refused/);
     expect(byName.runtime_status!.description).toMatch(/even while code runs/);
     for (const tool of tools) {
-      expect(JSON.stringify(tool.inputSchema)).not.toContain('$schema');
+      const text = JSON.stringify(tool.inputSchema);
+      for (const noise of ['$schema', 'minLength', 'maxLength', 'minItems', 'maxItems', 'anyOf']) expect(text, tool.name).not.toContain(noise);
       expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
     }
+    // What a model needs to choose arguments stays: required names, the kinds enum, the nullable optionals, the bound.
+    expect(byName.search!.inputSchema).toMatchObject({ required: ['query'], properties: { kinds: { items: { enum: ['function', 'class', 'module', 'variable', 'other'] } } } });
+    expect(byName.register_tool!.inputSchema.properties).toMatchObject({ tool_name: { type: ['string', 'null'], default: null } });
+    expect(byName.execute!.inputSchema.properties).toMatchObject({ timeout_seconds: { type: 'number', exclusiveMinimum: 0 } });
+  });
+
+  it('leaves the bounds it does not publish enforced, with an error that names them, and nothing run', async () => {
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['inspect', { name: 'x'.repeat(513) }],
+      ['search', { query: 'q'.repeat(513) }],
+      ['reload', { modules: [] }],
+      ['remove', { names: [''] }],
+      ['register_tool', { name: 'f', tool_name: '' }],
+      ['unregister_tool', { names: Array.from({ length: 1001 }, (_, index) => `t${index}`) }],
+    ];
+    await server.call('execute', { code: 'kept = 7' });
+    for (const [name, args] of cases) {
+      const result = await server.call(name, args);
+      expect(result.isError, name).toBe(true);
+      expect(JSON.stringify(result.structuredContent), name).toMatch(/invalid_arguments/);
+      expect(JSON.stringify(result.content), name).toMatch(/too (big|small|long|short)|at (most|least)|<=|>=/i);
+    }
+    const kept = await server.call('execute', { code: 'kept' });
+    expect(JSON.stringify(kept.structuredContent)).toContain('7');
   });
 
   it('documents every default a compact result leaves out in the output schemas', () => {

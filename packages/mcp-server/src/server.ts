@@ -300,9 +300,11 @@ function reportStartupFailures(server: Server, runtime: Runtime): void {
 }
 
 /**
- * The input schema a tool publishes: zod's JSON Schema without what says nothing (it is sent with every model
- * request): `$schema` (2020-12 is MCP's default dialect), `propertyNames: {type: string}` (JSON keys are strings)
- * and `additionalProperties: {}` (the default).
+ * The input schema a tool publishes, sent with every model request, so without what tells a model nothing it needs to
+ * choose a tool and its arguments: `$schema` (2020-12 is MCP's default dialect), `propertyNames: {type: string}` (JSON
+ * keys are strings), `additionalProperties: {}` (the default), and the length and count bounds of strings and arrays
+ * (sized for abuse, far past any real call; the server still enforces them, with an `invalid_arguments` error that
+ * names the bound). A nullable `anyOf: [{type: T}, {type: null}]` is written `type: [T, null]`.
  */
 function publishedInputSchema(input: z.ZodObject): Tool['inputSchema'] {
   const prune = (node: unknown): unknown => {
@@ -310,14 +312,27 @@ function publishedInputSchema(input: z.ZodObject): Tool['inputSchema'] {
     if (node === null || typeof node !== 'object') return node;
     const copy: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
-      if (key === '$schema') continue;
+      if (key === '$schema' || UNPUBLISHED_BOUNDS.has(key)) continue;
       if (key === 'propertyNames' && JSON.stringify(value) === '{"type":"string"}') continue;
       if (key === 'additionalProperties' && JSON.stringify(value) === '{}') continue;
       copy[key] = prune(value);
     }
-    return copy;
+    return nullableAsTypeList(copy);
   };
   return prune(z.toJSONSchema(input, { io: 'input' })) as Tool['inputSchema'];
+}
+
+const UNPUBLISHED_BOUNDS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems']);
+
+/** `{anyOf: [{type: T}, {type: 'null'}], ...rest}` as `{type: [T, 'null'], ...rest}`, when T's schema is only a type. */
+function nullableAsTypeList(node: Record<string, unknown>): Record<string, unknown> {
+  const anyOf = node.anyOf;
+  if (!Array.isArray(anyOf) || anyOf.length !== 2 || 'type' in node) return node;
+  const [first, second] = anyOf as Record<string, unknown>[];
+  const simple = (each: Record<string, unknown> | undefined) => each !== undefined && Object.keys(each).length === 1 && typeof each.type === 'string';
+  if (!simple(first) || !simple(second) || second!.type !== 'null' || first!.type === 'null') return node;
+  const { anyOf: _, ...rest } = node;
+  return { ...rest, type: [first!.type, 'null'] };
 }
 
 /** A stable tool as tools/list publishes it; a tool that takes a per-call deadline states the server's bound. */

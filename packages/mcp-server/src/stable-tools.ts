@@ -72,11 +72,9 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     takesDeadline: true,
     catalogEffect: 'may-change',
     description:
-      'Run Python in the persistent IPython namespace: statements, expressions, definitions, magics, `!` shell escapes. ' +
-      'Names, imports and objects persist between calls. Returns stdout/stderr (bounded, exact omitted counts), the ' +
-      'final value (JSON, else its IPython repr), displays (PNG/JPEG as image content), the execution count, and a ' +
-      'structured error for exceptions. Long work: set timeout_seconds.',
-    input: z.object({ code: z.string().describe('Python source, run as one cell.') }).strict(),
+      'Run Python, magics and `!` shell in the persistent IPython namespace. Returns stdout/stderr (bounded, with ' +
+      'omitted counts), the last value, displays/images and errors. Long work: set timeout_seconds.',
+    input: z.object({ code: z.string() }).strict(),
     plainInput: plainExecuteInput,
     outputSchema: compactOutputSchema('execute'),
   },
@@ -88,13 +86,12 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     takesDeadline: true,
     catalogEffect: 'may-change',
     description:
-      'Call a live callable by name (dotted paths like `lib.tool` allowed, never evaluated) once, with a JSON object ' +
-      'as keyword arguments; returns its JSON value. Error codes: name_not_found, not_callable, invalid_arguments, ' +
-      'binding_failed, call_raised, result_not_json.',
+      'Call a live callable by name or dotted path (never evaluated) with JSON keyword arguments; returns its value, ' +
+      'which must be JSON.',
     input: z
       .object({
-        name: identifier.describe('Name or dotted path of the callable.'),
-        arguments: z.record(z.string(), z.unknown()).default({}).describe('Keyword arguments.'),
+        name: identifier,
+        arguments: z.record(z.string(), z.unknown()).default({}),
       })
       .strict(),
     outputSchema: compactOutputSchema('call_function'),
@@ -106,8 +103,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     readOnly: true,
     catalogEffect: 'none',
     description:
-      'List functions with signatures, modules and docstrings (bounded): top-level ones, and the public functions of ' +
-      'configured library modules under their dotted path (e.g. `mylib.tool`), ready for call_function.',
+      "List functions with signatures and docstrings (top-level and configured modules', dotted) for call_function.",
     input: z.object({}).strict(),
     outputSchema: compactOutputSchema('list'),
   },
@@ -118,17 +114,13 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     readOnly: true,
     catalogEffect: 'none',
     description:
-      'Find names by exact or case-insensitive partial match across functions, classes, modules, variables and other ' +
-      'objects (top-level names, configured modules and what they define, dotted), with type and bounded repr. Never ' +
-      'runs properties or __getattr__.',
+      'Find names (substring, any case, or exact) among variables, functions, classes and modules, with type, shape ' +
+      'and short repr.',
     input: z
       .object({
-        query: z.string().max(512).describe('Text to find in names.'),
-        exact: z.boolean().default(false).describe('Match whole names only.'),
-        kinds: z
-          .array(z.enum(['function', 'class', 'module', 'variable', 'other']))
-          .optional()
-          .describe('Only these kinds.'),
+        query: z.string().max(512),
+        exact: z.boolean().default(false),
+        kinds: z.array(z.enum(['function', 'class', 'module', 'variable', 'other'])).optional(),
       })
       .strict(),
     outputSchema: compactOutputSchema('search'),
@@ -140,9 +132,8 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     readOnly: true,
     catalogEffect: 'none',
     description:
-      'Describe one live name (dotted allowed): kind, qualified type, callable, signature, module, documentation and a ' +
-      'safe repr, each bounded. A failure reading any of them is reported in `error`.',
-    input: z.object({ name: identifier.describe('Name or dotted path.') }).strict(),
+      'Describe a live object by name or dotted path: type, signature, docs, shape, safe repr. Runs no user code.',
+    input: z.object({ name: identifier }).strict(),
     outputSchema: compactOutputSchema('inspect'),
   },
   {
@@ -152,9 +143,8 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     readOnly: false,
     catalogEffect: 'may-change',
     description:
-      'Reload the named imported modules (only those: dependencies are never guessed) and rebind every name, aliases ' +
-      'included, that pointed at the old module. One result per module.',
-    input: z.object({ modules: z.array(z.string().min(1).max(512)).min(1).max(100).describe('Module names.') }).strict(),
+      'Reload these modules (not their dependencies) and rebind every name bound to the old ones.',
+    input: z.object({ modules: z.array(z.string().min(1).max(512)).min(1).max(100) }).strict(),
     outputSchema: compactOutputSchema('reload'),
   },
   {
@@ -164,9 +154,8 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     readOnly: false,
     catalogEffect: 'changes',
     description:
-      'Delete top-level names; reports them as removed, refused (names starting with _, IPython runtime and configured ' +
-      'module bindings) or unknown. Repeating a removal removes nothing more.',
-    input: z.object({ names: z.array(z.string().min(1).max(512)).max(10_000).describe('Top-level names.') }).strict(),
+      'Delete top-level names; reports each as removed, refused (private, IPython\'s own, configured modules) or unknown.',
+    input: z.object({ names: z.array(z.string().min(1).max(512)).max(10_000) }).strict(),
     outputSchema: compactOutputSchema('remove'),
   },
   {
@@ -176,8 +165,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     readOnly: false,
     catalogEffect: 'changes',
     description:
-      'Remove every unprotected user-created name, restore configured module bindings and drop all dynamic tools; ' +
-      'reports the removed names (sorted) and the unchanged execution count.',
+      'Delete every user-created name and all dynamic tools, restoring IPython\'s and configured modules\' bindings.',
     input: z.object({}).strict(),
     outputSchema: compactOutputSchema('reset'),
   },
@@ -188,14 +176,13 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     readOnly: false,
     catalogEffect: 'changes',
     description:
-      'Publish a top-level live callable as an MCP tool whose input schema comes from its annotations. Returns the ' +
-      'description snapshot, input schema, SHA-256 schema fingerprint and registry revision. An incompatible ' +
-      'redefinition makes the tool stale until it is registered again.',
+      'Publish a top-level callable as an MCP tool, input schema from its annotations; an incompatible redefinition ' +
+      'makes it stale until registered again.',
     input: z
       .object({
-        name: z.string().min(1).max(512).describe('Top-level name of the callable.'),
-        tool_name: z.string().min(1).max(512).nullable().default(null).describe('Defaults to name.'),
-        description: z.string().max(100_000).nullable().default(null).describe('Defaults to the docstring.'),
+        name: z.string().min(1).max(512),
+        tool_name: z.string().min(1).max(512).nullable().default(null),
+        description: z.string().max(100_000).nullable().default(null),
       })
       .strict(),
     outputSchema: compactOutputSchema('register_tool'),
@@ -206,8 +193,8 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     op: 'unregister_tool',
     readOnly: false,
     catalogEffect: 'changes',
-    description: 'Withdraw dynamic tools by name; reports unregistered and unknown names. Idempotent; stable tools cannot be removed.',
-    input: z.object({ names: z.array(z.string().min(1).max(512)).max(1000).describe('Dynamic tool names.') }).strict(),
+    description: 'Withdraw dynamic tools by name; reports unknown names.',
+    input: z.object({ names: z.array(z.string().min(1).max(512)).max(1000) }).strict(),
     outputSchema: compactOutputSchema('unregister_tool'),
   },
   {
@@ -217,9 +204,7 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
     readOnly: true,
     catalogEffect: 'none',
     description:
-      'Control-plane state, answered at once even while code runs: state, epoch, queue depth, active operation, the ' +
-      'last interruption and its namespace outcome, worker start-up times, worker memory (MiB) and its limit. Never ' +
-      'code, arguments or values.',
+      'Worker state, epoch, queue, running call, last interruption, memory; answers even while code runs.',
     input: z.object({}).strict(),
     outputSchema: {
       type: 'object',
