@@ -312,9 +312,10 @@ export function buildRows(results, errors) {
     const note = (over, under) => {
       const spreadOf = paired(over === 'sandboxed' ? 'guardOn' : 'guardOff');
       return (
-        `median of ${spreadOf.perRound.length} interleaved blocks (range ${formatRatio(spreadOf.min)}–${formatRatio(spreadOf.max)}); ` +
+        `median of ${spreadOf.perRound.length} blocks, calls taking turns (range ${formatRatio(spreadOf.min)}–${formatRatio(spreadOf.max)}); ` +
         `medians ${formatMs(warm[over].summary.median)} vs ${formatMs(warm[under].summary.median)}; ` +
-        `server CPU ${cpu[over]?.totalUs ?? '?'} vs ${cpu[under]?.totalUs ?? '?'} µs/call`
+        `server CPU ${cpu[over]?.totalUs ?? '?'} vs ${cpu[under]?.totalUs ?? '?'} µs/call` +
+        (sandbox.allCpuPerCallUs ? `; all processes' CPU ${sandbox.allCpuPerCallUs[over]} vs ${sandbox.allCpuPerCallUs[under]} µs/call (${formatRatio(ratio(sandbox.allCpuPerCallUs[over], sandbox.allCpuPerCallUs[under]))})` : '')
       );
     };
     rows.push(

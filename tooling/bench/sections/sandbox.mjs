@@ -2,7 +2,7 @@
 // - start-up: spawn → initialize and spawn → first execute result, over fresh servers, one of each kind per rep
 //   (order rotated per rep), so the two kinds are spawned seconds apart;
 // - warm execute("1+1"): servers side by side, sandboxed and not, each with the memory guard on (its default) and
-//   off, measured in interleaved blocks with the order rotated; the headline is the median over blocks of
+//   off, taking turns call by call in 20 blocks (the order rotated each turn); the headline is the median over blocks of
 //   (sandboxed block median) / (unsandboxed block median), which a drifting machine load disturbs least. The guard-off
 //   pair separates what the engine's process layout costs the guard from what it costs the round trip;
 // - the memory guard's read at dispatch (ProcessTreeMemory.sample without discovery, from the built package) on a
@@ -76,6 +76,22 @@ function dispatchReads(trees) {
   return Object.fromEntries(Object.entries(perRound).map(([key, values]) => [key, { us: median(values), rounds: values.map((value) => Number(value.toFixed(2))), processes: trees[key].processes }]));
 }
 
+/** On-CPU ns of every thread of `pid` and its descendants (the worker trees, the engine's processes), by pid:tid. */
+function treeCpu(pid) {
+  const threads = new Map();
+  for (const member of [pid, ...descendants(pid)]) {
+    for (const [tid, entry] of cpuSnapshot(member)) threads.set(`${member}:${tid}`, entry.ns);
+  }
+  return threads;
+}
+
+/** µs of CPU per call spent by the whole tree between two {@link treeCpu} snapshots (threads that ended are lost). */
+function treeCpuPerCall(before, after, calls) {
+  let total = 0;
+  for (const [key, ns] of after) total += ns - (before.get(key) ?? 0);
+  return Number((total / 1000 / calls).toFixed(1));
+}
+
 async function startUp(ctx, variant) {
   const server = await startServer(ctx.modules, { args: [CLI, ...variant.args], env: ctx.serverEnv(variant.env), label: `sandbox bench start-up (${variant.key})` });
   try {
@@ -120,24 +136,34 @@ export async function measureSandbox(ctx) {
     const blockRatios = { guardOn: [], guardOff: [] };
     const snapshot = () => Object.fromEntries(VARIANTS.map((variant, index) => [variant.key, cpuSnapshot(servers[index].pid)]));
     const perBlock = Math.max(1, Math.round(ctx.n.execute / BLOCKS));
+    const treeSnapshot = () => VARIANTS.map((_, index) => treeCpu(servers[index].pid));
     const cpuBefore = snapshot();
+    const treeBefore = treeSnapshot();
     for (let block = 0; block < BLOCKS; block += 1) {
-      const blockMedians = {};
-      for (let offset = 0; offset < VARIANTS.length; offset += 1) {
-        const index = (block + offset) % VARIANTS.length;
-        const taken = [];
-        for (let call = 0; call < perBlock; call += 1) {
+      // Within a block the four servers take turns call by call (the order rotated each turn), so each block's four
+      // medians come from the same seconds of a machine whose load changes within seconds.
+      const taken = VARIANTS.map(() => []);
+      for (let call = 0; call < perBlock; call += 1) {
+        for (let offset = 0; offset < VARIANTS.length; offset += 1) {
+          const index = (block + call + offset) % VARIANTS.length;
           const started = performance.now();
           checkExecuteResult(await servers[index].call('execute', { code: CELL }));
-          taken.push(performance.now() - started);
+          taken[index].push(performance.now() - started);
         }
-        samples[VARIANTS[index].key].push(...taken);
-        blockMedians[VARIANTS[index].key] = median(taken);
+      }
+      const blockMedians = {};
+      for (const [index, variant] of VARIANTS.entries()) {
+        samples[variant.key].push(...taken[index]);
+        blockMedians[variant.key] = median(taken[index]);
       }
       blockRatios.guardOn.push(blockMedians.sandboxed / blockMedians.plain);
       blockRatios.guardOff.push(blockMedians.sandboxedNoGuard / blockMedians.plainNoGuard);
     }
     const serverCpuPerCallUs = cpuPerCall(cpuBefore, snapshot(), perBlock * BLOCKS);
+    const treeAfter = treeSnapshot();
+    // Every process of each server (server, workers, standby, the engine's helpers): where the sandbox could add work
+    // per call (the seccomp filter on each of the worker's system calls, the memory guard's reads in the server).
+    const allCpuPerCallUs = Object.fromEntries(VARIANTS.map((variant, index) => [variant.key, treeCpuPerCall(treeBefore[index], treeAfter[index], perBlock * BLOCKS)]));
     const { ProcessTreeMemory } = await import(join(ROOT, 'packages/worker-supervisor/dist/process-tree-memory.js'));
     const trees = {
       plain: await guardTree(servers[0], ProcessTreeMemory),
@@ -152,8 +178,8 @@ export async function measureSandbox(ctx) {
     }
     return {
       method:
-        `start-up: ${ctx.n.sandboxStarts} reps, one spawn of each kind per rep, order rotated; warm: 4 servers side by side, ` +
-        `${BLOCKS} interleaved blocks of ${perBlock} calls each, order rotated, after ${ctx.n.warmup} warm-up calls each`,
+        `start-up: ${ctx.n.sandboxStarts} reps, one spawn of each kind per rep, order rotated; warm: 4 servers side by side ` +
+        `taking turns call by call, ${BLOCKS} blocks of ${perBlock} calls each, after ${ctx.n.warmup} warm-up calls each`,
       engine: status.sandbox.engine,
       startUp: {
         plain: { initialize: summarize(starts.plain.initialize), firstExecute: summarize(starts.plain.firstExecute), samples: starts.plain },
@@ -163,6 +189,7 @@ export async function measureSandbox(ctx) {
       warm: Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, { samples: values, summary: summarize(values) }])),
       pairedRatio: Object.fromEntries(Object.entries(blockRatios).map(([key, values]) => [key, spread(values)])),
       serverCpuPerCallUs,
+      allCpuPerCallUs,
       guardDispatchRead,
       layouts,
     };
