@@ -273,9 +273,13 @@ describe('nothing is left behind', () => {
 describe('--sandbox where the engine cannot run', () => {
   it('bubblewrap off PATH: exit 2, one line naming what is missing and how to add it, no worker started', () => {
     const emptyBin = mkdtempSync(join(tmpdir(), 'ipython-mcp-no-bwrap-'));
+    // The worker's interpreter is a script that leaves a mark before it becomes the test Python: no mark, no worker.
+    const marker = join(emptyBin, 'worker-started');
+    const python = join(emptyBin, 'python-that-marks');
+    writeFileSync(python, `#!/bin/sh\n: > '${marker}'\nexec '${testPython()}' "$@"\n`, { mode: 0o755 });
     try {
       const run = spawnSync(process.execPath, [CLI, '--sandbox'], {
-        env: { ...process.env, HOME: home, PATH: emptyBin, IPYTHON_MCP_PYTHON: testPython() },
+        env: { ...process.env, HOME: home, PATH: emptyBin, IPYTHON_MCP_PYTHON: python },
         input: '',
         encoding: 'utf8',
         timeout: 60_000,
@@ -287,6 +291,7 @@ describe('--sandbox where the engine cannot run', () => {
       expect(lines[0]).toMatch(/bubblewrap/);
       expect(lines[0]).toMatch(/apt-get install bubblewrap/);
       expect(run.stderr).not.toMatch(/ready on stdio/);
+      expect(existsSync(marker)).toBe(false);
     } finally {
       rmSync(emptyBin, { recursive: true, force: true });
     }
