@@ -272,6 +272,7 @@ async function main() {
   await step('journal', 'journal', `execute("1+1") with the session journal off / on / continuing 8 MiB, interleaved ×${n.execute} each`, () => measureJournal(ctx));
   await step('state', 'state', `--state snapshot save/restore vs dill.dump/dill.load, ${n.stateGiB} GiB numpy, ${n.stateSmall} small objects ×${n.stateReps}`, () => measureState(ctx));
   await step('sandbox', 'sandbox', `--sandbox vs without: spawn → first execute ×${n.sandboxStarts} each; warm execute("1+1"), guard on and off, interleaved ×${n.execute} each`, () => measureSandbox(ctx));
+  await step('sandbox', 'sandboxMemory', `memory guard inside --sandbox: 4 cells past a 400 MB limit ×${n.memory}`, () => measureMemory(ctx, { sandboxed: true }));
   await step('profile', 'profile', `profiled execute loop ×${n.profileCalls} (client inspector, server --cpu-prof, worker ${options.noPySpy ? 'cProfile' : 'py-spy'})`, () => measureProfile(ctx));
 
   const killed = killAll();

@@ -435,27 +435,29 @@ export function buildRows(results, errors) {
   }
   failed('flood', 'output flood');
 
-  // Memory guard
-  const memory = results.memory;
-  if (memory) {
-    for (const [index, entry] of memory.cases.entries()) {
-      const crossed = entry.answerAfterCrossing.n > 0;
-      const summary = crossed ? entry.answerAfterCrossing : entry.answerAfterSend;
-      const label = `${index === 0 ? `memory guard (${memory.limitMb} MB): ` : '  '}${entry.name}`;
-      rows.push(
-        row(label, {
-          median: summary.median,
-          p90: summary.p90,
-          goal: crossed ? '≤ 1 s after crossing' : '(refused before crossing)',
-          comparison: crossed
-            ? `crossing → memory_limit answer; overshoot ${entry.overshootMb.median.toFixed(0)} MB median, ${entry.overshootMb.max.toFixed(0)} MB max (peak ${entry.peakMb.max.toFixed(0)} MB)`
-            : `send → memory_limit answer; peak ${entry.peakMb.max.toFixed(0)} MB, never above the limit`,
-          verdict: crossed ? (entry.answerAfterCrossing.max <= 1000 ? MET : MISSED) : entry.peakMb.max < memory.limitMb ? MET : MISSED,
-        }),
-      );
+  // Memory guard (and the same inside --sandbox)
+  for (const [key, title] of [['memory', 'memory guard'], ['sandboxMemory', 'memory guard inside --sandbox']]) {
+    const memory = results[key];
+    if (memory) {
+      for (const [index, entry] of memory.cases.entries()) {
+        const crossed = entry.answerAfterCrossing.n > 0;
+        const summary = crossed ? entry.answerAfterCrossing : entry.answerAfterSend;
+        const label = `${index === 0 ? `${title} (${memory.limitMb} MB): ` : '  '}${entry.name}`;
+        rows.push(
+          row(label, {
+            median: summary.median,
+            p90: summary.p90,
+            goal: crossed ? '≤ 1 s after crossing' : '(refused before crossing)',
+            comparison: crossed
+              ? `crossing → memory_limit answer; overshoot ${entry.overshootMb.median.toFixed(0)} MB median, ${entry.overshootMb.max.toFixed(0)} MB max (peak ${entry.peakMb.max.toFixed(0)} MB)`
+              : `send → memory_limit answer; peak ${entry.peakMb.max.toFixed(0)} MB, never above the limit`,
+            verdict: crossed ? (entry.answerAfterCrossing.max <= 1000 ? MET : MISSED) : entry.peakMb.max < memory.limitMb ? MET : MISSED,
+          }),
+        );
+      }
     }
+    failed(key, title);
   }
-  failed('memory', 'memory guard');
 
   // Admission burst
   const burst = results.burst;
