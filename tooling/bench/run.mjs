@@ -21,22 +21,23 @@ import { measureProfile } from './sections/profile.mjs';
 import { measureMcpRecovery, measureRuntimeRecovery } from './sections/recovery.mjs';
 import { measureRounds } from './sections/rounds.mjs';
 import { measureScale } from './sections/scale.mjs';
+import { measureSandbox } from './sections/sandbox.mjs';
 import { measureState } from './sections/state.mjs';
 
-const SECTIONS = ['execute', 'layers', 'code-mode', 'code-mode-servers', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'state', 'profile'];
+const SECTIONS = ['execute', 'layers', 'code-mode', 'code-mode-servers', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'state', 'sandbox', 'profile'];
 
 const SIZES = {
   full: {
     execute: 1000, warmup: 50, rounds: 15, kernel: 1000, stdinCalls: 1000, toolCalls: 5000, recovery: 5, coldStarts: 10, floodMiB: 1024, memory: 5,
     burst: 1000, burstSlowSeconds: 5, scaleSizes: [1_000, 10_000, 100_000], scaleReps: 10, scaleRepsLarge: 5, profileCalls: 2000,
     layerRounds: 15, layerCalls: 2000, workerLayerCalls: 300, stdioLayerCalls: 300,
-    stateGiB: 1, stateSmall: 100_000, stateReps: 3,
+    stateGiB: 1, stateSmall: 100_000, stateReps: 3, sandboxStarts: 6,
   },
   quick: {
     execute: 200, warmup: 20, rounds: 7, kernel: 200, stdinCalls: 200, toolCalls: 1000, recovery: 2, coldStarts: 3, floodMiB: 256, memory: 2,
     burst: 1000, burstSlowSeconds: 3, scaleSizes: [1_000, 10_000], scaleReps: 5, scaleRepsLarge: 3, profileCalls: 500,
     layerRounds: 7, layerCalls: 1000, workerLayerCalls: 200, stdioLayerCalls: 150,
-    stateGiB: 0.25, stateSmall: 20_000, stateReps: 2,
+    stateGiB: 0.25, stateSmall: 20_000, stateReps: 2, sandboxStarts: 3,
   },
 };
 
@@ -270,6 +271,8 @@ async function main() {
   await step('scale', 'scale', `scale ${n.scaleSizes.join(', ')} names + 100 dynamic tools`, () => measureScale(ctx));
   await step('journal', 'journal', `execute("1+1") with the session journal off / on / continuing 8 MiB, interleaved ×${n.execute} each`, () => measureJournal(ctx));
   await step('state', 'state', `--state snapshot save/restore vs dill.dump/dill.load, ${n.stateGiB} GiB numpy, ${n.stateSmall} small objects ×${n.stateReps}`, () => measureState(ctx));
+  await step('sandbox', 'sandbox', `--sandbox vs without: spawn → first execute ×${n.sandboxStarts} each; warm execute("1+1"), guard on and off, interleaved ×${n.execute} each`, () => measureSandbox(ctx));
+  await step('sandbox', 'sandboxMemory', `memory guard inside --sandbox: 4 cells past a 400 MB limit ×${n.memory}`, () => measureMemory(ctx, { sandboxed: true }));
   await step('profile', 'profile', `profiled execute loop ×${n.profileCalls} (client inspector, server --cpu-prof, worker ${options.noPySpy ? 'cProfile' : 'py-spy'})`, () => measureProfile(ctx));
 
   const killed = killAll();

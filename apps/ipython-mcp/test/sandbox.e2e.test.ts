@@ -90,8 +90,8 @@ const ESCAPES: Escape[] = [
     error: /RuntimeError/,
   },
   {
-    // Nested namespaces are allowed inside the engine's: unshare itself succeeds, and gains nothing. Locked mounts
-    // stay read-only, so the write still fails.
+    // The write after the unshare fails; the unshare itself succeeds inside sandbox-runtime 0.0.78 (see the test
+    // "a new user namespace can be made" below for why, and what would forbid it).
     name: 'ctypes unshare (new user and mount namespace), then write $HOME',
     code: () =>
       [
@@ -173,6 +173,22 @@ describe.each([
   it('urllib to an allowed domain works', async () => {
     const result = await server.structured('execute', { code: `import urllib.request\nurllib.request.urlopen("http://${ALLOWED}:${httpPort}/", timeout=10).read().decode()` });
     expect(result.result?.value, JSON.stringify(result.error)).toBe('stand-in');
+  });
+
+  // A known limit of the pinned engine, held here so that it is seen to change. sandbox-runtime 0.0.78 cannot forbid
+  // new user namespaces: its seccomp helper (apply-seccomp) makes a nested user namespace of its own and its filter
+  // blocks only socket(AF_UNIX); the bwrap arguments it builds are fixed (no --disable-userns, which would also stop
+  // the helper's own namespace), and no option of its configuration changes either. 0.0.80 refuses them by default
+  // (a seccomp refusal and user.max_user_namespaces = 0 in the helper's namespace), but needs Node 22.12. When the
+  // engine is upgraded this test fails inside: then make the unshare escape above expect the failure itself.
+  it('a new user namespace can be made, inside the sandbox too (engine 0.0.78)', async () => {
+    const code = [
+      'import subprocess, sys',
+      'child = "import ctypes; libc = ctypes.CDLL(None, use_errno=True); print(libc.unshare(0x10000000), ctypes.get_errno())"',
+      'subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True).stdout.split()',
+    ].join('\n');
+    const result = await server.structured('execute', { code });
+    expect(result.result?.value, JSON.stringify(result.error)).toEqual(['0', '0']);
   });
 
   it.each(ESCAPES)('$name', async (escape) => {
@@ -257,9 +273,13 @@ describe('nothing is left behind', () => {
 describe('--sandbox where the engine cannot run', () => {
   it('bubblewrap off PATH: exit 2, one line naming what is missing and how to add it, no worker started', () => {
     const emptyBin = mkdtempSync(join(tmpdir(), 'ipython-mcp-no-bwrap-'));
+    // The worker's interpreter is a script that leaves a mark before it becomes the test Python: no mark, no worker.
+    const marker = join(emptyBin, 'worker-started');
+    const python = join(emptyBin, 'python-that-marks');
+    writeFileSync(python, `#!/bin/sh\n: > '${marker}'\nexec '${testPython()}' "$@"\n`, { mode: 0o755 });
     try {
       const run = spawnSync(process.execPath, [CLI, '--sandbox'], {
-        env: { ...process.env, HOME: home, PATH: emptyBin, IPYTHON_MCP_PYTHON: testPython() },
+        env: { ...process.env, HOME: home, PATH: emptyBin, IPYTHON_MCP_PYTHON: python },
         input: '',
         encoding: 'utf8',
         timeout: 60_000,
@@ -271,6 +291,7 @@ describe('--sandbox where the engine cannot run', () => {
       expect(lines[0]).toMatch(/bubblewrap/);
       expect(lines[0]).toMatch(/apt-get install bubblewrap/);
       expect(run.stderr).not.toMatch(/ready on stdio/);
+      expect(existsSync(marker)).toBe(false);
     } finally {
       rmSync(emptyBin, { recursive: true, force: true });
     }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, startServer, workerPid, type TestServer } from './harness.js';
+import { SANDBOX_MODES, childPids, eventually, startServer, type TestServer } from './harness.js';
 
 // Long output through a real stdio client: head and tail of a stream with exact counts, the whole stream spilled
 // to a file of the server's own (0600 in a 0700 directory) that a later execute can read, the spill budget
@@ -19,6 +19,35 @@ function text(result: { content: unknown[] }): string {
 function rssBytes(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+/**
+ * The active worker's pid on this host. Inside --sandbox the worker's own pid is its number in the engine's pid
+ * namespace, and the standby holds the same number in another one: the worker is the process in the server's tree
+ * whose innermost namespace number and start time (clock ticks since boot, which no namespace changes) are the ones
+ * it reports.
+ */
+async function hostWorkerPid(server: TestServer): Promise<number> {
+  const reported = await server.structured('execute', {
+    code: 'import os as _os\n(_os.getpid(), int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]))',
+  });
+  const [inner, started] = reported.result.value as [number, number];
+  const found: number[] = [];
+  const queue = [server.serverPid];
+  while (queue.length > 0) {
+    for (const pid of childPids(queue.pop()!)) {
+      queue.push(pid);
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const nspid = /NSpid:\s+([\d\s]+)\n/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]?.trim().split(/\s+/).map(Number) ?? [];
+        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) === started && nspid.at(-1) === inner) found.push(pid);
+      } catch {
+        // gone
+      }
+    }
+  }
+  expect(found, `the worker (pid ${inner} inside, started at tick ${started}) in the server's tree`).toHaveLength(1);
+  return found[0]!;
 }
 
 describe('a long print', () => {
@@ -65,9 +94,9 @@ describe('a long print', () => {
   });
 });
 
-describe('the spill budget', () => {
+describe.each(SANDBOX_MODES)('the spill budget ($mode)', ({ env }) => {
   it('drops the oldest spill first, and a 1 GiB flood stays within its cap and bounded memory, and says so', async () => {
-    const server = await startServer({ IPYTHON_MCP_OUTPUT_SPILL_MB: '8', IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS: '300' });
+    const server = await startServer({ ...env, IPYTHON_MCP_OUTPUT_SPILL_MB: '8', IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS: '300' });
     try {
       const spills: string[] = [];
       for (let cell = 0; cell < 3; cell += 1) {
@@ -76,7 +105,7 @@ describe('the spill budget', () => {
       // 3 MiB each in an 8 MiB budget: the first went when the third came.
       expect(spills.map((path) => existsSync(path))).toEqual([false, true, true]);
 
-      const pid = await workerPid(server);
+      const pid = await hostWorkerPid(server);
       await server.structured('execute', { code: '0' });
       const before = { server: rssBytes(server.serverPid), worker: rssBytes(pid) };
       const peak = { ...before };
@@ -104,7 +133,7 @@ describe('the spill budget', () => {
       expect(out.stdout_spill_omitted_chars).toBe(total - size);
       expect(text(result)).toContain(`[start of stdout (all but its last ${(total - size).toLocaleString('en-US')} characters: spill cap) in ${spill};`);
       const growth = { server: (peak.server - before.server) / MiB, worker: (peak.worker - before.worker) / MiB };
-      console.log(`[measure] 1 GiB flood: RSS growth server ${growth.server.toFixed(1)} MiB, worker ${growth.worker.toFixed(1)} MiB; spill ${size} bytes`);
+      console.log(`[measure] 1 GiB flood (${env.IPYTHON_MCP_SANDBOX ? '--sandbox' : 'unsandboxed'}): RSS growth server ${growth.server.toFixed(1)} MiB, worker ${growth.worker.toFixed(1)} MiB; spill ${size} bytes`);
       expect(growth.server).toBeLessThan(64);
       expect(growth.worker).toBeLessThan(64);
     } finally {

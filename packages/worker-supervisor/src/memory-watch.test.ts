@@ -2,6 +2,7 @@
 // gone root answers undefined), and the Runtime paths the MCP suite does not reach. Every allocation is bounded.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { eventually, isAlive, testPython } from '@ipython-mcp/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OperationMemoryWatch, memoryBounds } from './memory-watch.js';
@@ -97,6 +98,89 @@ describe('OperationMemoryWatch', () => {
     // Started at or above `hard` (= now), the line is baseline + (hard - limit): growth of now / 2 more.
     expect(trips).toEqual([]);
     expect(below.peakBytes).toBeGreaterThan(0);
+    tree.close();
+  });
+});
+
+/**
+ * A stand-in for a launch wrapper: a Python process (the root) that starts the "worker" (a child Python) and relays
+ * one command per line on its stdin: `wrapper` makes the root itself hold 64 MiB more, `worker` makes the child do so,
+ * `end-worker` ends the child and reaps it.
+ * It prints the child's pid, then `ok` after each command.
+ */
+function wrapperWithWorker(): ChildProcess {
+  const worker = "import sys\nheld = []\nprint('ready', flush=True)\nfor line in sys.stdin:\n    held.append(b'w' * (64 * 2**20))\n    print('ok', flush=True)";
+  const wrapper =
+    `import subprocess, sys\nchild = subprocess.Popen([sys.executable, '-c', ${JSON.stringify(worker)}], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)\n` +
+    "child.stdout.readline()\nprint(child.pid, flush=True)\nheld = []\nfor line in sys.stdin:\n" +
+    "    if line.strip() == 'wrapper':\n        held.append(b'r' * (64 * 2**20))\n" +
+    "    elif line.strip() == 'end-worker':\n        child.kill(); child.wait()\n" +
+    "    else:\n        child.stdin.write('grow\\n'); child.stdin.flush(); child.stdout.readline()\n" +
+    "    print('ok', flush=True)\nchild.kill()";
+  const process = spawn(testPython(), ['-c', wrapper], { stdio: ['pipe', 'pipe', 'inherit'], detached: true });
+  children.push(process);
+  return process;
+}
+
+const lineReaders = new WeakMap<ChildProcess, AsyncIterator<string>>();
+
+/** Sends one command line (none for '') and reads the next line the wrapper prints. */
+async function command(process: ChildProcess, line: string): Promise<string> {
+  let lines = lineReaders.get(process);
+  if (lines === undefined) {
+    lines = createInterface({ input: process.stdout! })[Symbol.asyncIterator]();
+    lineReaders.set(process, lines);
+  }
+  if (line !== '') process.stdin!.write(`${line}\n`);
+  const next = await lines.next();
+  return next.done === true ? '' : next.value.trim();
+}
+
+describe('ProcessTreeMemory behind a launch wrapper', () => {
+  it("a dispatch read re-reads the worker and counts the wrapper's processes at their last read; a read with discovery re-reads all", async () => {
+    const wrapper = wrapperWithWorker();
+    const workerPid = Number(await command(wrapper, ''));
+    // The worker reports its own pid; without a pid namespace that is its pid here too, and not the root's.
+    const tree = new ProcessTreeMemory(wrapper.pid!, workerPid);
+    const start = tree.sample(false)!; // the first read finds the worker, even without discovery asked for
+    expect(tree.workerHostPid).toBe(workerPid);
+    expect(await command(wrapper, 'worker')).toBe('ok');
+    const afterWorker = tree.sample(false)!;
+    expect(afterWorker - start).toBeGreaterThan(60 * MIB);
+    expect(await command(wrapper, 'wrapper')).toBe('ok');
+    // The root is the wrapper: a dispatch read does not re-read it ...
+    expect(Math.abs(tree.sample(false)! - afterWorker)).toBeLessThan(4 * MIB);
+    // ... and every read with discovery (the watch's periodic reads, runtime_status) does.
+    const whole = tree.sample(true)!;
+    expect(whole - afterWorker).toBeGreaterThan(60 * MIB);
+    expect(Math.abs(tree.sample(false)! - whole)).toBeLessThan(4 * MIB);
+    tree.close();
+  });
+
+  it('a reported pid found nowhere in the tree: every read is whole, as for an unwrapped worker', async () => {
+    const wrapper = wrapperWithWorker();
+    await command(wrapper, '');
+    const tree = new ProcessTreeMemory(wrapper.pid!, 2 ** 30);
+    const start = tree.sample(true)!;
+    expect(tree.workerHostPid).toBeUndefined();
+    expect(await command(wrapper, 'wrapper')).toBe('ok');
+    expect(tree.sample(false)! - start).toBeGreaterThan(60 * MIB);
+    tree.close();
+  });
+
+  it('the wrapped worker exiting turns the next dispatch read into a whole one', async () => {
+    const wrapper = wrapperWithWorker();
+    const workerPid = Number(await command(wrapper, ''));
+    const tree = new ProcessTreeMemory(wrapper.pid!, workerPid);
+    tree.sample(true);
+    expect(tree.workerHostPid).toBe(workerPid);
+    expect(await command(wrapper, 'end-worker')).toBe('ok');
+    const after = tree.sample(false)!;
+    expect(after).toBeGreaterThan(0);
+    expect(tree.workerHostPid).toBeUndefined();
+    expect(await command(wrapper, 'wrapper')).toBe('ok');
+    // The worker's end was noticed, so the wrapper's growth is read at once.
+    expect(tree.sample(false)! - after).toBeGreaterThan(60 * MIB);
     tree.close();
   });
 });

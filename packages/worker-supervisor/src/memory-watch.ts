@@ -54,6 +54,11 @@ export type MemoryTrigger = 'watch' | 'hard' | 'allocation';
 export interface WatchedProcess {
   readonly pid: number | undefined;
   readonly alive: boolean;
+  /**
+   * The pid the worker reported about itself once started: its number in its own pid namespace, which differs from
+   * `pid` when a launch wrapper (the sandbox engine) stands between them. Undefined: `pid` is the worker.
+   */
+  readonly reportedPid?: number | undefined;
   /** Settles when the process has exited: its open /proc files are closed then. */
   readonly exited?: Promise<unknown> | undefined;
 }
@@ -212,7 +217,7 @@ export class WorkerMemory {
     if (!worker.alive || worker.pid === undefined) return undefined;
     let tree = this.trees.get(worker);
     if (tree === undefined) {
-      const created = new ProcessTreeMemory(worker.pid);
+      const created = new ProcessTreeMemory(worker.pid, worker.reportedPid);
       if (!created.open) return undefined;
       this.trees.set(worker, created);
       void worker.exited?.then(() => {

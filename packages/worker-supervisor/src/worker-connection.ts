@@ -61,6 +61,8 @@ export interface WorkerHandle {
   /** Resolves when the worker has ended. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   readonly pid: number | undefined;
+  /** The pid the worker reported about itself, in its own pid namespace (differs from `pid` behind a launch wrapper); optional. */
+  readonly reportedPid?: number | undefined;
   readonly alive: boolean;
   request(op: string, params: Record<string, unknown>, hooks?: RequestHooks): { id: number; reply: Promise<WorkerReply> };
   interrupt(id: number, reason?: 'memory_limit'): void;

@@ -163,6 +163,14 @@ export class WorkerProcess implements WorkerHandle {
     return this.child.pid;
   }
 
+  /**
+   * The pid the worker reported in its hello, in its own pid namespace (not `pid` when a launch wrapper stands
+   * between them); undefined before the hello.
+   */
+  get reportedPid(): number | undefined {
+    return this.hello?.pid;
+  }
+
   /** Whether the process is still running. */
   get alive(): boolean {
     return this.exitInfo === undefined;

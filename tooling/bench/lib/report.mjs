@@ -303,6 +303,66 @@ export function buildRows(results, errors) {
   }
   failed('journal', 'session journal');
 
+  // The opt-in sandbox: warm execute and start-up, sandboxed over unsandboxed, same run
+  const sandbox = results.sandbox;
+  if (sandbox) {
+    const warm = sandbox.warm;
+    const cpu = sandbox.serverCpuPerCallUs ?? {};
+    const paired = (key) => sandbox.pairedRatio[key];
+    const note = (over, under) => {
+      const spreadOf = paired(over === 'sandboxed' ? 'guardOn' : 'guardOff');
+      return (
+        `median of ${spreadOf.perRound.length} blocks, calls taking turns (range ${formatRatio(spreadOf.min)}–${formatRatio(spreadOf.max)}); ` +
+        `medians ${formatMs(warm[over].summary.median)} vs ${formatMs(warm[under].summary.median)}; ` +
+        `server CPU ${cpu[over]?.totalUs ?? '?'} vs ${cpu[under]?.totalUs ?? '?'} µs/call` +
+        (sandbox.allCpuPerCallUs ? `; all processes' CPU ${sandbox.allCpuPerCallUs[over]} vs ${sandbox.allCpuPerCallUs[under]} µs/call (${formatRatio(ratio(sandbox.allCpuPerCallUs[over], sandbox.allCpuPerCallUs[under]))})` : '')
+      );
+    };
+    rows.push(
+      row('sandbox: warm execute("1+1"), --sandbox / without', {
+        value: formatRatio(paired('guardOn').median),
+        goal: '≤ 1.10×',
+        verdict: paired('guardOn').median <= 1.1 ? MET : MISSED,
+        comparison: `${note('sandboxed', 'plain')}; ${sandbox.engine}`,
+        raw: { ratio: paired('guardOn').median },
+      }),
+    );
+    rows.push(
+      row('  same, memory guard off on both', {
+        value: formatRatio(paired('guardOff').median),
+        goal: '(decomposition)',
+        comparison: note('sandboxedNoGuard', 'plainNoGuard'),
+        raw: { ratio: paired('guardOff').median },
+      }),
+    );
+    const reads = sandbox.guardDispatchRead;
+    if (reads) {
+      rows.push(
+        row('  memory guard read at dispatch, --sandbox', {
+          median: reads.sandboxed.us / 1000,
+          goal: '(decomposition)',
+          comparison:
+            `without: ${formatMs(reads.plain.us / 1000)} (${formatRatio(ratio(reads.sandboxed.us, reads.plain.us))}); ` +
+            (reads.sandboxedWholeTree ? `reading the whole sandboxed tree: ${formatMs(reads.sandboxedWholeTree.us / 1000)} (${formatRatio(ratio(reads.sandboxedWholeTree.us, reads.plain.us))}); ` : '') +
+            `worker trees of ${reads.sandboxed.processes} and ${reads.plain.processes} processes; median of ${reads.plain.rounds.length} interleaved rounds`,
+        }),
+      );
+    }
+    const start = sandbox.startUp;
+    rows.push(
+      row('  spawn → first execute result, --sandbox', {
+        median: start.sandboxed.firstExecute.median,
+        p90: start.sandboxed.firstExecute.p90,
+        goal: '(start-up cost, stated)',
+        comparison:
+          `without: ${formatMs(start.plain.firstExecute.median)}; +${formatMs(start.sandboxed.firstExecute.median - start.plain.firstExecute.median)}, ` +
+          `${formatRatio(start.firstExecuteRatio.median)} (median over ${start.firstExecuteRatio.perRound.length} spawn pairs); ` +
+          `spawn → initialize ${formatMs(start.sandboxed.initialize.median)} vs ${formatMs(start.plain.initialize.median)}`,
+      }),
+    );
+  }
+  failed('sandbox', 'sandbox');
+
   // --state snapshots: our save / restore over dill.dump / dill.load of the same objects, same process
   const labels = { numpy: 'numpy arrays', small_list: 'small objects in one list', small_names: 'small objects as separate names' };
   for (const item of results.state?.cases ?? []) {
@@ -375,27 +435,29 @@ export function buildRows(results, errors) {
   }
   failed('flood', 'output flood');
 
-  // Memory guard
-  const memory = results.memory;
-  if (memory) {
-    for (const [index, entry] of memory.cases.entries()) {
-      const crossed = entry.answerAfterCrossing.n > 0;
-      const summary = crossed ? entry.answerAfterCrossing : entry.answerAfterSend;
-      const label = `${index === 0 ? `memory guard (${memory.limitMb} MB): ` : '  '}${entry.name}`;
-      rows.push(
-        row(label, {
-          median: summary.median,
-          p90: summary.p90,
-          goal: crossed ? '≤ 1 s after crossing' : '(refused before crossing)',
-          comparison: crossed
-            ? `crossing → memory_limit answer; overshoot ${entry.overshootMb.median.toFixed(0)} MB median, ${entry.overshootMb.max.toFixed(0)} MB max (peak ${entry.peakMb.max.toFixed(0)} MB)`
-            : `send → memory_limit answer; peak ${entry.peakMb.max.toFixed(0)} MB, never above the limit`,
-          verdict: crossed ? (entry.answerAfterCrossing.max <= 1000 ? MET : MISSED) : entry.peakMb.max < memory.limitMb ? MET : MISSED,
-        }),
-      );
+  // Memory guard (and the same inside --sandbox)
+  for (const [key, title] of [['memory', 'memory guard'], ['sandboxMemory', 'memory guard inside --sandbox']]) {
+    const memory = results[key];
+    if (memory) {
+      for (const [index, entry] of memory.cases.entries()) {
+        const crossed = entry.answerAfterCrossing.n > 0;
+        const summary = crossed ? entry.answerAfterCrossing : entry.answerAfterSend;
+        const label = `${index === 0 ? `${title} (${memory.limitMb} MB): ` : '  '}${entry.name}`;
+        rows.push(
+          row(label, {
+            median: summary.median,
+            p90: summary.p90,
+            goal: crossed ? '≤ 1 s after crossing' : '(refused before crossing)',
+            comparison: crossed
+              ? `crossing → memory_limit answer; overshoot ${entry.overshootMb.median.toFixed(0)} MB median, ${entry.overshootMb.max.toFixed(0)} MB max (peak ${entry.peakMb.max.toFixed(0)} MB)`
+              : `send → memory_limit answer; peak ${entry.peakMb.max.toFixed(0)} MB, never above the limit`,
+            verdict: crossed ? (entry.answerAfterCrossing.max <= 1000 ? MET : MISSED) : entry.peakMb.max < memory.limitMb ? MET : MISSED,
+          }),
+        );
+      }
     }
+    failed(key, title);
   }
-  failed('memory', 'memory guard');
 
   // Admission burst
   const burst = results.burst;
