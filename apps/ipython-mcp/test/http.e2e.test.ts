@@ -229,7 +229,7 @@ describe('refusals run nothing', () => {
 });
 
 describe('lifecycle', () => {
-  it('SIGTERM answers the running call runtime_closed, ends every worker and exits 0', async () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('%s answers the running call runtime_closed, ends every worker and exits 0', async (signal) => {
     const server = await start();
     const a = await connect(server);
     const b = await connect(server, '/other');
@@ -237,7 +237,7 @@ describe('lifecycle', () => {
     const running = a.structured('execute', { code: 'import time\ntime.sleep(10**6)' });
     await retry(async () => expect((await b.structured('runtime_status')).epoch).toBe(1), 5_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const exit = server.stop('SIGTERM');
+    const exit = server.stop(signal);
     expect((await running).error?.code).toBe('runtime_closed');
     expect(await exit).toBe(0);
     for (const pid of pids) expect(await waitForExit(pid, 5_000)).toBe(true);
@@ -295,5 +295,18 @@ describe('doctor --url', () => {
     const gone = doctor(server.url, { IPYTHON_MCP_HTTP_TOKEN: server.token });
     expect(gone.status).toBe(1);
     expect(gone.stdout).toContain('nothing answers there');
+  });
+
+  it('without IPYTHON_MCP_HTTP_TOKEN it reads the token file; a URL that is no URL fails with the fix', async () => {
+    const server = await start({ IPYTHON_MCP_HTTP_TOKEN: '' });
+    const fromFile = doctor(server.url, { IPYTHON_MCP_HTTP_TOKEN: '', IPYTHON_MCP_HOME: server.home });
+    expect(fromFile.status, fromFile.stdout + fromFile.stderr).toBe(0);
+    expect(fromFile.stdout).toContain(`token from ${join(server.home, 'http-token')}`);
+    const noFile = doctor(server.url, { IPYTHON_MCP_HTTP_TOKEN: '', IPYTHON_MCP_HOME: mkdtempSync(join(tmpdir(), 'ipython-mcp-empty-')) });
+    expect(noFile.status).toBe(1);
+    expect(noFile.stdout).toContain('the token was refused');
+    const notUrl = doctor('not a url', {});
+    expect(notUrl.status).toBe(1);
+    expect(notUrl.stdout).toContain('is not a URL');
   });
 });
