@@ -7,11 +7,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { CLI, testPython } from './harness.js';
-import { CLAUDE_CODE_VERSION, CODEX_VERSION, INSTALL_TIMEOUT_MS, pinnedCliBin } from './fixtures/client-clis.js';
-import { expectRun, runClaudeCode, runCodexExec } from './fixtures/agent-runs.js';
-import { killMarkedProcesses, newMarker, type RunResult } from './fixtures/processes.js';
+import { agentSuite, expectRun, runClaudeCode, runCodexExec } from './fixtures/agent-runs.js';
+import type { RunResult } from './fixtures/processes.js';
 import { startStandInModel, type ModelTurn, type StandInModel, type Step } from './fixtures/stand-in-model.js';
 
 /** Records every MCP frame between the client and the server, with its time. */
@@ -114,13 +113,7 @@ function imageBlocks(value: unknown): Array<Record<string, any>> {
 }
 
 describe('Claude Code agent turns (claude -p)', () => {
-  let bin: string;
-  const marker = newMarker();
-  afterEach(() => killMarkedProcesses(marker));
-
-  beforeAll(async () => {
-    bin = await pinnedCliBin(`@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`);
-  }, INSTALL_TIMEOUT_MS + 60_000);
+  const { bin, marker } = agentSuite('claude');
 
   function runClaude(
     model: StandInModel,
@@ -129,7 +122,7 @@ describe('Claude Code agent turns (claude -p)', () => {
     clientEnv: Record<string, string> = {},
   ): Promise<RunResult> {
     const server = { command: process.execPath, args: [TAP, tapLog(home), process.execPath, CLI], env: { IPYTHON_MCP_PYTHON: testPython(), ...SERVER_ENV } };
-    return runClaudeCode({ bin, model, prompt, home, servers: { ipython: server }, marker, clientEnv });
+    return runClaudeCode({ bin: bin(), model, prompt, home, servers: { ipython: server }, marker, clientEnv });
   }
 
   it('keeps state across calls, hands back an image block, an error and a timeout', async () => {
@@ -240,17 +233,11 @@ function timeline(frames: Frame[], turns: ModelTurn[]): string {
 }
 
 describe('Codex agent turns (codex exec)', () => {
-  let bin: string;
-  const marker = newMarker();
-  afterEach(() => killMarkedProcesses(marker));
-
-  beforeAll(async () => {
-    bin = await pinnedCliBin(`@openai/codex@${CODEX_VERSION}`);
-  }, INSTALL_TIMEOUT_MS + 60_000);
+  const { bin, marker } = agentSuite('codex');
 
   function runCodex(model: StandInModel, prompt: string, home = mkdtempSync(join(scratch, 'codex-home-')), toolTimeoutSec = 60): Promise<RunResult> {
     const server = { command: process.execPath, args: [TAP, tapLog(home), process.execPath, CLI], env: { IPYTHON_MCP_PYTHON: testPython(), ...SERVER_ENV } };
-    return runCodexExec({ bin, model, prompt, home, servers: { ipython: server }, marker, catalog: CODEX_CATALOG, toolTimeoutSec });
+    return runCodexExec({ bin: bin(), model, prompt, home, servers: { ipython: server }, marker, catalog: CODEX_CATALOG, toolTimeoutSec });
   }
 
   it('keeps state across calls, hands back the image reference, an error and a timeout', async () => {

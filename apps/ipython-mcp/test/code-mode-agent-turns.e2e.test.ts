@@ -6,12 +6,11 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NPM_SERVERS_VERSION, npmServerBin } from '../../../tooling/bench/lib/npm-servers.mjs';
 import { CLI, testPython } from './harness.js';
-import { expectRun, runClaudeCode, runCodexExec, type McpServerEntry } from './fixtures/agent-runs.js';
-import { CLAUDE_CODE_VERSION, CODEX_VERSION, INSTALL_TIMEOUT_MS, pinnedCliBin } from './fixtures/client-clis.js';
-import { killMarkedProcesses, newMarker } from './fixtures/processes.js';
+import { agentSuite, expectRun, runClaudeCode, runCodexExec, type McpServerEntry } from './fixtures/agent-runs.js';
+import { INSTALL_TIMEOUT_MS } from './fixtures/client-clis.js';
 import { startStandInModel, type StandInModel, type Step } from './fixtures/stand-in-model.js';
 
 const CODEX_CATALOG = fileURLToPath(new URL('./fixtures/codex-model-catalog.json', import.meta.url));
@@ -58,19 +57,14 @@ const READ_NOTES = (directory: string): Step[] => [
 ];
 
 describe('Claude Code through code-mode --servers', () => {
-  let bin: string;
-  const marker = newMarker();
-  afterEach(() => killMarkedProcesses(marker));
-  beforeAll(async () => {
-    bin = await pinnedCliBin(`@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}`);
-  }, INSTALL_TIMEOUT_MS + 60_000);
+  const { bin, marker } = agentSuite('claude');
 
   it('calls a server-filesystem tool from Python and hands its result to the model', async () => {
     const { home, directory } = taskDirectory();
     const model = await startStandInModel('anthropic', READ_NOTES(directory), 'code');
     try {
       const servers = { code: codeModeServer(directory, { filesystem: upstreams(directory).filesystem }) };
-      expectRun(await runClaudeCode({ bin, model, prompt: 'Read the notes.', home, servers, marker, docsBlock: 'code-mode-claude-print' }));
+      expectRun(await runClaudeCode({ bin: bin(), model, prompt: 'Read the notes.', home, servers, marker, docsBlock: 'code-mode-claude-print' }));
       expect(model.clientName(model.turns[0]!, 'run_code')).toBe('mcp__code__run_code');
       expect(seen(model, 1)).toContain('HELLO FROM FILESYSTEM');
     } finally {
@@ -88,7 +82,7 @@ describe('Claude Code through code-mode --servers', () => {
         const servers = way === 'direct' ? upstreams(directory) : { code: codeModeServer(directory, upstreams(directory)) };
         const allowed = way === 'direct' ? ['--allowedTools', 'mcp__filesystem,mcp__memory'] : [];
         const docsBlock = way === 'direct' ? 'claude-print' : 'code-mode-claude-print';
-        expectRun(await runClaudeCode({ bin, model, prompt: 'Count the matching lines.', home, servers, marker, docsBlock, extraArguments: allowed }));
+        expectRun(await runClaudeCode({ bin: bin(), model, prompt: 'Count the matching lines.', home, servers, marker, docsBlock, extraArguments: allowed }));
         expect(readFileSync(join(directory, 'summary.txt'), 'utf8')).toBe(expected);
         expect(readFileSync(join(directory, 'memory.jsonl'), 'utf8')).toContain(expected.trim());
         figures[way] = { turns: model.turns.length, chars: model.turns.reduce((sum, turn) => sum + turn.chars, 0) };
@@ -109,19 +103,14 @@ describe('Claude Code through code-mode --servers', () => {
 });
 
 describe('Codex through code-mode --servers', () => {
-  let bin: string;
-  const marker = newMarker();
-  afterEach(() => killMarkedProcesses(marker));
-  beforeAll(async () => {
-    bin = await pinnedCliBin(`@openai/codex@${CODEX_VERSION}`);
-  }, INSTALL_TIMEOUT_MS + 60_000);
+  const { bin, marker } = agentSuite('codex');
 
   it('calls a server-filesystem tool from Python and hands its result to the model', async () => {
     const { home, directory } = taskDirectory();
     const model = await startStandInModel('responses', READ_NOTES(directory), 'code');
     try {
       const servers = { code: codeModeServer(directory, { filesystem: upstreams(directory).filesystem }) };
-      expectRun(await runCodexExec({ bin, model, prompt: 'Read the notes.', home, servers, marker, catalog: CODEX_CATALOG, docsBlock: 'code-mode-codex-exec' }));
+      expectRun(await runCodexExec({ bin: bin(), model, prompt: 'Read the notes.', home, servers, marker, catalog: CODEX_CATALOG, docsBlock: 'code-mode-codex-exec' }));
       expect(seen(model, 1)).toContain('HELLO FROM FILESYSTEM');
     } finally {
       await model.close();

@@ -102,7 +102,7 @@ export function rawPost(
   body: string | Buffer,
   headers: Record<string, string> = {},
   path = '',
-): Promise<{ status: number; text: string }> {
+): Promise<{ status: number; text: string; contentType: string }> {
   const target = new URL(`${server.url}${path}`);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -124,7 +124,7 @@ export function rawPost(
         res.on('data', (chunk: Buffer) => {
           text += chunk.toString('utf8');
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, contentType: res.headers['content-type'] ?? '' }));
       },
     );
     req.on('error', reject);

@@ -71,6 +71,53 @@ describe('one namespace, many sessions', () => {
   });
 });
 
+describe('answers', () => {
+  const call = (id: number, code: string, meta?: Record<string, unknown>) =>
+    JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'execute', arguments: { code }, ...(meta ? { _meta: meta } : {}) } });
+  const sessionOf = (client: HttpTestClient) => ({ 'Mcp-Session-Id': client.transport.sessionId as string, 'Mcp-Protocol-Version': '2025-06-18' });
+
+  it('a call without a progress token is answered as one JSON body; with one, its progress streams over SSE first', async () => {
+    const server = await start();
+    const client = await connect(server);
+    const plain = await rawPost(server, call(11, '6 * 7'), sessionOf(client));
+    expect(plain.status).toBe(200);
+    expect(plain.contentType).toBe('application/json');
+    expect(JSON.parse(plain.text)).toMatchObject({ jsonrpc: '2.0', id: 11, result: { structuredContent: { result: { value: 42 } } } });
+    const cell = 'import time\nprint("first line", flush=True)\ntime.sleep(1.5)\n6 * 7';
+    const streamed = await rawPost(server, call(12, cell, { progressToken: 'p12' }), sessionOf(client));
+    expect(streamed.contentType).toBe('text/event-stream');
+    const events = streamed.text
+      .split('\n')
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => JSON.parse(line.slice(5)) as Record<string, any>);
+    expect(events.at(-1)).toMatchObject({ id: 12, result: { structuredContent: { result: { value: 42 } } } });
+    const progress = events.filter((event) => event.method === 'notifications/progress');
+    expect(progress.some((event) => event.params.progressToken === 'p12' && String(event.params.message).includes('first line'))).toBe(true);
+    // A real client asking for progress gets it while the call runs, then the result.
+    const seen: string[] = [];
+    const result = await client.client.callTool({ name: 'execute', arguments: { code: cell } }, undefined, {
+      timeout: 60_000,
+      onprogress: (update) => {
+        seen.push(update.message ?? '');
+      },
+    });
+    expect((result.structuredContent as Record<string, any>).result.value).toBe(42);
+    expect(seen.join('\n')).toContain('first line');
+  });
+
+  it('a notification gets 202 and an empty body; DELETE ends the session and its id is then unknown', async () => {
+    const server = await start();
+    const client = await connect(server);
+    const session = sessionOf(client);
+    const notified = await rawPost(server, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), session);
+    expect(notified).toMatchObject({ status: 202, text: '' });
+    await client.transport.terminateSession();
+    const after = await rawPost(server, call(13, '1'), session);
+    expect(after.status).toBe(404);
+    expect(after.text).toContain('session not found');
+  });
+});
+
 describe('named namespaces', () => {
   it('/mcp/a and /mcp/b are isolated with their own epochs; a crash in a leaves b untouched', async () => {
     const server = await start();
@@ -182,7 +229,7 @@ describe('refusals run nothing', () => {
 });
 
 describe('lifecycle', () => {
-  it('SIGTERM answers the running call runtime_closed, ends every worker and exits 0', async () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('%s answers the running call runtime_closed, ends every worker and exits 0', async (signal) => {
     const server = await start();
     const a = await connect(server);
     const b = await connect(server, '/other');
@@ -190,7 +237,7 @@ describe('lifecycle', () => {
     const running = a.structured('execute', { code: 'import time\ntime.sleep(10**6)' });
     await retry(async () => expect((await b.structured('runtime_status')).epoch).toBe(1), 5_000);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const exit = server.stop('SIGTERM');
+    const exit = server.stop(signal);
     expect((await running).error?.code).toBe('runtime_closed');
     expect(await exit).toBe(0);
     for (const pid of pids) expect(await waitForExit(pid, 5_000)).toBe(true);
@@ -248,5 +295,18 @@ describe('doctor --url', () => {
     const gone = doctor(server.url, { IPYTHON_MCP_HTTP_TOKEN: server.token });
     expect(gone.status).toBe(1);
     expect(gone.stdout).toContain('nothing answers there');
+  });
+
+  it('without IPYTHON_MCP_HTTP_TOKEN it reads the token file; a URL that is no URL fails with the fix', async () => {
+    const server = await start({ IPYTHON_MCP_HTTP_TOKEN: '' });
+    const fromFile = doctor(server.url, { IPYTHON_MCP_HTTP_TOKEN: '', IPYTHON_MCP_HOME: server.home });
+    expect(fromFile.status, fromFile.stdout + fromFile.stderr).toBe(0);
+    expect(fromFile.stdout).toContain(`token from ${join(server.home, 'http-token')}`);
+    const noFile = doctor(server.url, { IPYTHON_MCP_HTTP_TOKEN: '', IPYTHON_MCP_HOME: mkdtempSync(join(tmpdir(), 'ipython-mcp-empty-')) });
+    expect(noFile.status).toBe(1);
+    expect(noFile.stdout).toContain('the token was refused');
+    const notUrl = doctor('not a url', {});
+    expect(notUrl.status).toBe(1);
+    expect(notUrl.stdout).toContain('is not a URL');
   });
 });

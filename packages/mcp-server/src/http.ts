@@ -1,9 +1,10 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger } from '@ipython-mcp/worker-supervisor';
+import { answerableAsJson, webRequest, writeWebResponse } from './http-exchange.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_NAME } from './namespace-files.js';
 import { createNamespace, type IpythonMcpServerOptions, type Namespace, type NamespaceSession } from './server.js';
 
@@ -30,7 +31,7 @@ export interface IpythonMcpHttpServer {
 }
 
 interface OpenSession {
-  transport: StreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
   session: NamespaceSession;
   namespace: string;
   /** HTTP requests of this session still open (a POST awaiting its answers, the GET notification stream). */
@@ -48,11 +49,11 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * Serves MCP over the SDK's Streamable HTTP transport on node:http. Before a request reaches a transport it must
- * name this server in `Host` (and in `Origin`, when a browser sends one), carry the bearer token and a body
- * within the IPC limit; otherwise it is answered 403, 401 or 413 and nothing runs. Every session on one path
- * shares that path's namespace (one runtime, queue, registry and epoch); a session's end cancels its own requests
- * and never the namespace.
+ * Serves MCP over the SDK's web-standard Streamable HTTP transport on node:http (http-exchange.ts in between).
+ * Before a request reaches a transport it must name this server in `Host` (and in `Origin`, when a browser sends
+ * one), carry the bearer token and a body within the IPC limit; otherwise it is answered 403, 401 or 413 and
+ * nothing runs. Every session on one path shares that path's namespace (one runtime, queue, registry and epoch); a
+ * session's end cancels its own requests and never the namespace.
  */
 export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHttpServer> {
   const logger = options.logger ?? silentLogger;
@@ -88,7 +89,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
 
   const openSession = async (namespace: Namespace): Promise<OpenSession> => {
     const session = namespace.attach();
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (id) => {
         sessions.set(id, entry);
@@ -156,7 +157,8 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
       // dropped, a running one interrupted; the namespace stays).
       if (!res.writableFinished) for (const requestId of requestIds) cancel(entry.transport, requestId);
     });
-    await entry.transport.handleRequest(req, res, body);
+    const response = await entry.transport.handleRequest(webRequest(req), { parsedBody: body });
+    await writeWebResponse(response, res, req.method === 'POST' && answerableAsJson(body));
   };
 
   const server = createServer((req, res) => {
@@ -261,7 +263,7 @@ function requestIdsOf(body: unknown): RequestId[] {
 }
 
 /** Hands the session's server a cancellation for `requestId`, as if the client had sent notifications/cancelled. */
-function cancel(transport: StreamableHTTPServerTransport, requestId: RequestId): void {
+function cancel(transport: WebStandardStreamableHTTPServerTransport, requestId: RequestId): void {
   transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the client disconnected' } });
 }
 

@@ -116,13 +116,14 @@ export async function startServer(modules, { command = process.execPath, args = 
 }
 
 /**
- * Spawns `ipython-mcp --http 127.0.0.1:0` and connects the SDK's Streamable HTTP client with a bearer token; the
- * same shape as {@link startServer}, so a loop can run over either transport.
+ * Spawns `ipython-mcp --http 127.0.0.1:0` (or another server that prints `ready on URL`, with `args`) and connects
+ * the SDK's Streamable HTTP client with a bearer token; the same shape as {@link startServer}, so a loop can run
+ * over either transport.
  */
-export async function startHttpServer(modules, { env = {}, label = 'ipython-mcp http server', requestTimeoutMs = 600_000 } = {}) {
+export async function startHttpServer(modules, { args = [CLI, '--http', '127.0.0.1:0'], env = {}, label = 'ipython-mcp http server', requestTimeoutMs = 600_000 } = {}) {
   const { Client, StreamableHTTPClientTransport } = modules;
   const token = randomBytes(32).toString('hex');
-  const child = spawn(process.execPath, [CLI, '--http', '127.0.0.1:0'], { env: { ...process.env, ...env, IPYTHON_MCP_HTTP_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, IPYTHON_MCP_HTTP_TOKEN: token }, stdio: ['ignore', 'ignore', 'pipe'] });
   track(child.pid, label);
   let stderrText = '';
   const url = await new Promise((resolve, reject) => {

@@ -27,12 +27,47 @@ const echo = {
   description: 'Returns its arguments as text.',
   inputSchema: { type: 'object', properties: { code: { type: 'string' } }, additionalProperties: true },
 };
-server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools: shaped ? [echo, shaped.tool] : [echo] }));
-server.setRequestHandler(types.CallToolRequestSchema, async (request) =>
+const listTools = async () => ({ tools: shaped ? [echo, shaped.tool] : [echo] });
+const callTool = async (request) =>
   shaped && request.params.name === shaped.tool.name
     ? shaped.result
-    : { content: [{ type: 'text', text: JSON.stringify(request.params.arguments ?? {}) }] },
-);
-await server.connect(new StdioServerTransport());
-process.stdin.on('end', () => process.exit(0));
-process.stdin.on('close', () => process.exit(0));
+    : { content: [{ type: 'text', text: JSON.stringify(request.params.arguments ?? {}) }] };
+server.setRequestHandler(types.ListToolsRequestSchema, listTools);
+server.setRequestHandler(types.CallToolRequestSchema, callTool);
+if (process.env.BENCH_HTTP === '1') await serveHttp();
+else {
+  await server.connect(new StdioServerTransport());
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.on('close', () => process.exit(0));
+}
+
+/**
+ * BENCH_HTTP=1: the same server over the SDK's own Streamable HTTP transport (its Node wrapper, in its JSON answer
+ * mode, the SDK's cheapest) on 127.0.0.1, one Server per session: the HTTP counterpart of the floors above, with
+ * nothing of ours. Prints `ready on URL` to stderr like `ipython-mcp --http`; ends on SIGTERM.
+ */
+async function serveHttp() {
+  const [{ createServer }, { randomUUID }, { StreamableHTTPServerTransport }] = await Promise.all([
+    import('node:http'),
+    import('node:crypto'),
+    load('dist/esm/server/streamableHttp.js'),
+  ]);
+  const sessions = new Map();
+  const http = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+    let transport = sessions.get(req.headers['mcp-session-id']);
+    if (!transport) {
+      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, enableJsonResponse: true, onsessioninitialized: (id) => sessions.set(id, transport) });
+      const session = new Server({ name: 'bench-minimal', version: '1.0.0' }, { capabilities: { tools: {} } });
+      session.setRequestHandler(types.ListToolsRequestSchema, listTools);
+      session.setRequestHandler(types.CallToolRequestSchema, callTool);
+      await session.connect(transport);
+    }
+    await transport.handleRequest(req, res, body);
+  });
+  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+  process.stderr.write(`bench-minimal ready on http://127.0.0.1:${http.address().port}/mcp\n`);
+  process.on('SIGTERM', () => process.exit(0));
+}

@@ -561,8 +561,10 @@ export function goalRows(results) {
       'Python writes, Node answers, Python reads, each timed in Python like a nested call (rounds only)'],
     ['  (decomposition) nested Code Mode call / minimal tool call over the same pipe', 'nestedOverMinimalCall', nested, null, null,
       'a Python function packs the call with msgpack, Node unpacks it, awaits a trivial async tool and packs the JSON value back, Python unpacks and parses it: no schema, validation or bookkeeping (rounds only)'],
-    ['execute via MCP Streamable HTTP / via MCP stdio', null, median(results.executeMcpHttp?.summary), mcp, 1.5,
+    ['execute via MCP Streamable HTTP / via MCP stdio', 'httpOverStdio', median(results.executeMcpHttp?.summary), mcp, 1.5,
       `${fmt(median(results.executeMcpHttp?.summary))} vs ${fmt(mcp)}`],
+    ['  (decomposition) SDK HTTP server / SDK stdio server, both answering our recorded result', 'httpFloorOverStdioFloor', null, null, null,
+      'the SDK\'s own Streamable HTTP (its JSON answers) against its stdio, same client SDK, nothing of ours (rounds only)'],
     ['spawn → initialize / minimal SDK server', cold?.pairedRatio ?? null, median(cold?.initialize?.summary), median(cold?.minimalServerInitialize?.summary), 1.1,
       `${fmt(median(cold?.initialize?.summary))} vs ${fmt(median(cold?.minimalServerInitialize?.summary))}`],
   ];

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PY_DIR } from '../lib/env.mjs';
 import { minimalToolCalls, startFrameChild, startPipeCall, startPipeEcho } from '../lib/pipe-echo.mjs';
-import { evaluate, settle, startServer } from '../lib/mcp.mjs';
+import { evaluate, settle, startHttpServer, startServer } from '../lib/mcp.mjs';
 import { track, untrack } from '../lib/procs.mjs';
 import { quantile, spread, summarize } from '../lib/stats.mjs';
 import { detectEngine } from './code-mode.mjs';
@@ -32,6 +32,8 @@ export const ROUND_RATIOS = [
   ['nestedOverPipeCall', ['nested'], ['pipeCallFloor']],
   ['nestedOverMinimalCall', ['nested'], ['minimalCallFloor']],
   ['engineOverBridge', ['nestedEngine'], ['nestedBridge']],
+  ['httpOverStdio', ['executeMcpHttp'], ['executeMcp']],
+  ['httpFloorOverStdioFloor', ['httpShapedFloor'], ['mcpShapedFloor']],
 ];
 
 /** Times `count` sequential calls of `fn` after `warmup` untimed ones; samples in ms. */
@@ -156,6 +158,30 @@ async function startOurs(ctx) {
     await server.close();
     throw error;
   }
+}
+
+/** Ours over Streamable HTTP (`--http`), the SDK's HTTP client. */
+async function startOursHttp(ctx) {
+  const server = await startHttpServer(ctx.modules, { env: ctx.serverEnv(), label: 'ipython-mcp http server (rounds)' });
+  try {
+    const workerPid = await evaluate(server, 'import os as _bench_os\n_bench_os.getpid()');
+    track(workerPid, 'rounds http worker');
+    await settle(server);
+    const call = async () => checkExecuteResult(await server.call('execute', { code: CELL }));
+    await block(call, 0, ctx.n.warmup);
+    return mcpLoop('executeMcpHttp', server, call);
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+}
+
+/** The shaped floor over HTTP: the SDK's own HTTP server (JSON answers) with our recorded result, nothing of ours. */
+async function startShapedSdkHttp(ctx, shape, file) {
+  const server = await startHttpServer(ctx.modules, { args: [MINIMAL_SERVER], env: { BENCH_HTTP: '1', BENCH_SHAPED_RESULT: file }, label: 'minimal SDK HTTP server, shaped (rounds)' });
+  const call = async () => checkExecuteResult(await server.call(shape.tool.name, { code: CELL }));
+  await block(call, 0, ctx.n.warmup);
+  return mcpLoop('httpShapedFloor', server, call);
 }
 
 async function startBareSdk(ctx) {
@@ -302,7 +328,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
     const engine = detectEngine();
     const starts = [() => startPipe(ctx)];
     if (withCodeMode) starts.push(() => startPythonDrivenFloor(ctx, 'pipeCallFloor'), async () => startPythonDrivenFloor(ctx, 'minimalCallFloor', await minimalToolCalls()));
-    if (withExecute) starts.push(() => startOurs(ctx), () => startRuntime(ctx), () => startComposedRuntimeFloor(ctx), () => startFloor(ctx), () => startBareSdk(ctx));
+    if (withExecute) starts.push(() => startOurs(ctx), () => startOursHttp(ctx), () => startRuntime(ctx), () => startComposedRuntimeFloor(ctx), () => startFloor(ctx), () => startBareSdk(ctx));
     if (withCodeMode) {
       if (engine.engineDist) starts.push(() => startEngine(ctx, engine.engineDist));
       if (engine.hasBridge) starts.push(() => startBridge(ctx));
@@ -324,6 +350,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
       const file = writeShapeFile(directory, ours.shape);
       participants.push(await startShapedSdk(ctx, ours.shape, file));
       participants.push(await startComposedFloor(ctx, file));
+      participants.push(await startShapedSdkHttp(ctx, ours.shape, file));
     }
 
     const nestedSized = ['pipeFloor', 'pipeCallFloor', 'minimalCallFloor'];
