@@ -1,4 +1,5 @@
 import type { Settings } from './settings.js';
+import type { StableToolDefinition } from './tool-definition.js';
 import {
   SessionJournal,
   codeCell,
@@ -33,10 +34,10 @@ export class JournalRecorder {
     });
   }
 
-  /** One finished stable tool call: `execute` and `call_function` are recorded, the others run no user code cells. */
-  stableTool(tool: string, args: Record<string, unknown>, outcome: OperationOutcome): void {
-    if (tool === 'execute') this.execute(String(args.code), outcome);
-    else if (tool === 'call_function') this.call(String(args.name), (args.arguments ?? {}) as Record<string, unknown>, outcome);
+  /** One finished stable tool call, recorded as its definition's journal policy says. */
+  stableTool(tool: Pick<StableToolDefinition, 'journal'>, args: Record<string, unknown>, outcome: OperationOutcome): void {
+    if (tool.journal === 'cell') this.execute(String(args.code), outcome);
+    else if (tool.journal === 'call') this.call(String(args.name), (args.arguments ?? {}) as Record<string, unknown>, outcome);
   }
 
   /** One finished `execute`. */

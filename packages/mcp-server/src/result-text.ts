@@ -181,3 +181,8 @@ export function failureText(structured: Json): string {
   lines.push(...runtimeNote(runtime));
   return lines.join('\n');
 }
+
+/** The text of a result that is a listing or a report (list, search, inspect, ...): its compact JSON. */
+export function jsonText(structured: Json): string {
+  return JSON.stringify(structured);
+}

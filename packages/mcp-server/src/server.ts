@@ -12,9 +12,10 @@ import { Runtime, silentLogger, type Logger, type OperationMeta, type OperationO
 import type { OperationName, OperationParams } from '@ipython-mcp/protocol';
 import { DynamicCatalog } from './dynamic-catalog.js';
 import { runtimeOptionsFromSettings, type Settings } from './settings.js';
-import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type CatalogEffect, type StableToolDefinition } from './stable-tools.js';
-import { ResultWriter } from './tool-result.js';
-import { EXECUTE_FAILURE } from './output-schemas.js';
+import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool } from './stable-tools.js';
+import type { CatalogEffect, ResultRules, StableToolDefinition } from './tool-definition.js';
+import { DYNAMIC_TOOL_RESULT, ResultWriter } from './tool-result.js';
+import { pruneSchema } from './schema-prune.js';
 import { progressReporter } from './progress.js';
 import { RelistGate } from './relist-gate.js';
 import { takeTimeout, takesOwnTimeout, timeoutProperty, withTimeoutProperty } from './call-deadline.js';
@@ -54,6 +55,11 @@ export interface IpythonMcpServerOptions {
   outputSpillParent?: string | undefined;
   /** What runtime_status reports as `sandbox` when `launch` is an isolation engine: engine, network, writes. */
   sandbox?: SandboxStatus | undefined;
+  /**
+   * Check every result against its tool's output schema; a result that fails is a server bug and the call fails.
+   * Default: only when `NODE_ENV` is `development` or `test` (result-check.ts says why); production keeps the fast path.
+   */
+  checkResults?: boolean | undefined;
 }
 
 /** The opt-in sandbox as runtime_status reports it. */
@@ -196,7 +202,7 @@ function createSessionServer(
         'runtime_status never waits in the queue. Not a sandbox: code runs with the server user\'s permissions.',
     },
   );
-  const results = new ResultWriter(options.settings.libraryPaths);
+  const results = new ResultWriter({ libraryPaths: options.settings.libraryPaths, checkResults: options.checkResults });
   if (journal) serveJournalResource(server, journal);
   reportStartupFailures(server, runtime);
   const maxTimeoutSeconds = options.settings.maxOperationTimeoutSeconds;
@@ -229,7 +235,7 @@ function createSessionServer(
     if (stable !== undefined) {
       if (stable.takesDeadline === true) {
         const taken = takeTimeout(args, maxTimeoutSeconds);
-        if (!taken.ok) return badTimeout(results, name, taken);
+        if (!taken.ok) return badTimeout(results, stable, taken);
         args = taken.args;
         if (taken.timeoutMs !== undefined) runOptions.timeoutMs = taken.timeoutMs;
       }
@@ -237,10 +243,10 @@ function createSessionServer(
       let data = stable.plainInput?.(args);
       if (data === undefined) {
         const parsed = stable.input.safeParse(args);
-        if (!parsed.success) return invalidArguments(results, stable.name, parsed.error);
+        if (!parsed.success) return invalidArguments(results, stable, parsed.error);
         data = parsed.data as Record<string, unknown>;
       }
-      if (stable.op === null) return results.success('runtime_status', status());
+      if (stable.op === null) return results.success(stable, status());
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
@@ -253,7 +259,7 @@ function createSessionServer(
           const restored = runtime.status().snapshot?.lastRestore;
           if (restored && outcome.meta.epoch === 1) prependLine(result, restoreNotice(restored));
         }
-        journal?.stableTool(stable.name, data, outcome);
+        journal?.stableTool(stable, data, outcome);
         return result;
       } finally {
         if (progress) await progress.settle();
@@ -307,19 +313,7 @@ function reportStartupFailures(server: Server, runtime: Runtime): void {
  * names the bound). A nullable `anyOf: [{type: T}, {type: null}]` is written `type: [T, null]`.
  */
 function publishedInputSchema(input: z.ZodObject): Tool['inputSchema'] {
-  const prune = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(prune);
-    if (node === null || typeof node !== 'object') return node;
-    const copy: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
-      if (key === '$schema' || UNPUBLISHED_BOUNDS.has(key)) continue;
-      if (key === 'propertyNames' && JSON.stringify(value) === '{"type":"string"}') continue;
-      if (key === 'additionalProperties' && JSON.stringify(value) === '{}') continue;
-      copy[key] = prune(value);
-    }
-    return nullableAsTypeList(copy);
-  };
-  return prune(z.toJSONSchema(input, { io: 'input' })) as Tool['inputSchema'];
+  return pruneSchema(z.toJSONSchema(input, { io: 'input' }), { drop: (key) => UNPUBLISHED_BOUNDS.has(key), rewrite: nullableAsTypeList }) as Tool['inputSchema'];
 }
 
 const UNPUBLISHED_BOUNDS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems']);
@@ -345,22 +339,23 @@ function toMcpTool(tool: StableToolDefinition, maxTimeoutSeconds: number): Tool 
     description: tool.description,
     inputSchema,
     outputSchema: tool.outputSchema as Tool['outputSchema'],
-    annotations: { title: tool.title, readOnlyHint: tool.readOnly, destructiveHint: !tool.readOnly, openWorldHint: tool.name === 'execute' },
+    annotations: {
+      title: tool.title,
+      readOnlyHint: tool.annotations.readOnly,
+      destructiveHint: !tool.annotations.readOnly,
+      openWorldHint: tool.annotations.openWorld === true,
+    },
   };
 }
 
-function invalidArguments(results: ResultWriter, tool: string, error: z.ZodError): CallToolResult {
+function invalidArguments(results: ResultWriter, tool: ResultRules, error: z.ZodError): CallToolResult {
   const issues = error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`);
-  return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool}: ${issues.join('; ')}`.slice(0, 1000) }, undefined, failureFields(tool));
+  return results.failure(tool, { code: 'invalid_arguments', message: `invalid arguments for ${tool.name}: ${issues.join('; ')}`.slice(0, 1000) });
 }
 
-/** What every failure of `tool` states beside its error: execute's says `status: "error"` (its schema's default is "ok"). */
-function failureFields(tool: string): Record<string, unknown> {
-  return tool === 'execute' ? { ...EXECUTE_FAILURE } : {};
-}
-
-function badTimeout(results: ResultWriter, tool: string, taken: { message: string; details: Record<string, unknown> }): CallToolResult {
-  return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool.slice(0, 200)}: ${taken.message}`, details: taken.details }, undefined, failureFields(tool));
+/** `name`: the tool as the client named it (a dynamic tool's rules are shared, so they do not hold its name). */
+function badTimeout(results: ResultWriter, tool: ResultRules, taken: { message: string; details: Record<string, unknown> }, name = tool.name): CallToolResult {
+  return results.failure(tool, { code: 'invalid_arguments', message: `invalid arguments for ${name.slice(0, 200)}: ${taken.message}`, details: taken.details });
 }
 
 function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRecorder | undefined, sandbox: SandboxStatus | undefined): Record<string, unknown> {
@@ -399,17 +394,16 @@ function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRec
 
 /** The result of a finished stable tool call, the catalog already reconciled when the call needed it. */
 function stableResult(tool: StableToolDefinition, outcome: OperationOutcome, catalog: DynamicCatalog, results: ResultWriter): CallToolResult {
-  if (!outcome.ok) return results.failure(outcome.error, outcome.meta, failureFields(tool.name));
+  if (!outcome.ok) return results.failure(tool, outcome.error, outcome.meta);
   // The writer only reads the worker's result; a copy is made only for a field the server overrides.
   let structured = outcome.result;
   if (tool.catalogEffect === 'changes') {
-    // Explicitly unregistered names become plain unknown tools (not stale ones). This reads unregister's own
-    // result fields (remove's `unknown` lists namespace names, not tools), so it stays tied to that tool.
-    if (tool.name === 'unregister_tool') catalog.forget([...stringList(outcome.result.unregistered), ...stringList(outcome.result.unknown)]);
+    // Explicitly unregistered names become plain unknown tools (not stale ones).
+    if (tool.withdrawnTools) catalog.forget(tool.withdrawnTools(outcome.result));
     // Clients see the server's catalog revision (monotonic across worker replacement), never the worker's.
     if ('revision' in structured) structured = { ...structured, revision: catalog.revision };
   }
-  return results.success(tool.name, structured, outcome.meta);
+  return results.success(tool, structured, outcome.meta);
 }
 
 async function callDynamicTool(
@@ -434,7 +428,7 @@ async function callDynamicTool(
   // The deadline argument, unless the function takes a `timeout_seconds` of its own (then it is the function's).
   if (!takesOwnTimeout(entry.registration.input_schema)) {
     const taken = takeTimeout(args, maxTimeoutSeconds);
-    if (!taken.ok) return badTimeout(results, name, taken);
+    if (!taken.ok) return badTimeout(results, DYNAMIC_TOOL_RESULT, taken, name);
     args = taken.args;
     if (taken.timeoutMs !== undefined) runOptions = { ...runOptions, timeoutMs: taken.timeoutMs };
   }
@@ -443,7 +437,7 @@ async function callDynamicTool(
       .slice(0, 5)
       .map((error) => `${error.instancePath || '(arguments)'} ${error.message ?? 'is invalid'}`)
       .join('; ');
-    return results.failure({
+    return results.failure(DYNAMIC_TOOL_RESULT, {
       code: 'invalid_arguments',
       message: `invalid arguments for ${name}: ${problems}`.slice(0, 1000),
       details: { issues: (entry.validate.errors ?? []).slice(0, 5).map((error) => ({ path: error.instancePath.slice(0, 200), keyword: error.keyword })) },
@@ -456,10 +450,10 @@ async function callDynamicTool(
   );
   journal?.call(entry.registration.name, args, outcome, name);
   if (!outcome.ok) {
-    if (outcome.error.code !== 'tool_not_found' && outcome.error.code !== 'stale_registration') return results.failure(outcome.error, outcome.meta);
+    if (outcome.error.code !== 'tool_not_found' && outcome.error.code !== 'stale_registration') return results.failure(DYNAMIC_TOOL_RESULT, outcome.error, outcome.meta);
     // The snapshot was behind the worker: reconcile (and notify) before answering.
     await catalog.reconcileAfter(runtime);
-    if (outcome.error.code === 'stale_registration') return results.failure(outcome.error, outcome.meta);
+    if (outcome.error.code === 'stale_registration') return results.failure(DYNAMIC_TOOL_RESULT, outcome.error, outcome.meta);
     const reason = catalog.staleReason(name);
     if (reason === undefined) throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
     return staleFailure(results, name, reason, outcome.meta);
@@ -467,7 +461,7 @@ async function callDynamicTool(
   // The tool may have changed the namespace, and so other registrations: reconcile in the background (joined, so
   // a burst of calls adds at most one discover to the queue) without holding this result back.
   if (mustReconcile('may-change', outcome.meta, catalog, runtime)) void catalog.reconcileAfter(runtime);
-  return results.success('call_tool', outcome.result, outcome.meta);
+  return results.success(DYNAMIC_TOOL_RESULT, outcome.result, outcome.meta);
 }
 
 /**
@@ -487,11 +481,8 @@ function mustReconcile(effect: CatalogEffect, meta: OperationMeta, catalog: Dyna
 function staleFailure(results: ResultWriter, name: string, reason: string, meta?: OperationMeta): CallToolResult {
   const shown = name.slice(0, 80);
   return results.failure(
+    DYNAMIC_TOOL_RESULT,
     { code: 'stale_registration', message: `tool ${JSON.stringify(shown)} is stale (${reason}); register it again`, details: { tool_name: shown, reason } },
     meta,
   );
-}
-
-function stringList(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
