@@ -6,9 +6,8 @@ import {
   markdownCell,
   outputsOfExecuteResult,
   pythonCall,
-  ranCode,
   replacedNote,
-  stoppedNote,
+  stoppedCells,
   type JournalStatus,
 } from '@ipython-mcp/session-journal';
 import type { Logger, OperationOutcome, Runtime } from '@ipython-mcp/worker-supervisor';
@@ -23,11 +22,9 @@ const CALL_RAN = new Set(['call_raised', 'result_not_json']);
  */
 export class JournalRecorder {
   private readonly journal: SessionJournal;
-  private readonly runtime: Runtime;
 
   constructor(journal: SessionJournal, runtime: Runtime) {
     this.journal = journal;
-    this.runtime = runtime;
     runtime.onEpochChange((change) => {
       // A replacement during an operation is reported with that operation's cell; only idle deaths get a note here.
       if (!runtime.status().active) journal.append(markdownCell(replacedNote(change.reason, change.epoch)));
@@ -81,16 +78,7 @@ export class JournalRecorder {
   }
 
   private stopped(source: string, outcome: Extract<OperationOutcome, { ok: false }>): void {
-    const stopped = {
-      code: String(outcome.error.code),
-      interruption: outcome.meta.interruption,
-      namespace: outcome.meta.namespace,
-      epoch: this.runtime.epoch,
-      durationMs: outcome.meta.durationMs,
-    };
-    if (!ranCode(stopped)) return;
-    this.journal.append(codeCell(source, [], null));
-    this.journal.append(markdownCell(stoppedNote(stopped)));
+    for (const cell of stoppedCells(source, outcome)) this.journal.append(cell);
   }
 }
 
