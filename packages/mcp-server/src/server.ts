@@ -5,7 +5,6 @@ import {
   ListToolsRequestSchema,
   McpError,
   type CallToolResult,
-  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { Runtime, silentLogger, type Logger, type OperationMeta, type OperationOutcome, type RunOptions, type RuntimeOptions } from '@ipython-mcp/worker-supervisor';
@@ -15,17 +14,18 @@ import { runtimeOptionsFromSettings, type Settings } from './settings.js';
 import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool } from './stable-tools.js';
 import type { CatalogEffect, ResultRules, StableToolDefinition } from './tool-definition.js';
 import { DYNAMIC_TOOL_RESULT, ResultWriter } from './tool-result.js';
-import { pruneSchema } from './schema-prune.js';
+import { toMcpTool } from './published-tools.js';
+import { statusOf, type SandboxStatus } from './status-report.js';
 import { progressReporter } from './progress.js';
 import { RelistGate } from './relist-gate.js';
-import { takeTimeout, takesOwnTimeout, timeoutProperty, withTimeoutProperty } from './call-deadline.js';
+import { takeTimeout, takesOwnTimeout, withTimeoutProperty } from './call-deadline.js';
 import { DEFAULT_NAMESPACE, namespaceFilePath } from './namespace-files.js';
 
 type CallToolRequest = z.infer<typeof CallToolRequestSchema>;
 type ToolCallExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
 import { openJournal, type JournalRecorder } from './journal-recorder.js';
 import { serveJournalResource } from './journal-resource.js';
-import { restoreNotice, stateFileStatus } from './state-notice.js';
+import { restoreNotice } from './state-notice.js';
 
 /** Options of {@link createIpythonMcpServer} and {@link createNamespace}. */
 export interface IpythonMcpServerOptions {
@@ -60,16 +60,6 @@ export interface IpythonMcpServerOptions {
    * Default: only when `NODE_ENV` is `development` or `test` (result-check.ts says why); production keeps the fast path.
    */
   checkResults?: boolean | undefined;
-}
-
-/** The opt-in sandbox as runtime_status reports it. */
-export interface SandboxStatus {
-  /** The engine that wraps the worker, e.g. `@anthropic-ai/sandbox-runtime 0.0.78 (bubblewrap)`. */
-  engine: string;
-  /** `none`, or the domains HTTPS may reach through the engine's proxy. */
-  network: 'none' | string[];
-  /** Where the worker may write. */
-  writes: string[];
 }
 
 /**
@@ -305,49 +295,6 @@ function reportStartupFailures(server: Server, runtime: Runtime): void {
   });
 }
 
-/**
- * The input schema a tool publishes, sent with every model request, so without what tells a model nothing it needs to
- * choose a tool and its arguments: `$schema` (2020-12 is MCP's default dialect), `propertyNames: {type: string}` (JSON
- * keys are strings), `additionalProperties: {}` (the default), and the length and count bounds of strings and arrays
- * (sized for abuse, far past any real call; the server still enforces them, with an `invalid_arguments` error that
- * names the bound). A nullable `anyOf: [{type: T}, {type: null}]` is written `type: [T, null]`.
- */
-function publishedInputSchema(input: z.ZodObject): Tool['inputSchema'] {
-  return pruneSchema(z.toJSONSchema(input, { io: 'input' }), { drop: (key) => UNPUBLISHED_BOUNDS.has(key), rewrite: nullableAsTypeList }) as Tool['inputSchema'];
-}
-
-const UNPUBLISHED_BOUNDS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems']);
-
-/** `{anyOf: [{type: T}, {type: 'null'}], ...rest}` as `{type: [T, 'null'], ...rest}`, when T's schema is only a type. */
-function nullableAsTypeList(node: Record<string, unknown>): Record<string, unknown> {
-  const anyOf = node.anyOf;
-  if (!Array.isArray(anyOf) || anyOf.length !== 2 || 'type' in node) return node;
-  const [first, second] = anyOf as Record<string, unknown>[];
-  const simple = (each: Record<string, unknown> | undefined) => each !== undefined && Object.keys(each).length === 1 && typeof each.type === 'string';
-  if (!simple(first) || !simple(second) || second!.type !== 'null' || first!.type === 'null') return node;
-  const { anyOf: _, ...rest } = node;
-  return { ...rest, type: [first!.type, 'null'] };
-}
-
-/** A stable tool as tools/list publishes it; a tool that takes a per-call deadline states the server's bound. */
-function toMcpTool(tool: StableToolDefinition, maxTimeoutSeconds: number): Tool {
-  const inputSchema = publishedInputSchema(tool.input);
-  if (tool.takesDeadline === true) inputSchema.properties = { ...inputSchema.properties, timeout_seconds: timeoutProperty(maxTimeoutSeconds) };
-  return {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema,
-    outputSchema: tool.outputSchema as Tool['outputSchema'],
-    annotations: {
-      title: tool.title,
-      readOnlyHint: tool.annotations.readOnly,
-      destructiveHint: !tool.annotations.readOnly,
-      openWorldHint: tool.annotations.openWorld === true,
-    },
-  };
-}
-
 function invalidArguments(results: ResultWriter, tool: ResultRules, error: z.ZodError): CallToolResult {
   const issues = error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`);
   return results.failure(tool, { code: 'invalid_arguments', message: `invalid arguments for ${tool.name}: ${issues.join('; ')}`.slice(0, 1000) });
@@ -356,40 +303,6 @@ function invalidArguments(results: ResultWriter, tool: ResultRules, error: z.Zod
 /** `name`: the tool as the client named it (a dynamic tool's rules are shared, so they do not hold its name). */
 function badTimeout(results: ResultWriter, tool: ResultRules, taken: { message: string; details: Record<string, unknown> }, name = tool.name): CallToolResult {
   return results.failure(tool, { code: 'invalid_arguments', message: `invalid arguments for ${name.slice(0, 200)}: ${taken.message}`, details: taken.details });
-}
-
-function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRecorder | undefined, sandbox: SandboxStatus | undefined): Record<string, unknown> {
-  const status = runtime.status();
-  return {
-    state: status.state,
-    epoch: status.epoch,
-    queue_depth: status.queueDepth,
-    active: status.active,
-    last_interruption: status.lastInterruption,
-    replacement_startup_ms: status.replacementStartupMs,
-    worker_startup_ms: status.workerStartupMs,
-    standby: status.standby,
-    error: status.error,
-    python_version: status.python,
-    ipython_version: status.ipython,
-    codec: status.codec,
-    memory_mb: status.memoryMb,
-    memory_limit_mb: status.memoryLimitMb,
-    // Only while an operation runs: how long it has run and its deadline, both in seconds from dispatch.
-    ...(status.activeOperation
-      ? {
-          active_elapsed_s: Math.round(status.activeOperation.elapsedMs / 100) / 10,
-          active_deadline_s: status.activeOperation.deadlineMs === null ? null : status.activeOperation.deadlineMs / 1000,
-        }
-      : {}),
-    dynamic_tools: catalog.size,
-    registry_revision: catalog.revision,
-    // Only when a journal is configured: what the model reads stays as short as before for everyone else.
-    ...(journal ? { journal: journal.status() } : {}),
-    // Likewise only with --state (`state` itself is the control-plane state above).
-    ...(status.snapshot ? { state_file: stateFileStatus(status.snapshot) } : {}),
-    ...(sandbox ? { sandbox } : {}),
-  };
 }
 
 /** The result of a finished stable tool call, the catalog already reconciled when the call needed it. */
