@@ -75,7 +75,6 @@ class Operations:
             "reload": namespace.reload,
             "remove": namespace.remove,
             "reset": self.reset,
-            "execution_count": lambda params: {"execution_count": self._context.shell.execution_count - 1},
             "register_tool": registry.register,
             "unregister_tool": registry.unregister,
             "discover": registry.discover,

@@ -228,19 +228,6 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     // Unregister's own fields (remove's `unknown` lists namespace names, not tools).
     withdrawnTools: (result) => [...stringList(result.unregistered), ...stringList(result.unknown)],
   },
-  execution_count: {
-    name: 'execution_count',
-    title: 'Execution count',
-    annotations: { readOnly: true },
-    op: 'execution_count',
-    catalogEffect: 'none',
-    journal: 'none',
-    description: 'The number of the last cell run.',
-    input: z.object({}).strict(),
-    outputSchema: compactOutputSchema(OPERATIONS.execution_count.result),
-    compact: compactWith(COMMON),
-    text: jsonText,
-  },
   runtime_status: {
     name: 'runtime_status',
     title: 'Runtime status',

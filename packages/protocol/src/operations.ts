@@ -118,10 +118,6 @@ export const OPERATIONS = {
     params: z.strictObject({ names }),
     result: z.strictObject({ removed: names, refused: names, unknown: names, ...repairFields }),
   },
-  execution_count: {
-    params: empty,
-    result: z.strictObject({ execution_count: count }),
-  },
   reset: {
     params: empty,
     result: z.strictObject({
