@@ -4,13 +4,10 @@ import {
   InvalidCodeModeOptionsError,
   MaxRetriesExceededError,
   RESTART_INPUT_DESCRIPTION,
+  type CodeModeOptions,
   type CodeModeReturn,
-  type FunctionGroup,
-  type IPythonKernel,
-  type IPythonKernelOptions,
   type RunCodeInput,
   type RunCodeResult,
-  type ToolDefinition,
 } from '@ipython-mcp/code-mode';
 import { jsonSchema, tool, type StopCondition, type Tool, type ToolSet } from 'ai';
 import { splitTools, type ToolSelector } from './ai-sdk-tools.js';
@@ -19,44 +16,27 @@ import { reportNestedCalls, withActiveContext, type NestedCallReporting } from '
 /** The name of the tool that runs code. */
 export const RUN_CODE_TOOL_NAME = 'run_code';
 
-/** Options of {@link ipythonCodeMode}. */
-export interface IPythonCodeModeOptions extends NestedCallReporting {
+/**
+ * The options {@link ipythonCodeMode} hands to the package's {@link CodeMode} as they are: their meaning and
+ * defaults are documented once, on `CodeModeOptions` in @ipython-mcp/code-mode.
+ */
+export type CodeModeEngineOptions = Pick<
+  CodeModeOptions,
+  'kernel' | 'kernelOptions' | 'maxCodeRetries' | 'maxRetries' | 'maxToolCalls' | 'timeout' | 'descriptionBudget' | 'groups'
+>;
+
+/**
+ * Options of {@link ipythonCodeMode}: the agent's AI SDK tools and how to split them, plus the engine's options
+ * ({@link CodeModeEngineOptions}). With `maxCodeRetries` failures in a row used up, `generateText`/`streamText`
+ * rejects with {@link MaxRetriesExceededError}, with no `stopWhen` needed.
+ */
+export interface IPythonCodeModeOptions extends NestedCallReporting, CodeModeEngineOptions {
   /** The agent's AI SDK tools. Selected ones become kernel functions; the rest stay regular tools. */
   tools?: ToolSet | undefined;
   /** Plain tools (name, description, JSON Schema, execute), always defined in the kernel. */
-  definitions?: readonly ToolDefinition[] | undefined;
+  definitions?: CodeModeOptions['tools'];
   /** Which of `tools` become kernel functions (default `'all'`). */
   select?: ToolSelector | undefined;
-  /**
-   * A kernel to keep across runs, with its state; you own it. Unset, this run starts its own kernel on the first
-   * run_code call; {@link IPythonCodeMode.close} stops it.
-   */
-  kernel?: IPythonKernel | undefined;
-  /** Options of the run's own kernel (ignored with `kernel`). */
-  kernelOptions?: IPythonKernelOptions | undefined;
-  /**
-   * run_code failures in a row (code that raised, timed out or lost its kernel) reported to the model to retry;
-   * default 3. A success starts the count again. One failure more ends the run: `generateText`/`streamText`
-   * rejects with {@link MaxRetriesExceededError}, with no `stopWhen` needed.
-   */
-  maxCodeRetries?: number | undefined;
-  /**
-   * @deprecated Use `maxCodeRetries`. `generateText` has its own `maxRetries` (retries of failed provider calls),
-   * which this is not.
-   */
-  maxRetries?: number | undefined;
-  /** Tool calls one run_code call may make; default 100. */
-  maxToolCalls?: number | undefined;
-  /** Milliseconds one run_code call may run, not counting tool calls; `null` for no limit; default 60 000. */
-  timeout?: number | null | undefined;
-  /**
-   * Characters run_code's description may take with every function's stub (signature and first sentence); past
-   * it, functions are listed by name and the code looks stubs up with `find_tools(query=...)`. `null`: always
-   * stubs. Default 8,000 (`DEFAULT_DESCRIPTION_BUDGET`).
-   */
-  descriptionBudget?: number | null | undefined;
-  /** Groups to list functions under, with a status line each (a definition's `group` names its group). */
-  groups?: readonly FunctionGroup[] | undefined;
 }
 
 /** The output of the run_code tool: what the model sees plus the nested-call metadata. */

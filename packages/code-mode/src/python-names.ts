@@ -75,35 +75,3 @@ export function assignPythonNames(names: readonly string[], kind: 'function' | '
 function compareCodeUnits(left: string, right: string): number {
   return left < right ? -1 : left > right ? 1 : 0;
 }
-
-/** A JSON value written as a Python literal (`null` → `None`, `true` → `True`, strings single-quoted). */
-export function pythonLiteral(value: unknown): string {
-  if (value === null || value === undefined) return 'None';
-  if (value === true) return 'True';
-  if (value === false) return 'False';
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : `float('${String(value).replace('Infinity', 'inf')}')`;
-  if (typeof value === 'string') return pythonString(value);
-  if (Array.isArray(value)) return `[${value.map(pythonLiteral).join(', ')}]`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).map(([key, item]) => `${pythonString(key)}: ${pythonLiteral(item)}`);
-    return `{${entries.join(', ')}}`;
-  }
-  return pythonString(String(value));
-}
-
-/** A string as Python's repr writes it: single quotes unless the text has one and no double quote. */
-export function pythonString(text: string): string {
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  let out = quote;
-  for (const character of text) {
-    const code = character.codePointAt(0) ?? 0;
-    if (character === '\\') out += '\\\\';
-    else if (character === quote) out += `\\${quote}`;
-    else if (character === '\n') out += '\\n';
-    else if (character === '\r') out += '\\r';
-    else if (character === '\t') out += '\\t';
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
-    else out += character;
-  }
-  return out + quote;
-}

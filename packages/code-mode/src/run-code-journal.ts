@@ -5,8 +5,7 @@ import {
   outputsOfExecuteResult,
   pythonCall,
   pythonLiteral,
-  ranCode,
-  stoppedNote,
+  stoppedCells,
   type JournalStatus,
 } from '@ipython-mcp/session-journal';
 import type { OperationOutcome } from '@ipython-mcp/worker-supervisor';
@@ -39,16 +38,7 @@ export class RunCodeJournal {
       this.journal.append(codeCell(source, outputs, executionCount));
       return;
     }
-    const stopped = {
-      code: String(outcome.error.code),
-      interruption: outcome.meta.interruption,
-      namespace: outcome.meta.namespace,
-      epoch: outcome.meta.epoch,
-      durationMs: outcome.meta.durationMs,
-    };
-    if (!ranCode(stopped)) return;
-    this.journal.append(codeCell(source, [], null));
-    this.journal.append(markdownCell(stoppedNote(stopped)));
+    for (const cell of stoppedCells(source, outcome)) this.journal.append(cell);
   }
 
   /** The kernel was restarted on request: its state is gone. */

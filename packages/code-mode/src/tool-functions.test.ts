@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { renderRunCodeDescription } from './description.js';
 import { InvalidCodeModeOptionsError } from './errors.js';
 import { validateJsonSchema } from './json-schema.js';
-import { assignPythonNames, pythonLiteral, toPythonIdentifier } from './python-names.js';
+import { pythonLiteral } from '@ipython-mcp/session-journal';
+import { assignPythonNames, toPythonIdentifier } from './python-names.js';
 import { buildToolFunctions, renderFunctionStub, toolFunctionSpec, type ToolDefinition } from './tool-functions.js';
 
 const execute = (): null => null;

@@ -1,7 +1,8 @@
 import type { OperationParams } from '@ipython-mcp/protocol';
+import { pythonLiteral } from '@ipython-mcp/session-journal';
 import { InvalidCodeModeOptionsError } from './errors.js';
 import type { JsonSchema, JsonValue } from './json-schema.js';
-import { assignPythonNames, pythonLiteral } from './python-names.js';
+import { assignPythonNames } from './python-names.js';
 
 /** What a tool's `execute` learns about the nested call it serves. */
 export interface NestedCallContext {

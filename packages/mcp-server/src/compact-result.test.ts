@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { OperationMeta } from '@ipython-mcp/worker-supervisor';
-import { LONG_QUEUE_WAIT_MS, cleanTraceback, compactResult, shownRuntime } from './compact-result.js';
+import { LONG_QUEUE_WAIT_MS, cleanTraceback, shownRuntime } from './compact-result.js';
+import { STABLE_TOOL_DEFINITIONS, type StableToolName } from './stable-tools.js';
+import { DYNAMIC_TOOL_RESULT } from './tool-result.js';
+
+/** A result compacted by its tool's definition (a dynamic tool's rules for `call_tool`). */
+const compactResult = (tool: StableToolName | 'call_tool', full: Record<string, unknown>): Record<string, unknown> =>
+  (tool === 'call_tool' ? DYNAMIC_TOOL_RESULT : STABLE_TOOL_DEFINITIONS[tool]).compact(full);
 
 const meta = (overrides: Partial<OperationMeta> = {}): OperationMeta => ({
   requestId: 7,

@@ -145,7 +145,7 @@ const compactDisplay = (display: Json): Json => withoutDefaults(display, DISPLAY
  * true flags (absent when none is set), and a JSON value, a cell error and the displays are compacted in turn.
  * Every execute runs this, so it builds the one object it returns rather than copying the result first.
  */
-function compactExecute(full: Json): Json {
+export function compactExecute(full: Json): Json {
   const shown: Json = {};
   for (const key of Object.keys(full)) {
     const value = full[key];
@@ -206,39 +206,37 @@ export const STATUS_DEFAULTS: Json = {
   registry_revision: 0,
 };
 
-/**
- * The compact structured content of one tool's successful (or, for execute, failed-cell) result. `tool` is the
- * stable tool name, or `call_tool` for a dynamic tool.
- */
-export function compactResult(tool: string, full: Json): Json {
-  switch (tool) {
-    case 'execute':
-      return compactExecute(full);
-    case 'call_function':
-    case 'call_tool':
-      return withoutDefaults(full, VALUE_DEFAULTS);
-    case 'list':
-      return compactListing(full, 'functions', FUNCTION_DEFAULTS);
-    case 'search':
-      return compactListing(full, 'matches', MATCH_DEFAULTS);
-    case 'inspect':
-      return withoutDefaults({ ...full, truncated: trueFlags(full.truncated) ?? {} }, INSPECT_DEFAULTS);
-    case 'reload':
-      return { ...withoutDefaults(full, COMMON), results: mapItems(full.results, (item) => withoutDefaults(item, RELOAD_ITEM_DEFAULTS)) };
-    case 'remove':
-      return withoutDefaults(full, REMOVE_DEFAULTS);
-    case 'reset': {
-      const shown = withoutDefaults(full, RESET_DEFAULTS);
-      if (Array.isArray(full.removed) && full.removed_count === full.removed.length) delete shown.removed_count;
-      return shown;
-    }
-    case 'register_tool':
-      return withoutDefaults(full, REGISTRATION_DEFAULTS);
-    case 'unregister_tool':
-      return withoutDefaults(full, UNREGISTER_DEFAULTS);
-    case 'runtime_status':
-      return withoutDefaults(full, STATUS_DEFAULTS);
-    default:
-      return withoutDefaults(full, COMMON);
-  }
+// The compaction rules a tool definition names as its `compact` (stable-tools.ts, tool-result.ts). Each tool's
+// output schema is derived from the same defaults table (output-schemas.ts).
+
+/** A result whose fields at their default (`defaults`) are left out. */
+export const compactWith =
+  (defaults: Json) =>
+  (full: Json): Json =>
+    withoutDefaults(full, defaults);
+
+/** A value result (call_function, dynamic tools). */
+export const compactValue = compactWith(VALUE_DEFAULTS);
+
+/** A listing (`list`, `search`) whose items sit at `key` and drop `itemDefaults`. */
+export const compactListingOf =
+  (key: string, itemDefaults: Json) =>
+  (full: Json): Json =>
+    compactListing(full, key, itemDefaults);
+
+/** An inspection: its truncation map keeps only its true flags. */
+export function compactInspection(full: Json): Json {
+  return withoutDefaults({ ...full, truncated: trueFlags(full.truncated) ?? {} }, INSPECT_DEFAULTS);
+}
+
+/** reload's result: each module's result drops its empty bindings. */
+export function compactReload(full: Json): Json {
+  return { ...withoutDefaults(full, COMMON), results: mapItems(full.results, (item) => withoutDefaults(item, RELOAD_ITEM_DEFAULTS)) };
+}
+
+/** reset's result: `removed_count` is left out when it equals the length of `removed`. */
+export function compactReset(full: Json): Json {
+  const shown = withoutDefaults(full, RESET_DEFAULTS);
+  if (Array.isArray(full.removed) && full.removed_count === full.removed.length) delete shown.removed_count;
+  return shown;
 }

@@ -2,7 +2,8 @@
 export { DynamicCatalog } from './dynamic-catalog.js';
 export type { DiscoverResult, Registration } from './dynamic-catalog.js';
 export { createIpythonMcpServer, createNamespace } from './server.js';
-export type { IpythonMcpServer, IpythonMcpServerOptions, Namespace, NamespaceSession, SandboxStatus } from './server.js';
+export type { IpythonMcpServer, IpythonMcpServerOptions, Namespace, NamespaceSession } from './server.js';
+export type { SandboxStatus } from './status-report.js';
 export { DEFAULT_NAMESPACE, NAMESPACE_NAME, namespaceFilePath } from './namespace-files.js';
 export { isLoopbackHost, namespaceName, serveHttp } from './http.js';
 export type { HttpServeOptions, IpythonMcpHttpServer } from './http.js';

@@ -1,13 +1,13 @@
 import type { Settings } from './settings.js';
+import type { StableToolDefinition } from './tool-definition.js';
 import {
   SessionJournal,
   codeCell,
   markdownCell,
   outputsOfExecuteResult,
   pythonCall,
-  ranCode,
   replacedNote,
-  stoppedNote,
+  stoppedCells,
   type JournalStatus,
 } from '@ipython-mcp/session-journal';
 import type { Logger, OperationOutcome, Runtime } from '@ipython-mcp/worker-supervisor';
@@ -22,21 +22,19 @@ const CALL_RAN = new Set(['call_raised', 'result_not_json']);
  */
 export class JournalRecorder {
   private readonly journal: SessionJournal;
-  private readonly runtime: Runtime;
 
   constructor(journal: SessionJournal, runtime: Runtime) {
     this.journal = journal;
-    this.runtime = runtime;
     runtime.onEpochChange((change) => {
       // A replacement during an operation is reported with that operation's cell; only idle deaths get a note here.
       if (!runtime.status().active) journal.append(markdownCell(replacedNote(change.reason, change.epoch)));
     });
   }
 
-  /** One finished stable tool call: `execute` and `call_function` are recorded, the others run no user code cells. */
-  stableTool(tool: string, args: Record<string, unknown>, outcome: OperationOutcome): void {
-    if (tool === 'execute') this.execute(String(args.code), outcome);
-    else if (tool === 'call_function') this.call(String(args.name), (args.arguments ?? {}) as Record<string, unknown>, outcome);
+  /** One finished stable tool call, recorded as its definition's journal policy says. */
+  stableTool(tool: Pick<StableToolDefinition, 'journal'>, args: Record<string, unknown>, outcome: OperationOutcome): void {
+    if (tool.journal === 'cell') this.execute(String(args.code), outcome);
+    else if (tool.journal === 'call') this.call(String(args.name), (args.arguments ?? {}) as Record<string, unknown>, outcome);
   }
 
   /** One finished `execute`. */
@@ -80,16 +78,7 @@ export class JournalRecorder {
   }
 
   private stopped(source: string, outcome: Extract<OperationOutcome, { ok: false }>): void {
-    const stopped = {
-      code: String(outcome.error.code),
-      interruption: outcome.meta.interruption,
-      namespace: outcome.meta.namespace,
-      epoch: this.runtime.epoch,
-      durationMs: outcome.meta.durationMs,
-    };
-    if (!ranCode(stopped)) return;
-    this.journal.append(codeCell(source, [], null));
-    this.journal.append(markdownCell(stoppedNote(stopped)));
+    for (const cell of stoppedCells(source, outcome)) this.journal.append(cell);
   }
 }
 

@@ -1,20 +1,13 @@
 import { OPERATIONS } from '@ipython-mcp/protocol';
 import { z } from 'zod';
+import { pruneSchema } from './schema-prune.js';
 import {
   COMMON,
   DISPLAY_DEFAULTS,
   EXECUTE_DEFAULTS,
   EXECUTE_ERROR_DEFAULTS,
-  FUNCTION_DEFAULTS,
-  INSPECT_DEFAULTS,
   JSON_RESULT_DEFAULTS,
   LISTING_DEFAULTS,
-  MATCH_DEFAULTS,
-  REGISTRATION_DEFAULTS,
-  RELOAD_ITEM_DEFAULTS,
-  REMOVE_DEFAULTS,
-  RESET_DEFAULTS,
-  UNREGISTER_DEFAULTS,
   VALUE_DEFAULTS,
 } from './compact-result.js';
 
@@ -29,7 +22,7 @@ type Shape = Record<string, z.ZodType>;
 type Json = Record<string, unknown>;
 
 /** `schema` with every field named in `defaults` optional at that default, and the fields in `replace` replaced. */
-function withDefaults(schema: z.ZodObject, defaults: Json, replace: Shape = {}): z.ZodObject {
+export function withDefaults(schema: z.ZodObject, defaults: Json, replace: Shape = {}): z.ZodObject {
   const shape: Shape = {};
   for (const [key, field] of Object.entries(schema.shape as Shape)) {
     const base = replace[key] ?? field;
@@ -39,7 +32,7 @@ function withDefaults(schema: z.ZodObject, defaults: Json, replace: Shape = {}):
 }
 
 /** A truncation map as compact results carry it: only its true flags, absent (`{}`) when none is set. */
-function trueFlags(schema: z.ZodObject): z.ZodType {
+export function trueFlagsSchema(schema: z.ZodObject): z.ZodType {
   const flags = Object.fromEntries(Object.keys(schema.shape).map((key) => [key, z.literal(true)]));
   return z.strictObject(flags).partial().default({});
 }
@@ -50,9 +43,9 @@ const anyValue = z.unknown().describe('The value as JSON (docs/protocol.md, "Val
 const executeShape = OPERATIONS.execute.result.shape;
 const [jsonResult, reprResult] = executeShape.result.unwrap().options;
 const cellError = executeShape.error.unwrap();
-/** execute's compact result. */
-const compactExecute = withDefaults(OPERATIONS.execute.result, EXECUTE_DEFAULTS, {
-  truncated: trueFlags(executeShape.truncated),
+/** execute's compact result (a cell's result; compactExecute in compact-result.ts writes it). */
+export const COMPACT_EXECUTE: z.ZodObject = withDefaults(OPERATIONS.execute.result, EXECUTE_DEFAULTS, {
+  truncated: trueFlagsSchema(executeShape.truncated),
   result: z
     .union([withDefaults(jsonResult, JSON_RESULT_DEFAULTS, { value: anyValue }), reprResult])
     .nullable()
@@ -70,64 +63,31 @@ const compactExecute = withDefaults(OPERATIONS.execute.result, EXECUTE_DEFAULTS,
   }).nullable(),
 });
 
-const valueResult = (schema: z.ZodObject) => withDefaults(schema, VALUE_DEFAULTS, { value: anyValue });
+/** A value result (call_function, dynamic tools): compactValue's shape. */
+export const valueResult = (schema: z.ZodObject): z.ZodObject => withDefaults(schema, VALUE_DEFAULTS, { value: anyValue });
 
-const listing = (schema: z.ZodObject, key: string, itemDefaults: Json) =>
+/** A listing (list, search) whose items at `key` drop `itemDefaults`: compactListing's shape. */
+export const listingResult = (schema: z.ZodObject, key: string, itemDefaults: Json): z.ZodObject =>
   withDefaults(schema, LISTING_DEFAULTS, {
     [key]: z.array(withDefaults((schema.shape[key] as z.ZodArray<z.ZodObject>).element, itemDefaults)),
     total: z.number().int().nonnegative().optional().describe(`How many matched; absent when it equals the number of ${key} returned.`),
   });
 
-const inspection = OPERATIONS.inspect.result;
-const reset = OPERATIONS.reset.result;
-const reload = OPERATIONS.reload.result;
-
-/** The compact result schema of each stable tool that runs a worker operation, as zod. */
-export const COMPACT_RESULTS = {
-  execute: compactExecute,
-  call_function: valueResult(OPERATIONS.call_function.result),
-  list: listing(OPERATIONS.list.result, 'functions', FUNCTION_DEFAULTS),
-  search: listing(OPERATIONS.search.result, 'matches', MATCH_DEFAULTS),
-  inspect: withDefaults(inspection, INSPECT_DEFAULTS, { truncated: trueFlags(inspection.shape.truncated) }),
-  reload: withDefaults(reload, COMMON, { results: z.array(withDefaults(reload.shape.results.element, RELOAD_ITEM_DEFAULTS)) }),
-  remove: withDefaults(OPERATIONS.remove.result, REMOVE_DEFAULTS),
-  reset: withDefaults(reset, RESET_DEFAULTS, {
-    removed_count: reset.shape.removed_count.optional().describe('How many were removed; absent when it equals the length of removed.'),
-  }),
-  register_tool: withDefaults(OPERATIONS.register_tool.result, REGISTRATION_DEFAULTS),
-  unregister_tool: withDefaults(OPERATIONS.unregister_tool.result, UNREGISTER_DEFAULTS),
-  call_tool: valueResult(OPERATIONS.call_tool.result),
-} satisfies Record<string, z.ZodObject>;
-
-/** The compact result's JSON Schema of one tool, as an MCP `outputSchema` (see {@link output}). */
-export function compactOutputSchema(tool: keyof typeof COMPACT_RESULTS): Json {
+/**
+ * The compact result's JSON Schema, as an MCP `outputSchema` (see {@link output}); `failureFields` are what every
+ * failure of the tool states beside its error (see the tool definition's `failureFields`).
+ */
+export function compactOutputSchema(result: z.ZodObject, failureFields: Json = {}): Json {
   // io "input": a field with a default is optional and shows its default, which is what a compact result means.
-  const schema = prune(z.toJSONSchema(COMPACT_RESULTS[tool], { io: 'input', target: 'draft-7', unrepresentable: 'any' })) as Json;
-  // An execute failure (runtime_busy, operation_timeout, ...) says status "error" itself: a program that fills
-  // absent fields from their defaults must never read it as the default "ok".
-  return output(schema.properties as Json, (schema.required as string[] | undefined) ?? [], tool === 'execute' ? EXECUTE_FAILURE_FIELDS : {});
+  const schema = pruneSchema(z.toJSONSchema(result, { io: 'input', target: 'draft-7', unrepresentable: 'any' }), { drop: safeIntegerBound }) as Json;
+  const required = (schema.required as string[] | undefined) ?? [];
+  const constants = Object.fromEntries(Object.entries(failureFields).map(([key, value]) => [key, { const: value }]));
+  return output(schema.properties as Json, required, constants);
 }
 
-/** The fields every failure result of execute carries beside its `error` (tool-result.ts writes them). */
-export const EXECUTE_FAILURE: Readonly<Json> = Object.freeze({ status: 'error' });
-const EXECUTE_FAILURE_FIELDS: Json = { status: { const: 'error' } };
-
-/**
- * Drops what says nothing (the schemas go out with every tool list): `$schema`, `propertyNames: {type: string}`
- * (JSON keys are strings), `additionalProperties: {}` (the default) and zod's ±(2^53 - 1) bounds of an integer.
- */
-function prune(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(prune);
-  if (node === null || typeof node !== 'object') return node;
-  const copy: Json = {};
-  for (const [key, value] of Object.entries(node as Json)) {
-    if (key === '$schema') continue;
-    if (key === 'propertyNames' && JSON.stringify(value) === '{"type":"string"}') continue;
-    if (key === 'additionalProperties' && JSON.stringify(value) === '{}') continue;
-    if ((key === 'maximum' || key === 'minimum') && Math.abs(value as number) === Number.MAX_SAFE_INTEGER) continue;
-    copy[key] = prune(value);
-  }
-  return copy;
+/** zod's ±(2^53 - 1) bounds of an integer say nothing a JSON integer does not. */
+function safeIntegerBound(key: string, value: unknown): boolean {
+  return (key === 'maximum' || key === 'minimum') && Math.abs(value as number) === Number.MAX_SAFE_INTEGER;
 }
 
 const runtimeMetaSchema = {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { pythonFloat, pythonRepr, pythonString } from './python-repr.js';
+import { pythonString } from '@ipython-mcp/session-journal';
+import { pythonFloat, pythonRepr } from './python-repr.js';
 
 describe('pythonRepr', () => {
   it('writes JSON values as Python does', () => {

@@ -5,24 +5,9 @@
  * value. One loss remains, shared with the JSON form: an integral float within ±2^53 (`1.0`) arrives as the number 1.
  */
 
-type Encoded = Readonly<Record<string, string>>;
+import { pythonString } from '@ipython-mcp/session-journal';
 
-/** Python's `repr` of a `str` (quotes chosen as Python does); `escapedAlready` for text-contract strings. */
-export function pythonString(text: string, escapedAlready = false): string {
-  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
-  let out = '';
-  for (const char of text) {
-    const code = char.codePointAt(0) ?? 0;
-    if (char === '\\') out += escapedAlready ? '\\' : '\\\\';
-    else if (char === quote) out += `\\${quote}`;
-    else if (char === '\n') out += '\\n';
-    else if (char === '\r') out += '\\r';
-    else if (char === '\t') out += '\\t';
-    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
-    else out += char;
-  }
-  return `${quote}${out}${quote}`;
-}
+type Encoded = Readonly<Record<string, string>>;
 
 /** Python's `repr` of a float (shortest round-trip digits; exponent form below 1e-4 and from 1e16). */
 export function pythonFloat(value: number): string {

@@ -52,6 +52,9 @@ class FakeWorker {
         return { status: 'ok', execution_count: 1, result: { kind: 'json', value: 2 } };
       case 'call_tool':
         return { value: 3 };
+      case 'list':
+        // A catalogued answer: in tests the server checks every result against its tool's output schema.
+        return { functions: [], total: 0, truncated: false };
       default:
         return {};
     }

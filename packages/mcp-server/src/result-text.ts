@@ -1,3 +1,4 @@
+import { codePointIndex } from '@ipython-mcp/session-journal';
 import { pythonRepr } from './python-repr.js';
 
 /**
@@ -43,17 +44,6 @@ function pushContractNotes(notes: string[], object: Json, what: string): void {
 
 function pushEscapedNote(notes: string[], escaped: unknown): void {
   if (Array.isArray(escaped)) notes.push(`[escaped text (lone surrogates as \\udcXX) in: ${escaped.join(', ')}]`);
-}
-
-/** The UTF-16 index of code point `points` of `text` (the worker counts code points; JavaScript strings UTF-16). */
-function codePointIndex(text: string, points: number): number {
-  let index = 0;
-  for (let seen = 0; seen < points && index < text.length; seen += 1) {
-    const unit = text.charCodeAt(index);
-    const low = index + 1 < text.length ? text.charCodeAt(index + 1) : 0;
-    index += unit >= 0xd800 && unit <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? 2 : 1;
-  }
-  return index;
 }
 
 /**
@@ -180,4 +170,9 @@ export function failureText(structured: Json): string {
   if (Object.keys(rest).length > 0) lines.push(JSON.stringify(rest));
   lines.push(...runtimeNote(runtime));
   return lines.join('\n');
+}
+
+/** The text of a result that is a listing or a report (list, search, inspect, ...): its compact JSON. */
+export function jsonText(structured: Json): string {
+  return JSON.stringify(structured);
 }

@@ -5,26 +5,27 @@ import {
   ListToolsRequestSchema,
   McpError,
   type CallToolResult,
-  type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { Runtime, silentLogger, type Logger, type OperationMeta, type OperationOutcome, type RunOptions, type RuntimeOptions } from '@ipython-mcp/worker-supervisor';
 import type { OperationName, OperationParams } from '@ipython-mcp/protocol';
 import { DynamicCatalog } from './dynamic-catalog.js';
 import { runtimeOptionsFromSettings, type Settings } from './settings.js';
-import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool, type CatalogEffect, type StableToolDefinition } from './stable-tools.js';
-import { ResultWriter } from './tool-result.js';
-import { EXECUTE_FAILURE } from './output-schemas.js';
+import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool } from './stable-tools.js';
+import type { CatalogEffect, ResultRules, StableToolDefinition } from './tool-definition.js';
+import { DYNAMIC_TOOL_RESULT, ResultWriter } from './tool-result.js';
+import { toMcpTool } from './published-tools.js';
+import { statusOf, type SandboxStatus } from './status-report.js';
 import { progressReporter } from './progress.js';
 import { RelistGate } from './relist-gate.js';
-import { takeTimeout, takesOwnTimeout, timeoutProperty, withTimeoutProperty } from './call-deadline.js';
+import { takeTimeout, takesOwnTimeout, withTimeoutProperty } from './call-deadline.js';
 import { DEFAULT_NAMESPACE, namespaceFilePath } from './namespace-files.js';
 
 type CallToolRequest = z.infer<typeof CallToolRequestSchema>;
 type ToolCallExtra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
 import { openJournal, type JournalRecorder } from './journal-recorder.js';
 import { serveJournalResource } from './journal-resource.js';
-import { restoreNotice, stateFileStatus } from './state-notice.js';
+import { restoreNotice } from './state-notice.js';
 
 /** Options of {@link createIpythonMcpServer} and {@link createNamespace}. */
 export interface IpythonMcpServerOptions {
@@ -54,16 +55,11 @@ export interface IpythonMcpServerOptions {
   outputSpillParent?: string | undefined;
   /** What runtime_status reports as `sandbox` when `launch` is an isolation engine: engine, network, writes. */
   sandbox?: SandboxStatus | undefined;
-}
-
-/** The opt-in sandbox as runtime_status reports it. */
-export interface SandboxStatus {
-  /** The engine that wraps the worker, e.g. `@anthropic-ai/sandbox-runtime 0.0.78 (bubblewrap)`. */
-  engine: string;
-  /** `none`, or the domains HTTPS may reach through the engine's proxy. */
-  network: 'none' | string[];
-  /** Where the worker may write. */
-  writes: string[];
+  /**
+   * Check every result against its tool's output schema; a result that fails is a server bug and the call fails.
+   * Default: only when `NODE_ENV` is `development` or `test` (result-check.ts says why); production keeps the fast path.
+   */
+  checkResults?: boolean | undefined;
 }
 
 /**
@@ -196,7 +192,7 @@ function createSessionServer(
         'runtime_status never waits in the queue. Not a sandbox: code runs with the server user\'s permissions.',
     },
   );
-  const results = new ResultWriter(options.settings.libraryPaths);
+  const results = new ResultWriter({ libraryPaths: options.settings.libraryPaths, checkResults: options.checkResults });
   if (journal) serveJournalResource(server, journal);
   reportStartupFailures(server, runtime);
   const maxTimeoutSeconds = options.settings.maxOperationTimeoutSeconds;
@@ -229,7 +225,7 @@ function createSessionServer(
     if (stable !== undefined) {
       if (stable.takesDeadline === true) {
         const taken = takeTimeout(args, maxTimeoutSeconds);
-        if (!taken.ok) return badTimeout(results, name, taken);
+        if (!taken.ok) return badTimeout(results, stable, taken);
         args = taken.args;
         if (taken.timeoutMs !== undefined) runOptions.timeoutMs = taken.timeoutMs;
       }
@@ -237,10 +233,10 @@ function createSessionServer(
       let data = stable.plainInput?.(args);
       if (data === undefined) {
         const parsed = stable.input.safeParse(args);
-        if (!parsed.success) return invalidArguments(results, stable.name, parsed.error);
+        if (!parsed.success) return invalidArguments(results, stable, parsed.error);
         data = parsed.data as Record<string, unknown>;
       }
-      if (stable.op === null) return results.success('runtime_status', status());
+      if (stable.op === null) return results.success(stable, status());
       const progress = progressReporter(request.params._meta?.progressToken, extra.sendNotification);
       if (progress) runOptions.onEvent = progress.onEvent;
       try {
@@ -253,7 +249,7 @@ function createSessionServer(
           const restored = runtime.status().snapshot?.lastRestore;
           if (restored && outcome.meta.epoch === 1) prependLine(result, restoreNotice(restored));
         }
-        journal?.stableTool(stable.name, data, outcome);
+        journal?.stableTool(stable, data, outcome);
         return result;
       } finally {
         if (progress) await progress.settle();
@@ -299,117 +295,28 @@ function reportStartupFailures(server: Server, runtime: Runtime): void {
   });
 }
 
-/**
- * The input schema a tool publishes, sent with every model request, so without what tells a model nothing it needs to
- * choose a tool and its arguments: `$schema` (2020-12 is MCP's default dialect), `propertyNames: {type: string}` (JSON
- * keys are strings), `additionalProperties: {}` (the default), and the length and count bounds of strings and arrays
- * (sized for abuse, far past any real call; the server still enforces them, with an `invalid_arguments` error that
- * names the bound). A nullable `anyOf: [{type: T}, {type: null}]` is written `type: [T, null]`.
- */
-function publishedInputSchema(input: z.ZodObject): Tool['inputSchema'] {
-  const prune = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(prune);
-    if (node === null || typeof node !== 'object') return node;
-    const copy: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
-      if (key === '$schema' || UNPUBLISHED_BOUNDS.has(key)) continue;
-      if (key === 'propertyNames' && JSON.stringify(value) === '{"type":"string"}') continue;
-      if (key === 'additionalProperties' && JSON.stringify(value) === '{}') continue;
-      copy[key] = prune(value);
-    }
-    return nullableAsTypeList(copy);
-  };
-  return prune(z.toJSONSchema(input, { io: 'input' })) as Tool['inputSchema'];
-}
-
-const UNPUBLISHED_BOUNDS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems']);
-
-/** `{anyOf: [{type: T}, {type: 'null'}], ...rest}` as `{type: [T, 'null'], ...rest}`, when T's schema is only a type. */
-function nullableAsTypeList(node: Record<string, unknown>): Record<string, unknown> {
-  const anyOf = node.anyOf;
-  if (!Array.isArray(anyOf) || anyOf.length !== 2 || 'type' in node) return node;
-  const [first, second] = anyOf as Record<string, unknown>[];
-  const simple = (each: Record<string, unknown> | undefined) => each !== undefined && Object.keys(each).length === 1 && typeof each.type === 'string';
-  if (!simple(first) || !simple(second) || second!.type !== 'null' || first!.type === 'null') return node;
-  const { anyOf: _, ...rest } = node;
-  return { ...rest, type: [first!.type, 'null'] };
-}
-
-/** A stable tool as tools/list publishes it; a tool that takes a per-call deadline states the server's bound. */
-function toMcpTool(tool: StableToolDefinition, maxTimeoutSeconds: number): Tool {
-  const inputSchema = publishedInputSchema(tool.input);
-  if (tool.takesDeadline === true) inputSchema.properties = { ...inputSchema.properties, timeout_seconds: timeoutProperty(maxTimeoutSeconds) };
-  return {
-    name: tool.name,
-    title: tool.title,
-    description: tool.description,
-    inputSchema,
-    outputSchema: tool.outputSchema as Tool['outputSchema'],
-    annotations: { title: tool.title, readOnlyHint: tool.readOnly, destructiveHint: !tool.readOnly, openWorldHint: tool.name === 'execute' },
-  };
-}
-
-function invalidArguments(results: ResultWriter, tool: string, error: z.ZodError): CallToolResult {
+function invalidArguments(results: ResultWriter, tool: ResultRules, error: z.ZodError): CallToolResult {
   const issues = error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(arguments)'}: ${issue.message}`);
-  return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool}: ${issues.join('; ')}`.slice(0, 1000) }, undefined, failureFields(tool));
+  return results.failure(tool, { code: 'invalid_arguments', message: `invalid arguments for ${tool.name}: ${issues.join('; ')}`.slice(0, 1000) });
 }
 
-/** What every failure of `tool` states beside its error: execute's says `status: "error"` (its schema's default is "ok"). */
-function failureFields(tool: string): Record<string, unknown> {
-  return tool === 'execute' ? { ...EXECUTE_FAILURE } : {};
-}
-
-function badTimeout(results: ResultWriter, tool: string, taken: { message: string; details: Record<string, unknown> }): CallToolResult {
-  return results.failure({ code: 'invalid_arguments', message: `invalid arguments for ${tool.slice(0, 200)}: ${taken.message}`, details: taken.details }, undefined, failureFields(tool));
-}
-
-function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: JournalRecorder | undefined, sandbox: SandboxStatus | undefined): Record<string, unknown> {
-  const status = runtime.status();
-  return {
-    state: status.state,
-    epoch: status.epoch,
-    queue_depth: status.queueDepth,
-    active: status.active,
-    last_interruption: status.lastInterruption,
-    replacement_startup_ms: status.replacementStartupMs,
-    worker_startup_ms: status.workerStartupMs,
-    standby: status.standby,
-    error: status.error,
-    python_version: status.python,
-    ipython_version: status.ipython,
-    codec: status.codec,
-    memory_mb: status.memoryMb,
-    memory_limit_mb: status.memoryLimitMb,
-    // Only while an operation runs: how long it has run and its deadline, both in seconds from dispatch.
-    ...(status.activeOperation
-      ? {
-          active_elapsed_s: Math.round(status.activeOperation.elapsedMs / 100) / 10,
-          active_deadline_s: status.activeOperation.deadlineMs === null ? null : status.activeOperation.deadlineMs / 1000,
-        }
-      : {}),
-    dynamic_tools: catalog.size,
-    registry_revision: catalog.revision,
-    // Only when a journal is configured: what the model reads stays as short as before for everyone else.
-    ...(journal ? { journal: journal.status() } : {}),
-    // Likewise only with --state (`state` itself is the control-plane state above).
-    ...(status.snapshot ? { state_file: stateFileStatus(status.snapshot) } : {}),
-    ...(sandbox ? { sandbox } : {}),
-  };
+/** `name`: the tool as the client named it (a dynamic tool's rules are shared, so they do not hold its name). */
+function badTimeout(results: ResultWriter, tool: ResultRules, taken: { message: string; details: Record<string, unknown> }, name = tool.name): CallToolResult {
+  return results.failure(tool, { code: 'invalid_arguments', message: `invalid arguments for ${name.slice(0, 200)}: ${taken.message}`, details: taken.details });
 }
 
 /** The result of a finished stable tool call, the catalog already reconciled when the call needed it. */
 function stableResult(tool: StableToolDefinition, outcome: OperationOutcome, catalog: DynamicCatalog, results: ResultWriter): CallToolResult {
-  if (!outcome.ok) return results.failure(outcome.error, outcome.meta, failureFields(tool.name));
+  if (!outcome.ok) return results.failure(tool, outcome.error, outcome.meta);
   // The writer only reads the worker's result; a copy is made only for a field the server overrides.
   let structured = outcome.result;
   if (tool.catalogEffect === 'changes') {
-    // Explicitly unregistered names become plain unknown tools (not stale ones). This reads unregister's own
-    // result fields (remove's `unknown` lists namespace names, not tools), so it stays tied to that tool.
-    if (tool.name === 'unregister_tool') catalog.forget([...stringList(outcome.result.unregistered), ...stringList(outcome.result.unknown)]);
+    // Explicitly unregistered names become plain unknown tools (not stale ones).
+    if (tool.withdrawnTools) catalog.forget(tool.withdrawnTools(outcome.result));
     // Clients see the server's catalog revision (monotonic across worker replacement), never the worker's.
     if ('revision' in structured) structured = { ...structured, revision: catalog.revision };
   }
-  return results.success(tool.name, structured, outcome.meta);
+  return results.success(tool, structured, outcome.meta);
 }
 
 async function callDynamicTool(
@@ -434,7 +341,7 @@ async function callDynamicTool(
   // The deadline argument, unless the function takes a `timeout_seconds` of its own (then it is the function's).
   if (!takesOwnTimeout(entry.registration.input_schema)) {
     const taken = takeTimeout(args, maxTimeoutSeconds);
-    if (!taken.ok) return badTimeout(results, name, taken);
+    if (!taken.ok) return badTimeout(results, DYNAMIC_TOOL_RESULT, taken, name);
     args = taken.args;
     if (taken.timeoutMs !== undefined) runOptions = { ...runOptions, timeoutMs: taken.timeoutMs };
   }
@@ -443,7 +350,7 @@ async function callDynamicTool(
       .slice(0, 5)
       .map((error) => `${error.instancePath || '(arguments)'} ${error.message ?? 'is invalid'}`)
       .join('; ');
-    return results.failure({
+    return results.failure(DYNAMIC_TOOL_RESULT, {
       code: 'invalid_arguments',
       message: `invalid arguments for ${name}: ${problems}`.slice(0, 1000),
       details: { issues: (entry.validate.errors ?? []).slice(0, 5).map((error) => ({ path: error.instancePath.slice(0, 200), keyword: error.keyword })) },
@@ -456,10 +363,10 @@ async function callDynamicTool(
   );
   journal?.call(entry.registration.name, args, outcome, name);
   if (!outcome.ok) {
-    if (outcome.error.code !== 'tool_not_found' && outcome.error.code !== 'stale_registration') return results.failure(outcome.error, outcome.meta);
+    if (outcome.error.code !== 'tool_not_found' && outcome.error.code !== 'stale_registration') return results.failure(DYNAMIC_TOOL_RESULT, outcome.error, outcome.meta);
     // The snapshot was behind the worker: reconcile (and notify) before answering.
     await catalog.reconcileAfter(runtime);
-    if (outcome.error.code === 'stale_registration') return results.failure(outcome.error, outcome.meta);
+    if (outcome.error.code === 'stale_registration') return results.failure(DYNAMIC_TOOL_RESULT, outcome.error, outcome.meta);
     const reason = catalog.staleReason(name);
     if (reason === undefined) throw new McpError(McpErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 200)}`);
     return staleFailure(results, name, reason, outcome.meta);
@@ -467,7 +374,7 @@ async function callDynamicTool(
   // The tool may have changed the namespace, and so other registrations: reconcile in the background (joined, so
   // a burst of calls adds at most one discover to the queue) without holding this result back.
   if (mustReconcile('may-change', outcome.meta, catalog, runtime)) void catalog.reconcileAfter(runtime);
-  return results.success('call_tool', outcome.result, outcome.meta);
+  return results.success(DYNAMIC_TOOL_RESULT, outcome.result, outcome.meta);
 }
 
 /**
@@ -487,11 +394,8 @@ function mustReconcile(effect: CatalogEffect, meta: OperationMeta, catalog: Dyna
 function staleFailure(results: ResultWriter, name: string, reason: string, meta?: OperationMeta): CallToolResult {
   const shown = name.slice(0, 80);
   return results.failure(
+    DYNAMIC_TOOL_RESULT,
     { code: 'stale_registration', message: `tool ${JSON.stringify(shown)} is stale (${reason}); register it again`, details: { tool_name: shown, reason } },
     meta,
   );
-}
-
-function stringList(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }

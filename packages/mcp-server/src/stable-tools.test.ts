@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { STABLE_TOOLS, findStableTool, plainExecuteInput } from './stable-tools.js';
+import { STABLE_TOOLS, STABLE_TOOL_DEFINITIONS, STABLE_TOOL_NAMES, findStableTool, plainExecuteInput } from './stable-tools.js';
+import { defineStableTools } from './tool-definition.js';
 
 const execute = findStableTool('execute');
 
@@ -45,5 +46,36 @@ describe('plainInput', () => {
   it('is set only on tools whose check is held against their model here', () => {
     expect(STABLE_TOOLS.filter((tool) => tool.plainInput !== undefined).map((tool) => tool.name)).toEqual(['execute']);
     expect(execute?.plainInput).toBe(plainExecuteInput);
+  });
+});
+
+describe('a stable tool is one definition object', () => {
+  it('keys each definition by its own name, in the published order', () => {
+    expect(Object.entries(STABLE_TOOL_DEFINITIONS).map(([key, tool]) => [key, tool.name])).toEqual(STABLE_TOOL_NAMES.map((name) => [name, name]));
+    expect(STABLE_TOOLS.map((tool) => tool.name)).toEqual([...STABLE_TOOL_NAMES]);
+  });
+
+  it.each(STABLE_TOOLS.map((tool) => [tool.name, tool] as const))('%s has its compaction, text, output schema and journal policy', (_name, tool) => {
+    expect(typeof tool.compact).toBe('function');
+    expect(typeof tool.text).toBe('function');
+    expect(tool.outputSchema).toMatchObject({ type: 'object' });
+    expect(['cell', 'call', 'none']).toContain(tool.journal);
+  });
+
+  it('does not compile a tool without a text rule or a compaction', () => {
+    const { text: _text, ...withoutText } = STABLE_TOOL_DEFINITIONS.list;
+    const { compact: _compact, ...withoutCompact } = STABLE_TOOL_DEFINITIONS.list;
+    // @ts-expect-error -- `text` is required: a tool without a text rule is a compile error, not a silent fallback.
+    defineStableTools({ list: withoutText });
+    // @ts-expect-error -- likewise `compact`.
+    defineStableTools({ list: withoutCompact });
+    // @ts-expect-error -- and a key must be its definition's name.
+    defineStableTools({ other: STABLE_TOOL_DEFINITIONS.list });
+  });
+
+  it('finds only its own tools, never an inherited property', () => {
+    expect(findStableTool('execute')).toBe(STABLE_TOOL_DEFINITIONS.execute);
+    expect(findStableTool('toString')).toBeUndefined();
+    expect(findStableTool('call_tool')).toBeUndefined();
   });
 });

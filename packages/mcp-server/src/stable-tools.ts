@@ -1,52 +1,29 @@
-import type { OperationName } from '@ipython-mcp/protocol';
+import { OPERATIONS } from '@ipython-mcp/protocol';
 import { z } from 'zod';
-import { compactOutputSchema, flag } from './output-schemas.js';
+import {
+  COMMON,
+  FUNCTION_DEFAULTS,
+  INSPECT_DEFAULTS,
+  MATCH_DEFAULTS,
+  REGISTRATION_DEFAULTS,
+  RELOAD_ITEM_DEFAULTS,
+  REMOVE_DEFAULTS,
+  RESET_DEFAULTS,
+  STATUS_DEFAULTS,
+  UNREGISTER_DEFAULTS,
+  compactExecute,
+  compactInspection,
+  compactListingOf,
+  compactReload,
+  compactReset,
+  compactValue,
+  compactWith,
+} from './compact-result.js';
+import { COMPACT_EXECUTE, compactOutputSchema, flag, listingResult, trueFlagsSchema, valueResult, withDefaults } from './output-schemas.js';
+import { executeText, jsonText, valueText } from './result-text.js';
+import { defineStableTools, type StableToolDefinition } from './tool-definition.js';
 
-/** A stable tool: its MCP description, input model and output schema. Handlers live in server.ts. */
-export interface StableToolDefinition {
-  name: StableToolName;
-  title: string;
-  description: string;
-  input: z.ZodObject;
-  /**
-   * The arguments as `input` returns them, for a well-formed call, checked by hand because it runs on every call;
-   * `undefined` hands the arguments to `input`, which then accepts them or words the error. It accepts only what
-   * `input` accepts and returns what `input` returns (stable-tools.test.ts holds them equal).
-   */
-  plainInput?: (args: Record<string, unknown>) => Record<string, unknown> | undefined;
-  outputSchema: Record<string, unknown>;
-  /** The worker operation it maps to; `null` for runtime_status, which never reaches the worker. */
-  op: OperationName | null;
-  readOnly: boolean;
-  /** Takes the optional per-call deadline `timeout_seconds` (call-deadline.ts), bounded by the server's setting. */
-  takesDeadline?: true;
-  /**
-   * What the tool does to the dynamic tool catalog: `changes` (registry operations: reconcile after every call),
-   * `may-change` (namespace mutations can make registrations stale: reconcile when there are registrations and the
-   * worker's `catalog_revision` moved, or when it sent none), `none` (never reconcile).
-   */
-  catalogEffect: CatalogEffect;
-}
-
-/** A stable tool's effect on the dynamic tool catalog (see {@link StableToolDefinition.catalogEffect}). */
-export type CatalogEffect = 'none' | 'may-change' | 'changes';
-
-/** The eleven stable tool names. */
-export const STABLE_TOOL_NAMES = [
-  'execute',
-  'call_function',
-  'list',
-  'search',
-  'inspect',
-  'reload',
-  'remove',
-  'reset',
-  'register_tool',
-  'unregister_tool',
-  'runtime_status',
-] as const;
-/** One stable tool name. */
-export type StableToolName = (typeof STABLE_TOOL_NAMES)[number];
+export type { CatalogEffect, JournalPolicy, ResultRules, StableToolDefinition } from './tool-definition.js';
 
 const identifier = z.string().min(1).max(512);
 
@@ -62,29 +39,51 @@ export function plainExecuteInput(args: Record<string, unknown>): { code: string
   return typeof code === 'string' ? { code } : undefined;
 }
 
-/** Every stable tool, in the order tools/list publishes them. */
-export const STABLE_TOOLS: readonly StableToolDefinition[] = [
-  {
+const inspection = OPERATIONS.inspect.result;
+const reload = OPERATIONS.reload.result;
+const reset = OPERATIONS.reset.result;
+
+/** An execute failure (runtime_busy, operation_timeout, ...) says status "error": its schema's default is "ok". */
+const EXECUTE_FAILURE = Object.freeze({ status: 'error' });
+
+function stringList(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+/**
+ * Every stable tool, keyed by name, in the order tools/list publishes them. Adding a tool is one entry here (its
+ * output schema from its operation in the catalogue, `OPERATIONS` in @ipython-mcp/protocol), the catalogue entry
+ * and the worker's handler.
+ */
+export const STABLE_TOOL_DEFINITIONS = defineStableTools({
+  execute: {
     name: 'execute',
     title: 'Execute Python',
+    annotations: { readOnly: false, openWorld: true },
     op: 'execute',
-    readOnly: false,
     takesDeadline: true,
     catalogEffect: 'may-change',
+    journal: 'cell',
     description:
       'Run Python, magics and `!` shell in the persistent IPython namespace. Returns stdout/stderr (bounded, with ' +
       'omitted counts), the last value, displays/images and errors. Long work: set timeout_seconds.',
     input: z.object({ code: z.string() }).strict(),
     plainInput: plainExecuteInput,
-    outputSchema: compactOutputSchema('execute'),
+    outputSchema: compactOutputSchema(COMPACT_EXECUTE, EXECUTE_FAILURE),
+    compact: compactExecute,
+    text: executeText,
+    cellContent: true,
+    isError: (full) => full.status === 'error',
+    failureFields: EXECUTE_FAILURE,
   },
-  {
+  call_function: {
     name: 'call_function',
     title: 'Call a live function',
+    annotations: { readOnly: false },
     op: 'call_function',
-    readOnly: false,
     takesDeadline: true,
     catalogEffect: 'may-change',
+    journal: 'call',
     description:
       'Call a live callable by name or dotted path (never evaluated) with JSON keyword arguments; returns its value, ' +
       'which must be JSON.',
@@ -94,25 +93,31 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
         arguments: z.record(z.string(), z.unknown()).default({}),
       })
       .strict(),
-    outputSchema: compactOutputSchema('call_function'),
+    outputSchema: compactOutputSchema(valueResult(OPERATIONS.call_function.result)),
+    compact: compactValue,
+    text: valueText,
   },
-  {
+  list: {
     name: 'list',
     title: 'List functions',
+    annotations: { readOnly: true },
     op: 'list',
-    readOnly: true,
     catalogEffect: 'none',
+    journal: 'none',
     description:
       "List functions with signatures and docstrings (top-level and configured modules', dotted) for call_function.",
     input: z.object({}).strict(),
-    outputSchema: compactOutputSchema('list'),
+    outputSchema: compactOutputSchema(listingResult(OPERATIONS.list.result, 'functions', FUNCTION_DEFAULTS)),
+    compact: compactListingOf('functions', FUNCTION_DEFAULTS),
+    text: jsonText,
   },
-  {
+  search: {
     name: 'search',
     title: 'Search the namespace',
+    annotations: { readOnly: true },
     op: 'search',
-    readOnly: true,
     catalogEffect: 'none',
+    journal: 'none',
     description:
       'Find names (substring, any case, or exact) among variables, functions, classes and modules, with type, shape ' +
       'and short repr.',
@@ -123,58 +128,77 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
         kinds: z.array(z.enum(['function', 'class', 'module', 'variable', 'other'])).optional(),
       })
       .strict(),
-    outputSchema: compactOutputSchema('search'),
+    outputSchema: compactOutputSchema(listingResult(OPERATIONS.search.result, 'matches', MATCH_DEFAULTS)),
+    compact: compactListingOf('matches', MATCH_DEFAULTS),
+    text: jsonText,
   },
-  {
+  inspect: {
     name: 'inspect',
     title: 'Inspect a live object',
+    annotations: { readOnly: true },
     op: 'inspect',
-    readOnly: true,
     catalogEffect: 'none',
+    journal: 'none',
     description:
       'Describe a live object by name or dotted path: type, signature, docs, shape, safe repr. Runs no user code.',
     input: z.object({ name: identifier }).strict(),
-    outputSchema: compactOutputSchema('inspect'),
+    outputSchema: compactOutputSchema(withDefaults(inspection, INSPECT_DEFAULTS, { truncated: trueFlagsSchema(inspection.shape.truncated) })),
+    compact: compactInspection,
+    text: jsonText,
   },
-  {
+  reload: {
     name: 'reload',
     title: 'Reload modules',
+    annotations: { readOnly: false },
     op: 'reload',
-    readOnly: false,
     catalogEffect: 'may-change',
+    journal: 'none',
     description:
       'Reload these modules (not their dependencies) and rebind every name bound to the old ones.',
     input: z.object({ modules: z.array(z.string().min(1).max(512)).min(1).max(100) }).strict(),
-    outputSchema: compactOutputSchema('reload'),
+    outputSchema: compactOutputSchema(withDefaults(reload, COMMON, { results: z.array(withDefaults(reload.shape.results.element, RELOAD_ITEM_DEFAULTS)) })),
+    compact: compactReload,
+    text: jsonText,
   },
-  {
+  remove: {
     name: 'remove',
     title: 'Remove names',
+    annotations: { readOnly: false },
     op: 'remove',
-    readOnly: false,
     catalogEffect: 'changes',
+    journal: 'none',
     description:
       'Delete top-level names; reports each as removed, refused (private, IPython\'s own, configured modules) or unknown.',
     input: z.object({ names: z.array(z.string().min(1).max(512)).max(10_000) }).strict(),
-    outputSchema: compactOutputSchema('remove'),
+    outputSchema: compactOutputSchema(withDefaults(OPERATIONS.remove.result, REMOVE_DEFAULTS)),
+    compact: compactWith(REMOVE_DEFAULTS),
+    text: jsonText,
   },
-  {
+  reset: {
     name: 'reset',
     title: 'Reset the namespace',
+    annotations: { readOnly: false },
     op: 'reset',
-    readOnly: false,
     catalogEffect: 'changes',
+    journal: 'none',
     description:
       'Delete every user-created name and all dynamic tools, restoring IPython\'s and configured modules\' bindings.',
     input: z.object({}).strict(),
-    outputSchema: compactOutputSchema('reset'),
+    outputSchema: compactOutputSchema(
+      withDefaults(reset, RESET_DEFAULTS, {
+        removed_count: reset.shape.removed_count.optional().describe('How many were removed; absent when it equals the length of removed.'),
+      }),
+    ),
+    compact: compactReset,
+    text: jsonText,
   },
-  {
+  register_tool: {
     name: 'register_tool',
     title: 'Publish a callable as a tool',
+    annotations: { readOnly: false },
     op: 'register_tool',
-    readOnly: false,
     catalogEffect: 'changes',
+    journal: 'none',
     description:
       'Publish a top-level callable as an MCP tool, input schema from its annotations; an incompatible redefinition ' +
       'makes it stale until registered again.',
@@ -185,27 +209,36 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
         description: z.string().max(100_000).nullable().default(null),
       })
       .strict(),
-    outputSchema: compactOutputSchema('register_tool'),
+    outputSchema: compactOutputSchema(withDefaults(OPERATIONS.register_tool.result, REGISTRATION_DEFAULTS)),
+    compact: compactWith(REGISTRATION_DEFAULTS),
+    text: jsonText,
   },
-  {
+  unregister_tool: {
     name: 'unregister_tool',
     title: 'Withdraw dynamic tools',
+    annotations: { readOnly: false },
     op: 'unregister_tool',
-    readOnly: false,
     catalogEffect: 'changes',
+    journal: 'none',
     description: 'Withdraw dynamic tools by name; reports unknown names.',
     input: z.object({ names: z.array(z.string().min(1).max(512)).max(1000) }).strict(),
-    outputSchema: compactOutputSchema('unregister_tool'),
+    outputSchema: compactOutputSchema(withDefaults(OPERATIONS.unregister_tool.result, UNREGISTER_DEFAULTS)),
+    compact: compactWith(UNREGISTER_DEFAULTS),
+    text: jsonText,
+    // Unregister's own fields (remove's `unknown` lists namespace names, not tools).
+    withdrawnTools: (result) => [...stringList(result.unregistered), ...stringList(result.unknown)],
   },
-  {
+  runtime_status: {
     name: 'runtime_status',
     title: 'Runtime status',
+    annotations: { readOnly: true },
     op: null,
-    readOnly: true,
     catalogEffect: 'none',
+    journal: 'none',
     description:
       'Worker state, epoch, queue, running call, last interruption, memory; answers even while code runs.',
     input: z.object({}).strict(),
+    // The server's own state, not a worker result: written here rather than derived from the catalogue.
     outputSchema: {
       type: 'object',
       properties: {
@@ -228,10 +261,22 @@ export const STABLE_TOOLS: readonly StableToolDefinition[] = [
       required: ['state', 'epoch'],
       additionalProperties: true,
     },
+    compact: compactWith(STATUS_DEFAULTS),
+    text: jsonText,
+    reportsEpoch: true,
   },
-];
+});
+
+/** One stable tool name. */
+export type StableToolName = keyof typeof STABLE_TOOL_DEFINITIONS;
+
+/** The eleven stable tool names, in the order tools/list publishes them. */
+export const STABLE_TOOL_NAMES: readonly StableToolName[] = Object.freeze(Object.keys(STABLE_TOOL_DEFINITIONS) as StableToolName[]);
+
+/** Every stable tool, in the order tools/list publishes them. */
+export const STABLE_TOOLS: readonly StableToolDefinition[] = Object.freeze(Object.values(STABLE_TOOL_DEFINITIONS));
 
 /** Looks up a stable tool by name. */
 export function findStableTool(name: string): StableToolDefinition | undefined {
-  return STABLE_TOOLS.find((tool) => tool.name === name);
+  return Object.hasOwn(STABLE_TOOL_DEFINITIONS, name) ? STABLE_TOOL_DEFINITIONS[name as StableToolName] : undefined;
 }

@@ -1,9 +1,13 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS } from '@ipython-mcp/protocol';
 import type { OperationFailure, OperationMeta } from '@ipython-mcp/worker-supervisor';
-import { compactResult, runtimeMeta, shownRuntime } from './compact-result.js';
+import { OPERATIONS } from '@ipython-mcp/protocol';
+import { compactValue, runtimeMeta, shownRuntime } from './compact-result.js';
 import { DISPLAYS_META_KEY, modelDisplay } from './display-choice.js';
-import { executeText, failureText, valueText } from './result-text.js';
+import { compactOutputSchema, valueResult } from './output-schemas.js';
+import { ResultCheck, checksResultsByDefault } from './result-check.js';
+import { failureText, valueText } from './result-text.js';
+import type { ResultRules } from './tool-definition.js';
 import { foldTraceback } from './traceback-fold.js';
 
 export { runtimeMeta } from './compact-result.js';
@@ -86,6 +90,29 @@ function isDisplay(value: unknown): value is Json {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** How a dynamic tool's results are written: its value as Python writes it (dynamic tools publish no output schema; the
+ * check holds them to the compact call_tool result all the same). */
+export const DYNAMIC_TOOL_RESULT: ResultRules = {
+  name: 'call_tool',
+  compact: compactValue,
+  text: valueText,
+  outputSchema: compactOutputSchema(valueResult(OPERATIONS.call_tool.result)),
+};
+
+/** One check for the whole process: each output schema is compiled once, whichever session writes first. */
+let sharedCheck: ResultCheck | undefined;
+
+/** Options of a {@link ResultWriter}. */
+export interface ResultWriterOptions {
+  /** The configured library directories, whose traceback frames stay whole (traceback-fold.ts). */
+  libraryPaths?: readonly string[] | undefined;
+  /**
+   * Check every result against its tool's output schema (a failing one throws, a server bug). Default: in
+   * development and test builds only (see {@link checksResultsByDefault}); production keeps the fast path.
+   */
+  checkResults?: boolean | undefined;
+}
+
 /**
  * Writes tool results for one server: compact structured content (compact-result.ts), a text block for a model
  * (result-text.ts) and the full runtime metadata in `_meta`. It remembers the last epoch it reported, so that a
@@ -94,8 +121,13 @@ function isDisplay(value: unknown): value is Json {
 export class ResultWriter {
   private reportedEpoch = 1;
 
-  /** `libraryPaths`: the configured library directories, whose traceback frames stay whole (traceback-fold.ts). */
-  constructor(private readonly libraryPaths: readonly string[] = []) {}
+  private readonly libraryPaths: readonly string[];
+  private readonly check: ResultCheck | undefined;
+
+  constructor(options: ResultWriterOptions = {}) {
+    this.libraryPaths = options.libraryPaths ?? [];
+    this.check = (options.checkResults ?? checksResultsByDefault()) ? (sharedCheck ??= new ResultCheck()) : undefined;
+  }
 
   /** Notes an epoch the client has seen (runtime_status shows it); true when it differs from the last one. */
   private noteEpoch(epoch: number): boolean {
@@ -105,28 +137,30 @@ export class ResultWriter {
   }
 
   /**
-   * A successful result of `tool` (a stable tool name, or `call_tool` for a dynamic tool) from the worker's full
-   * result `full`. For execute, a failed cell is still this kind of result, with `isError`.
+   * A successful result of `tool` from the worker's full result `full`, written by the tool's rules (its
+   * definition). For execute, a failed cell is still this kind of result, with `isError`.
    */
-  success(tool: string, full: Json, meta?: OperationMeta): CallToolResult {
-    // compactResult builds a new object: the writer owns it and fills it in place (images, runtime).
-    const structured = compactResult(tool, plainJson(full));
-    const images = tool === 'execute' ? takeImages(structured) : NO_IMAGES;
+  success(tool: ResultRules, full: Json, meta?: OperationMeta): CallToolResult {
+    // compact builds a new object: the writer owns it and fills it in place (images, runtime).
+    const structured = tool.compact(plainJson(full));
+    const cell = tool.cellContent === true;
+    const images = cell ? takeImages(structured) : NO_IMAGES;
     // One representation per display for the model; the whole bundles (images as their references) for programs.
-    const bundles = tool === 'execute' && Array.isArray(structured.displays) ? structured.displays : undefined;
+    const bundles = cell && Array.isArray(structured.displays) ? structured.displays : undefined;
     if (bundles !== undefined) structured.displays = bundles.map((display: unknown) => (isDisplay(display) ? modelDisplay(display) : display));
-    const fullTraceback = tool === 'execute' ? this.foldTraceback(structured) : undefined;
-    if (tool === 'runtime_status' && typeof full.epoch === 'number') this.noteEpoch(full.epoch);
+    const fullTraceback = cell ? this.foldTraceback(structured) : undefined;
+    if (tool.reportsEpoch === true && typeof full.epoch === 'number') this.noteEpoch(full.epoch);
     if (meta) {
       const runtime = shownRuntime(meta, this.noteEpoch(meta.epoch));
       if (runtime) structured.runtime = runtime;
     }
-    const text = tool === 'execute' ? executeText(structured) : tool === 'call_function' || tool === 'call_tool' ? valueText(structured) : JSON.stringify(structured);
+    this.check?.check(tool, structured);
+    const text = tool.text(structured);
     const result: CallToolResult = { content: images.length === 0 ? [{ type: 'text', text }] : [{ type: 'text', text }, ...images], structuredContent: structured };
     if (meta) result._meta = { [RUNTIME_META_KEY]: runtimeMeta(meta) };
     if (bundles !== undefined) result._meta = { ...result._meta, [DISPLAYS_META_KEY]: bundles };
     if (fullTraceback !== undefined) result._meta = { ...result._meta, [TRACEBACK_META_KEY]: fullTraceback };
-    if (tool === 'execute' && full.status === 'error') result.isError = true;
+    if (tool.isError?.(full) === true) result.isError = true;
     return result;
   }
 
@@ -142,10 +176,13 @@ export class ResultWriter {
     return whole;
   }
 
-  /** A structured failure: `isError`, the error object and the runtime metadata that says something, never user values. */
-  failure(error: OperationFailure, meta?: OperationMeta, extra: Json = {}): CallToolResult {
+  /**
+   * A structured failure of `tool`: `isError`, the error object, the fields every failure of the tool states
+   * (`failureFields`) and the runtime metadata that says something, never user values.
+   */
+  failure(tool: ResultRules, error: OperationFailure, meta?: OperationMeta): CallToolResult {
     const structured: Json = {
-      ...extra,
+      ...tool.failureFields,
       error: {
         code: error.code,
         message: error.message,
@@ -159,6 +196,7 @@ export class ResultWriter {
       if (runtime) structured.runtime = runtime;
     }
     const shown = plainJson(structured);
+    this.check?.check(tool, shown);
     const result: CallToolResult = { isError: true, content: [{ type: 'text', text: failureText(shown) }], structuredContent: shown };
     if (meta) result._meta = { [RUNTIME_META_KEY]: runtimeMeta(meta) };
     return result;

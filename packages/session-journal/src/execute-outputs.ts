@@ -1,3 +1,4 @@
+import { codePointIndex } from './code-points.js';
 import { toMimeBundle, type JournalOutput } from './notebook-format.js';
 import { pythonLiteral } from './python-source.js';
 
@@ -56,18 +57,6 @@ function resultBundle(raw: unknown): Record<string, unknown> | undefined {
   if (raw.kind !== 'repr' || typeof raw.repr !== 'string') return undefined;
   const images = isRecord(raw.images) ? toMimeBundle(raw.images) : {};
   return { ...images, 'text/plain': raw.repr };
-}
-
-/** The UTF-16 index of code point `points` of `text` (the worker counts code points). The server has the same
- * helper (result-text.ts); this package imports nothing of ours, so it keeps its own. */
-function codePointIndex(text: string, points: number): number {
-  let index = 0;
-  for (let seen = 0; seen < points && index < text.length; seen += 1) {
-    const unit = text.charCodeAt(index);
-    const low = index + 1 < text.length ? text.charCodeAt(index + 1) : 0;
-    index += unit >= 0xd800 && unit <= 0xdbff && low >= 0xdc00 && low <= 0xdfff ? 2 : 1;
-  }
-  return index;
 }
 
 function count(value: unknown): number | null {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ranCode, replacedNote, stoppedNote } from './operation-notes.js';
+import { ranCode, replacedNote, stoppedCells, stoppedNote } from './operation-notes.js';
 
 const base = { code: 'operation_timeout', interruption: 'timeout', namespace: 'preserved', epoch: 1, durationMs: 30_000 };
 
@@ -24,5 +24,14 @@ describe('operation notes', () => {
     expect(ranCode({ code: 'operation_cancelled', interruption: 'cancelled' })).toBe(true);
     expect(ranCode({ code: 'memory_limit', interruption: null })).toBe(true);
     expect(ranCode({ code: 'message_too_large', interruption: null })).toBe(true);
+  });
+
+  it('stoppedCells: the code cell and the note for a stop, with the outcome\'s own epoch; nothing for a call that never ran', () => {
+    const failed = { error: { code: 'worker_crashed' }, meta: { interruption: 'crash', namespace: 'reset', epoch: 4, durationMs: 1200 } };
+    const cells = stoppedCells('x = 1', failed);
+    expect(cells.map((cell) => cell.cell_type)).toEqual(['code', 'markdown']);
+    expect(cells[0]).toMatchObject({ source: 'x = 1', outputs: [], execution_count: null });
+    expect(cells[1]).toMatchObject({ source: expect.stringContaining('namespace reset (epoch 4)') });
+    expect(stoppedCells('x = 1', { ...failed, error: { code: 'runtime_busy' }, meta: { ...failed.meta, interruption: null } })).toEqual([]);
   });
 });

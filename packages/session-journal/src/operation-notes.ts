@@ -1,3 +1,5 @@
+import { codeCell, markdownCell, type CellRecord } from './notebook-format.js';
+
 /** The control-plane facts of an operation that did not finish normally (no code, no values). */
 export interface StoppedOperation {
   /** The error code of the outcome, e.g. `operation_timeout`, `worker_crashed`, `memory_limit`. */
@@ -51,4 +53,31 @@ export function stoppedNote(stopped: StoppedOperation): string {
 /** The note for a worker replaced between cells (it died while idle). */
 export function replacedNote(reason: string, epoch: number): string {
   return `**Worker replaced** (${reason.slice(0, 32)}) between cells: the namespace was reset (epoch ${epoch}); names defined above are gone.`;
+}
+
+/**
+ * A failed operation as the runtime reports it (structurally, worker-supervisor's `OperationOutcome` when not ok:
+ * this package imports nothing of ours).
+ */
+export interface FailedOperation {
+  error: { code: string };
+  meta: { interruption: string | null; namespace: string | null; epoch: number; durationMs: number };
+}
+
+/**
+ * The cells for `source` whose operation stopped without a result: the code cell (no outputs) and the note saying
+ * what happened, or none when the operation never ran. Both recorders (the server's and Code Mode's) write these.
+ * The epoch is the outcome's own (`meta.epoch`, taken when the outcome was made, after any replacement the stop
+ * caused), not the runtime's epoch read later, which may already count a later replacement.
+ */
+export function stoppedCells(source: string, failed: FailedOperation): CellRecord[] {
+  const stopped: StoppedOperation = {
+    code: String(failed.error.code),
+    interruption: failed.meta.interruption,
+    namespace: failed.meta.namespace,
+    epoch: failed.meta.epoch,
+    durationMs: failed.meta.durationMs,
+  };
+  if (!ranCode(stopped)) return [];
+  return [codeCell(source, [], null), markdownCell(stoppedNote(stopped))];
 }

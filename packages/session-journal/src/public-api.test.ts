@@ -9,6 +9,7 @@ describe('@ipython-mcp/session-journal public API', () => {
       'DEFAULT_JOURNAL_MAX_BYTES',
       'SessionJournal',
       'codeCell',
+      'codePointIndex',
       'markdownCell',
       'notebookMetadata',
       'outputsOfExecuteResult',
@@ -17,6 +18,7 @@ describe('@ipython-mcp/session-journal public API', () => {
       'pythonString',
       'ranCode',
       'replacedNote',
+      'stoppedCells',
       'stoppedNote',
       'toMimeBundle',
     ]);

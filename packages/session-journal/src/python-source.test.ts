@@ -9,6 +9,8 @@ describe('JSON as Python source', () => {
     expect(pythonString('tab\tnew\nline\\ \u0001')).toBe("'tab\\tnew\\nline\\\\ \\x01'");
     expect(pythonString('lone \ud800 surrogate')).toBe("'lone \\ud800 surrogate'");
     expect(pythonString('ünïcödé ✓')).toBe("'ünïcödé ✓'");
+    // Text the value contract escaped already keeps its backslashes as they are.
+    expect(pythonString('caf\\udce9 a\\\\b', true)).toBe("'caf\\udce9 a\\\\b'");
   });
 
   it('renders JSON values as Python literals', () => {

@@ -4,13 +4,20 @@
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const MAX_DEPTH = 64;
 
-/** A Python string literal, quoted and escaped the way `repr(str)` does it. */
-export function pythonString(text: string): string {
+/**
+ * A Python string literal, quoted and escaped the way `repr(str)` does it. The one copy in the workspace: the
+ * server's result text and Code Mode's generated stubs import it from here, as DESIGN.md lets both import this
+ * package and lets this one import nothing of ours (issue 31 suggested protocol; the layering rule wins).
+ * `escapedAlready`: text the value contract already escaped (`encoded` kind `text`: lone surrogates written as
+ * `\\udcXX`, its own backslashes doubled), whose backslashes are written as they are.
+ */
+export function pythonString(text: string, escapedAlready = false): string {
   const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
   let out = quote;
   for (const char of text) {
     const code = char.codePointAt(0) ?? 0;
-    if (char === quote || char === '\\') out += `\\${char}`;
+    if (char === '\\') out += escapedAlready ? '\\' : '\\\\';
+    else if (char === quote) out += `\\${quote}`;
     else if (char === '\n') out += '\\n';
     else if (char === '\r') out += '\\r';
     else if (char === '\t') out += '\\t';

@@ -3,12 +3,8 @@ import { InMemoryChannel, type WorkerChannel } from './worker-channel.js';
 import {
   RequestMatcher,
   WorkerExitedError,
-  type RequestHooks,
-  type ToolAnswer,
-  type WorkerHandle,
-  type WorkerInfo,
-  type WorkerReply,
 } from './worker-connection.js';
+import type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply } from './worker-handle.js';
 
 /** Options of a {@link ChannelWorker}. */
 export interface ChannelWorkerOptions {

@@ -7,7 +7,8 @@ import { PausableTimer } from './pausable-timer.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
 import type { InterruptionKind, NamespaceOutcome, OperationMeta, OperationOutcome, RunOptions } from './runtime-types.js';
 import type { WorkerPool } from './worker-pool.js';
-import { WorkerExitedError, type ToolAnswer, type WorkerHandle, type WorkerReply } from './worker-process.js';
+import type { ToolAnswer, WorkerHandle, WorkerReply } from './worker-handle.js';
+import { WorkerExitedError } from './worker-process.js';
 
 type Settled = Promise<{ kind: 'reply'; value: WorkerReply } | { kind: 'failed'; error: unknown }>;
 

@@ -21,7 +21,8 @@ export type {
   RuntimeStatus,
 } from './runtime-types.js';
 export { EXIT_NO_IPYTHON, WorkerExitedError, WorkerProcess, WorkerStartupError } from './worker-process.js';
-export type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply, WorkerSpawnOptions } from './worker-process.js';
+export type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply } from './worker-handle.js';
+export type { WorkerSpawnOptions } from './worker-process.js';
 export { workerSourceDirectory } from './worker-source.js';
 export type { LaunchCommand, WorkerLaunch } from './worker-launch.js';
 export { ChannelWorker } from './channel-worker.js';

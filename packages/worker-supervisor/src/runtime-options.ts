@@ -3,10 +3,10 @@ import type { Logger } from './logger.js';
 import { defaultMemoryLimitMb } from './memory-watch.js';
 import type { AfterInterruptPolicy } from './runtime-types.js';
 import type { WorkerLaunch } from './worker-launch.js';
-import type { WorkerHandle, WorkerSpawnOptions } from './worker-process.js';
+import type { WorkerHandle } from './worker-handle.js';
 // For the TSDoc links only.
 import type { ChannelWorker } from './channel-worker.js';
-import type { WorkerProcess } from './worker-process.js';
+import type { WorkerProcess, WorkerSpawnOptions } from './worker-process.js';
 
 /** What each worker is started with (the `configure` message); every field defaults. */
 export interface WorkerConfiguration {

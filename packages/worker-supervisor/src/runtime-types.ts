@@ -1,5 +1,5 @@
 import type { ErrorCode, StateReport, ToolCall, WorkerEvent } from '@ipython-mcp/protocol';
-import type { ToolAnswer } from './worker-process.js';
+import type { ToolAnswer } from './worker-handle.js';
 
 /** Control-plane state, as runtime_status reports it. */
 export type RuntimeState = 'starting' | 'ready' | 'busy' | 'recovering' | 'unavailable' | 'closed';

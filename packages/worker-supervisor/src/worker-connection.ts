@@ -1,35 +1,7 @@
-import { parseWorkerMessage, type CodecName, type StateReport, type ToolCall, type WireError, type WorkerEvent } from '@ipython-mcp/protocol';
+import { parseWorkerMessage, type StateReport } from '@ipython-mcp/protocol';
+import type { RequestHooks, ToolAnswer, WorkerReply } from './worker-handle.js';
 import type { Logger } from './logger.js';
 import type { WorkerChannel } from './worker-channel.js';
-
-/** What a successful handshake tells the parent. */
-export interface WorkerInfo {
-  pid: number;
-  python: string;
-  ipython: string;
-  codec: CodecName;
-  protectedNames: string[];
-  startupMs: number;
-  /** The restore of the namespace snapshot (`--state`), when this worker was told to restore one. */
-  stateRestore?: StateReport | undefined;
-}
-
-/**
- * A request's answer from the worker. `catalogRevision` is the worker's registry revision after the operation,
- * when the worker sent one (the shared wire contract: absent means "not known", never "unchanged").
- */
-export type WorkerReply =
-  | { ok: true; result: Record<string, unknown>; catalogRevision?: number | undefined }
-  | { ok: false; error: WireError; catalogRevision?: number | undefined };
-
-/** The answer to a nested tool call: the value as JSON text for Python (`toPythonJson`), or a failure message. */
-export type ToolAnswer = { ok: true; valueJson: string } | { ok: false; message: string };
-
-/** Hooks for one in-flight request. */
-export interface RequestHooks {
-  onEvent?: ((event: WorkerEvent) => void) | undefined;
-  onToolCall?: ((call: ToolCall) => void) | undefined;
-}
 
 /** Why a worker stopped being usable. */
 export class WorkerExitedError extends Error {
@@ -49,29 +21,6 @@ export class WorkerStartupError extends Error {
     super(message);
     this.name = 'WorkerStartupError';
   }
-}
-
-/**
- * What the runtime needs of one worker: a {@link WorkerProcess} (a real Python process), or a worker over any
- * {@link WorkerChannel} without a process (unit tests, embedders).
- */
-export interface WorkerHandle {
-  /** Resolves after the handshake; rejects with {@link WorkerStartupError}. */
-  readonly ready: Promise<WorkerInfo>;
-  /** Resolves when the worker has ended. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  readonly pid: number | undefined;
-  /** The pid the worker reported about itself, in its own pid namespace (differs from `pid` behind a launch wrapper); optional. */
-  readonly reportedPid?: number | undefined;
-  readonly alive: boolean;
-  request(op: string, params: Record<string, unknown>, hooks?: RequestHooks): { id: number; reply: Promise<WorkerReply> };
-  interrupt(id: number, reason?: 'memory_limit'): void;
-  sendToolResult(callId: number, result: ToolAnswer): void;
-  kill(): void;
-  shutdown(graceMs: number): Promise<void>;
-  setHeld(held: boolean): void;
-  /** Called with each save of the namespace snapshot the worker reports (`--state`); optional for embedders. */
-  onStateReport?: ((report: StateReport) => void) | undefined;
 }
 
 interface Pending {

@@ -4,7 +4,8 @@ import type { WorkerMemory } from './memory-watch.js';
 import { MAX_ERROR_CHARS, unavailableMessage } from './outcome-wording.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
 import type { EpochChange, InterruptionKind, NamespaceOutcome, OperationFailure, RuntimeStatus } from './runtime-types.js';
-import { WorkerProcess, type WorkerHandle, type WorkerInfo } from './worker-process.js';
+import type { WorkerHandle, WorkerInfo } from './worker-handle.js';
+import { WorkerProcess } from './worker-process.js';
 import { SPILL_DIRECTORY_ENV, SPILL_OWNER_ENV, type OutputSpill } from './output-spill.js';
 
 /**

@@ -10,12 +10,8 @@ import {
   RequestMatcher,
   WorkerExitedError,
   WorkerStartupError,
-  type RequestHooks,
-  type ToolAnswer,
-  type WorkerHandle,
-  type WorkerInfo,
-  type WorkerReply,
 } from './worker-connection.js';
+import type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply } from './worker-handle.js';
 import { workerIpythonDirectory } from './python-interpreter.js';
 import type { LaunchCommand, WorkerLaunch } from './worker-launch.js';
 import { workerBootstrapCode } from './worker-source.js';
@@ -46,7 +42,6 @@ export interface WorkerSpawnOptions {
 }
 
 export { WorkerExitedError, WorkerStartupError } from './worker-connection.js';
-export type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply } from './worker-connection.js';
 
 /** `128 + N` from a wrapper that cannot die by its worker's signal N itself, read back as that signal. */
 function decodeSignalExit(code: number | null, signal: NodeJS.Signals | null): { code: number | null; signal: NodeJS.Signals | null } {

@@ -1,0 +1,84 @@
+import type { OperationName } from '@ipython-mcp/protocol';
+import type { z } from 'zod';
+
+type Json = Record<string, unknown>;
+
+/**
+ * How the results of one tool are written: the part of a tool's definition the `ResultWriter` reads
+ * (tool-result.ts). Stable tools carry it in their {@link StableToolDefinition}; dynamic tools share one.
+ */
+export interface ResultRules {
+  /** The tool's name, for messages. */
+  readonly name: string;
+  /** The compact structured content of a successful result, from the worker's full result (compact-result.ts). */
+  readonly compact: (full: Json) => Json;
+  /** The text block a model reads, from the compact structured content (result-text.ts). */
+  readonly text: (structured: Json) => string;
+  /** The published output schema: in development and test builds every result is checked against it. */
+  readonly outputSchema?: Json | undefined;
+  /**
+   * What every failure result of the tool states beside its `error` (execute: `status: "error"`, since its schema's
+   * default is "ok"). The writer adds them to each failure, and the output schema requires them there.
+   */
+  readonly failureFields?: Readonly<Json> | undefined;
+  /** A cell's result (execute): images as MCP image content, one representation per display, folded tracebacks. */
+  readonly cellContent?: true | undefined;
+  /** Whether a successful operation's result is still an error for the model (execute's failed cell). */
+  readonly isError?: ((full: Json) => boolean) | undefined;
+  /** The result reports the runtime's epoch itself (runtime_status), so a later result need not repeat it. */
+  readonly reportsEpoch?: true | undefined;
+}
+
+/** A stable tool's effect on the dynamic tool catalog (see {@link StableToolDefinition.catalogEffect}). */
+export type CatalogEffect = 'none' | 'may-change' | 'changes';
+
+/**
+ * What the journal records of a call (journal-recorder.ts): `cell` records `arguments.code` as a code cell with
+ * its outputs; `call` records `arguments.name(**arguments.arguments)` as the Python call it stands for; `none`
+ * records nothing (the tool runs no user code of its own).
+ */
+export type JournalPolicy = 'cell' | 'call' | 'none';
+
+/**
+ * One stable tool, whole: what tools/list publishes (name, title, annotations, description, input and output
+ * schema), how its arguments are checked, what runs it, how its results are written (compaction, text, failure
+ * fields), what the journal records and what it does to the dynamic catalog. The server, the result writer and the
+ * journal read this object; none of them switches on a tool's name.
+ */
+export interface StableToolDefinition<Name extends string = string> extends ResultRules {
+  readonly name: Name;
+  readonly title: string;
+  readonly description: string;
+  /** MCP annotations: `readOnlyHint` (and `destructiveHint`, its opposite) and `openWorldHint`. */
+  readonly annotations: { readonly readOnly: boolean; readonly openWorld?: true | undefined };
+  readonly input: z.ZodObject;
+  /**
+   * The arguments as `input` returns them, for a well-formed call, checked by hand because it runs on every call;
+   * `undefined` hands the arguments to `input`, which then accepts them or words the error. It accepts only what
+   * `input` accepts and returns what `input` returns (stable-tools.test.ts holds them equal).
+   */
+  readonly plainInput?: ((args: Record<string, unknown>) => Record<string, unknown> | undefined) | undefined;
+  /** Derived from the operations catalogue for a worker-backed tool (output-schemas.ts). */
+  readonly outputSchema: Json;
+  /** The handler: the worker operation the tool runs; `null` for runtime_status, which the server answers itself. */
+  readonly op: OperationName | null;
+  /** Takes the optional per-call deadline `timeout_seconds` (call-deadline.ts), bounded by the server's setting. */
+  readonly takesDeadline?: true | undefined;
+  /**
+   * What the tool does to the dynamic tool catalog: `changes` (registry operations: reconcile after every call),
+   * `may-change` (namespace mutations can make registrations stale: reconcile when there are registrations and the
+   * worker's `catalog_revision` moved, or when it sent none), `none` (never reconcile).
+   */
+  readonly catalogEffect: CatalogEffect;
+  /** Dynamic tool names a successful result withdrew: the catalog forgets them (plain unknown tools, not stale). */
+  readonly withdrawnTools?: ((result: Json) => string[]) | undefined;
+  readonly journal: JournalPolicy;
+}
+
+/**
+ * The stable tools, keyed by name, each key its definition's `name`. Checked at compile time: a definition without
+ * a compaction, text rule, output schema or journal policy does not compile.
+ */
+export function defineStableTools<const Tools extends { readonly [Name in keyof Tools]: StableToolDefinition<Name & string> }>(tools: Tools): Tools {
+  return tools;
+}
