@@ -1,40 +1,15 @@
 """Stable error codes shared with the TypeScript side (packages/protocol/src/error-codes.ts).
 
-The list is pinned by fixtures/protocol/error-codes.json, which both test suites read.
+Both lists are generated from fixtures/protocol/error-codes.json (tooling/scripts/gen-protocol.mjs).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-ERROR_CODES = (
-    "runtime_busy",
-    "queue_timeout",
-    "runtime_closed",
-    "runtime_unavailable",
-    "operation_timeout",
-    "operation_cancelled",
-    "memory_limit",
-    "invalid_request",
-    "invalid_arguments",
-    "message_too_large",
-    "protocol_error",
-    "name_not_found",
-    "not_callable",
-    "binding_failed",
-    "call_raised",
-    "result_not_json",
-    "protected_name",
-    "invalid_name",
-    "name_collision",
-    "unsupported_signature",
-    "registry_full",
-    "stale_registration",
-    "tool_not_found",
-    "startup_failed",
-    "worker_crashed",
-    "internal_error",
-)
+from .constants import ERROR_CODE_LIST
+
+ERROR_CODES = ERROR_CODE_LIST
 
 
 class OpError(Exception):

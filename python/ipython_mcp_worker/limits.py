@@ -1,23 +1,19 @@
-"""Output and size limits, as configured by the parent (IPYTHON_MCP_* settings) in the configure message."""
+"""Output and size limits, as configured by the parent (IPYTHON_MCP_* settings) in the configure message.
+
+The fields and their defaults are generated (constants.WorkerLimitDefaults, from fixtures/protocol/worker-limits.json).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from typing import Any
 
+from .constants import WorkerLimitDefaults
+
 
 @dataclass(frozen=True)
-class Limits:
-    max_text_chars: int = 8192
-    max_repr_chars: int = 1024
-    max_traceback_chars: int = 4096
-    max_results: int = 100
-    max_display_items: int = 20
-    max_json_depth: int = 6
-    max_tool_name_chars: int = 64
-    max_tool_description_chars: int = 1024
-    max_dynamic_tools: int = 100
-    max_ipc_message_bytes: int = 4 * 1024 * 1024
+class Limits(WorkerLimitDefaults):
+    """The worker limits in force: the defaults, with what the configure message sets."""
 
     @classmethod
     def from_wire(cls, wire: dict[str, Any] | None) -> Limits:
