@@ -18,8 +18,8 @@ import jsonschema
 import pytest
 from worker_process import WorkerProcess
 
-from ipython_mcp_worker import constants
-from ipython_mcp_worker.limits import Limits
+from ipython_mcp_worker.protocol import constants
+from ipython_mcp_worker.protocol.limits import Limits
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "protocol"
 SCHEMA = json.loads((FIXTURES / "operations.schema.json").read_text("utf-8"))

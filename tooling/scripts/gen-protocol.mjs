@@ -2,7 +2,7 @@
 // Writes the files generated from the shared protocol definitions (run after editing any source):
 //   fixtures/protocol/constants.json, error-codes.json (codes and the retryable set), runtime-names.json,
 //   worker-limits.json (wire names, defaults)
-//       -> packages/protocol/src/constants.ts, python/ipython_mcp_worker/constants.py
+//       -> packages/protocol/src/constants.ts, python/ipython_mcp_worker/protocol/constants.py
 //   packages/protocol/src/operations.ts (the zod catalogue; needs `pnpm exec turbo run build` first)
 //       -> fixtures/protocol/operations.schema.json
 // `--check` writes nothing and exits 1 when a generated file is stale; `--no-schema` leaves out the schema (the
@@ -14,7 +14,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path) => readFileSync(root + path, 'utf8');
 
-const PYTHON_CONSTANTS = 'python/ipython_mcp_worker/constants.py';
+const PYTHON_CONSTANTS = 'python/ipython_mcp_worker/protocol/constants.py';
 
 /** `max_text_chars` -> `maxTextChars`: a wire name as TypeScript spells the field. */
 const camelCase = (name) => name.replace(/_([a-z])/g, (_match, letter) => letter.toUpperCase());

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .schema import CallableSchema
+from ..schema.tool_schema import CallableSchema
 
 TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 SHOWN_CHARS = 80

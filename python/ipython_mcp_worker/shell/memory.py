@@ -14,7 +14,7 @@ import gc
 import sys
 from typing import Any
 
-from .errors import OpError
+from ..protocol.errors import OpError
 
 
 def apply_backstop(limit_bytes: Any) -> bool:

@@ -11,8 +11,7 @@ import types
 import typing
 from typing import Any, Literal, Union
 
-from .fingerprint import CanonicalJsonError, canonical_json
-from .schema_shapes import (
+from .annotation_shapes import (
     _BUILTIN_CALLABLES,
     _MAX_ANNOTATION_DEPTH,
     _MAX_UNWRAP,
@@ -21,6 +20,7 @@ from .schema_shapes import (
     _show,
     _unsupported,
 )
+from .fingerprint import CanonicalJsonError, canonical_json
 
 
 def _user_defined(owner: Any, name: str) -> Any:

@@ -10,11 +10,11 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from .errors import OpError
-from .failure import describe_exception
-from .limits import Limits, bound_text
+from ..inspection.static import module_of
+from ..protocol.errors import OpError
+from ..protocol.limits import Limits, bound_text
+from ..values.failure import describe_exception
 from .runtime_names import RUNTIME_NAMES
-from .static import module_of
 
 KINDS = ("function", "class", "module", "variable", "other")
 

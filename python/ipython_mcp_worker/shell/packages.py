@@ -155,7 +155,7 @@ def no_installer_message() -> str:
 
 _SHIM = """#!/bin/sh
 # Written by ipython-mcp: this environment has no pip, so `pip` here installs into it through uv (or says how).
-exec {python} -c 'import os, sys; sys.path.insert(0, {source}); from ipython_mcp_worker.packages import shim_main; shim_main()' "$@"
+exec {python} -c 'import os, sys; sys.path.insert(0, {source}); from ipython_mcp_worker.shell.packages import shim_main; shim_main()' "$@"
 """
 
 
@@ -171,7 +171,7 @@ def pip_shim_directory() -> str | None:
     import hashlib
     import tempfile
 
-    source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     text = _SHIM.format(python=shlex.quote(sys.executable), source=repr(source).replace("'", "'\\''"))
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     parent = os.path.join(tempfile.gettempdir(), f"ipython-mcp-{os.getuid()}")

@@ -17,13 +17,17 @@ from IPython.core.displaypub import DisplayPublisher
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
-from . import bookkeeping
-from .capture import FdCapture, HeadTailSink, StreamRouter, TextSink, Throttle
-from .channel import Interrupter
-from .constants import IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32
-from .failure import exception_details
-from .image_fit import fit_image, pillow_missing_note
-from .jsonvalue import (
+from ..capture.image_fit import fit_image, pillow_missing_note
+from ..capture.matplotlib_backend import forget_inline, prefer_inline
+from ..capture.spill import SpillDirectory, SpillFile
+from ..capture.streams import FdCapture, HeadTailSink, StreamRouter, TextSink, Throttle
+from ..capture.terminal_text import install_terminal_text
+from ..ipc.channel import Interrupter
+from ..protocol.constants import IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32
+from ..protocol.limits import Limits, bound_text
+from ..protocol.params import require_str
+from ..values.failure import exception_details
+from ..values.jsonvalue import (
     JsonCut,
     JsonForm,
     NotJson,
@@ -33,12 +37,8 @@ from .jsonvalue import (
     json_form,
     safe_repr,
 )
-from .limits import Limits, bound_text
-from .matplotlib_backend import forget_inline, prefer_inline
+from . import bookkeeping
 from .packages import install_package_magics
-from .params import require_str
-from .spill import SpillDirectory, SpillFile
-from .terminal_text import install_terminal_text
 
 
 class _QuietDisplayHook(DisplayHook):

@@ -7,15 +7,15 @@ import operator
 import types
 from typing import Any
 
-from .errors import OpError
-from .jsonvalue import bounded_repr
-from .limits import bound_text
-from .namespace_names import KINDS, Names, classify, quietly
-from .params import require_dict
+from ..inspection.shapes import data_summary, length_summary
+from ..inspection.signature import signature_text
+from ..inspection.static import NoSignature, doc_of, module_of, qualified_type_name, type_qualname
+from ..protocol.errors import OpError
+from ..protocol.limits import bound_text
+from ..protocol.params import require_dict
+from ..values.jsonvalue import bounded_repr
+from .names import KINDS, Names, classify, quietly
 from .runtime_names import RUNTIME_NAMES
-from .shapes import data_summary, length_summary
-from .signature import signature_text
-from .static import NoSignature, doc_of, module_of, qualified_type_name, type_qualname
 
 _NO_SIGNATURE = "(...)"
 _NAME = operator.itemgetter(0)

@@ -24,11 +24,13 @@ import keyword
 from collections.abc import Callable
 from typing import Any
 
-from .errors import OpError
-from .failure import exception_details
-from .jsonvalue import NotJson, from_javascript, json_form
-from .limits import Limits, bound_text
-from .params import optional_int, optional_str, require_dict, require_str, require_str_list
+from ..inspection.static import runs_attribute_hooks
+from ..protocol.errors import OpError
+from ..protocol.limits import Limits, bound_text
+from ..protocol.params import optional_int, optional_str, require_dict, require_str, require_str_list
+from ..schema.tool_schema import ArgumentError, analyze_callable, signature_token
+from ..values.failure import exception_details
+from ..values.jsonvalue import NotJson, from_javascript, json_form
 from .registration import (
     FRESH,
     SHOWN_CHARS,
@@ -40,8 +42,6 @@ from .registration import (
     description_of,
     show,
 )
-from .schema import ArgumentError, analyze_callable, signature_token
-from .static import runs_attribute_hooks
 
 __all__ = ["Registry"]
 

@@ -7,6 +7,6 @@ so ``tooling/scripts/gen-protocol.mjs`` generates it into ``constants.RUNTIME_NA
 
 from __future__ import annotations
 
-from .constants import RUNTIME_NAME_LIST
+from ..protocol.constants import RUNTIME_NAME_LIST
 
 RUNTIME_NAMES: frozenset[str] = frozenset(RUNTIME_NAME_LIST)

@@ -22,7 +22,7 @@ import types
 from typing import Any
 
 from . import static
-from .render import BUILTIN_CALLABLES, render
+from .signature_text import BUILTIN_CALLABLES, render
 from .static import MISSING, Dynamic, NoSignature, refuse
 
 _MAX_DEPTH = 64

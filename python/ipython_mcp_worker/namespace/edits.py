@@ -9,9 +9,9 @@ import sys
 import types
 from typing import Any
 
-from .failure import describe_exception
-from .namespace_names import Names
-from .params import require_dict, require_str_list
+from ..protocol.params import require_dict, require_str_list
+from ..values.failure import describe_exception
+from .names import Names
 
 
 def _discard_stale_bytecode(module: types.ModuleType) -> None:

@@ -159,7 +159,7 @@ class Channel:
         self.write_frame(frame)
 
     def _repaired_frame(self, message: dict[str, Any]) -> bytes | None:
-        from .repair import repair
+        from ..values.repair import repair
 
         try:
             repaired, _ = repair(message)

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import namespace_calls, namespace_edits, namespace_listing
-from .failure import describe_exception
-from .namespace_names import FUNCTION_TYPES, KINDS, Names, classify
+from ..values.failure import describe_exception
+from . import calls as namespace_calls
+from . import edits as namespace_edits
+from . import listing as namespace_listing
+from .names import FUNCTION_TYPES, KINDS, Names, classify
 from .runtime_names import RUNTIME_NAMES
 
 __all__ = ["FUNCTION_TYPES", "KINDS", "RUNTIME_NAMES", "Namespace", "classify", "describe_exception"]

@@ -21,13 +21,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .capture import PrefixSink
-from .codec import FrameTooLarge, encode_frame
-from .constants import RUN_CODE_DROPPED_FIELDS
-from .context import WorkerContext
-from .errors import OpError
-from .jsonvalue import MAX_SAFE_INTEGER, encode_text
-from .matplotlib_backend import forget_inline, prefer_inline
+from ..capture.matplotlib_backend import forget_inline, prefer_inline
+from ..capture.streams import PrefixSink
+from ..ipc.codec import FrameTooLarge, encode_frame
+from ..protocol.constants import RUN_CODE_DROPPED_FIELDS
+from ..protocol.context import WorkerContext
+from ..protocol.errors import OpError
+from ..values.jsonvalue import MAX_SAFE_INTEGER, encode_text
 
 DEFAULT_MAX_TOOL_CALLS = 100
 _MAX_ARGUMENT_DEPTH = 64

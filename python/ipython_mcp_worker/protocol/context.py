@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:  # only for the checker: importing shell.py here would import IPython before the handshake
     from IPython.core.interactiveshell import InteractiveShell
 
-    from .channel import Channel
+    from ..ipc.channel import Channel
+    from ..shell.owner import ShellOwner
     from .limits import Limits
-    from .shell import ShellOwner
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 """One operation: its ``params`` in, its ``result`` out; a failure raises ``OpError``."""

@@ -15,8 +15,9 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+from .annotation_shapes import ArgumentError, _json_kind, _Mismatch, _Shape, _shape_for, _show, _unsupported
 from .fingerprint import canonical_json, schema_fingerprint
-from .schema_resolution import (
+from .resolution import (
     _annotation_globals,
     _copy_json,
     _json_default,
@@ -24,8 +25,7 @@ from .schema_resolution import (
     _resolve_annotation,
     _signature,
 )
-from .schema_shapes import ArgumentError, _json_kind, _Mismatch, _Shape, _shape_for, _show, _unsupported
-from .schema_tokens import signature_token
+from .tokens import signature_token
 
 __all__ = [
     "UNSUPPORTED_SIGNATURE_REASONS",

@@ -28,8 +28,15 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from .failure import describe_exception
-from .state_file import OverCap, OverTime, StateFileError, StateWriter, read_records, remove_stale_temporaries
+from ..values.failure import describe_exception
+from .snapshot_file import (
+    OverCap,
+    OverTime,
+    StateFileError,
+    StateWriter,
+    read_records,
+    remove_stale_temporaries,
+)
 
 # How many names and skipped names a report lists (the counts are always whole).
 REPORT_NAMES = 50
@@ -309,7 +316,7 @@ class StateStore:
             self._restore_tool(tool, staged, report)
 
     def _restore_tool(self, tool: dict[str, Any], staged: dict[str, Any], report: Report) -> None:
-        from .errors import OpError
+        from ..protocol.errors import OpError
 
         name, tool_name = tool.get("name"), tool.get("tool_name")
         if type(name) is not str or type(tool_name) is not str:

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any
 
-from .limits import Limits
-from .static import type_qualname
+from ..inspection.static import type_qualname
+from ..protocol.limits import Limits
 
 #: The largest integer magnitude a JavaScript number holds exactly (Number.MAX_SAFE_INTEGER).
 MAX_SAFE_INTEGER = 2**53 - 1

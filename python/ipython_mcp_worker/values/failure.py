@@ -12,8 +12,8 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from .limits import Limits, bound_text
-from .static import type_module, type_qualname
+from ..inspection.static import type_module, type_qualname
+from ..protocol.limits import Limits, bound_text
 
 
 def exception_type(error: BaseException, *, with_module: bool = False) -> str:

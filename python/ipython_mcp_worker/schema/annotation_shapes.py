@@ -9,7 +9,7 @@ import types
 import typing
 from typing import Any, Literal, Union
 
-from .errors import OpError
+from ..protocol.errors import OpError
 from .fingerprint import CanonicalJsonError, canonical_json
 
 _MAX_ANNOTATION_DEPTH = 32

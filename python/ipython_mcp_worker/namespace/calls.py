@@ -7,15 +7,15 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .errors import OpError
-from .failure import describe_exception, exception_details
-from .jsonvalue import NotJson, bounded_repr, from_javascript, json_form
-from .limits import bound_text
-from .namespace_names import Names, Unresolvable, classify, quietly
-from .params import require_dict, require_name
-from .shapes import data_summary, length_summary
-from .signature import signature_text
-from .static import NoSignature, doc_of, get_quietly, lookup, module_of, qualified_type_name
+from ..inspection.shapes import data_summary, length_summary
+from ..inspection.signature import signature_text
+from ..inspection.static import NoSignature, doc_of, get_quietly, lookup, module_of, qualified_type_name
+from ..protocol.errors import OpError
+from ..protocol.limits import bound_text
+from ..protocol.params import require_dict, require_name
+from ..values.failure import describe_exception, exception_details
+from ..values.jsonvalue import NotJson, bounded_repr, from_javascript, json_form
+from .names import Names, Unresolvable, classify, quietly
 
 _INSPECT_BOUNDED = ("qualified_type", "signature", "module", "documentation", "representation")
 

@@ -8,8 +8,8 @@ import inspect
 import typing
 from typing import Any, Literal
 
-from .schema_resolution import _user_defined
-from .schema_shapes import _BUILTIN_CALLABLES, _MAX_ANNOTATION_DEPTH, _MAX_TOKEN_DEPTH, _MAX_TOKEN_VALUES
+from .annotation_shapes import _BUILTIN_CALLABLES, _MAX_ANNOTATION_DEPTH, _MAX_TOKEN_DEPTH, _MAX_TOKEN_VALUES
+from .resolution import _user_defined
 
 
 class _Keep:
