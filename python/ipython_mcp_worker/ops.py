@@ -63,7 +63,7 @@ class Operations:
         namespace.on_names_removed = registry.invalidate_names
         # Code Mode: define_tools and run_code.
         self.bridge = ToolBridge(context)
-        # --state FILE: snapshots of the namespace (state.py); None without it.
+        # --state FILE: snapshots of the namespace (state/snapshot.py); None without it.
         self.state = _state_store(configure.get("state"), context, namespace, registry)
         handlers: dict[str, Handler] = {
             "execute": self.execute,

@@ -201,7 +201,7 @@ def main() -> int:
     from .shell.warmup import warm_up
 
     warm_up(worker.shell)
-    # --state FILE: the first worker of a lifespan loads the snapshot before it says ready (state.py).
+    # --state FILE: the first worker of a lifespan loads the snapshot before it says ready (state/snapshot.py).
     state = worker.operations.state
     restored = None
     if state is not None:

@@ -1,4 +1,4 @@
-"""Signatures for discovery, computed without running user code (render.py turns them into text).
+"""Signatures for discovery, computed without running user code (signature_text.py turns them into text).
 
 ``inspect.signature`` probes ``__wrapped__``, ``__signature__`` and ``_partialmethod`` with ``hasattr``/``getattr``
 (so a ``__getattr__``, a metaclass ``__getattribute__`` or a property runs), and its error messages and ``str()``

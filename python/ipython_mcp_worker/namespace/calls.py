@@ -1,4 +1,4 @@
-"""Namespace operations ``inspect`` and ``call_function`` (split out of namespace.py, whose docstring states
+"""Namespace operations ``inspect`` and ``call_function`` (beside operations.py, whose docstring states
 the rules)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Namespace operations ``reload``, ``remove`` and ``reset`` (split out of namespace.py, whose docstring states
+"""Namespace operations ``reload``, ``remove`` and ``reset`` (beside operations.py, whose docstring states
 the rules)."""
 
 from __future__ import annotations

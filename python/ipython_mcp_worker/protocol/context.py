@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-if TYPE_CHECKING:  # only for the checker: importing shell.py here would import IPython before the handshake
+if TYPE_CHECKING:  # only for the checker: importing shell/owner.py here would import IPython before the handshake
     from IPython.core.interactiveshell import InteractiveShell
 
     from ..ipc.channel import Channel

@@ -1,5 +1,5 @@
-"""What the registry keeps per dynamic tool, and the small text helpers its messages use (split out of
-registry.py, whose docstring states the reconciliation rules)."""
+"""What the registry keeps per dynamic tool, and the small text helpers its messages use (beside
+dynamic_tools.py, whose docstring states the reconciliation rules)."""
 
 from __future__ import annotations
 

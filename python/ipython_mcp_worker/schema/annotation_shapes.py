@@ -1,5 +1,5 @@
 """Argument shapes of dynamic tools: one node per supported annotation, producing both the JSON Schema and the
-JSON -> Python conversion (split out of schema.py; the helpers at the top are shared by the schema modules)."""
+JSON -> Python conversion (beside tool_schema.py; the helpers at the top are shared by the schema modules)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Resolution helpers shared by the schema and the signature token: constructors, signatures, annotation
-evaluation (split out of schema.py). Everything here may run trusted user code; it is bounded, not sandboxed."""
+evaluation (beside tool_schema.py). Everything here may run trusted user code; it is bounded, not sandboxed."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Signature tokens: the registry's fast path. While the token of a binding stays equal, its schema cannot
-have changed (split out of schema.py)."""
+have changed (beside tool_schema.py)."""
 
 from __future__ import annotations
 

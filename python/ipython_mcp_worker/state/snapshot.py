@@ -1,6 +1,6 @@
 """Namespace snapshots (``--state FILE``): save the user's names at a graceful end, restore them at start.
 
-What is saved: the names ``reset`` would remove (``Names.user_names``), each on its own record (state_file.py),
+What is saved: the names ``reset`` would remove (``Names.user_names``), each on its own record (snapshot_file.py),
 so one object dill cannot pickle (a generator, a socket, a held lock) costs only its name, which is reported
 with the reason. Names bound to modules are saved as the module's name and imported again, never pickled.
 Values are written smallest first (by a cheap size estimate) until the size cap; what does not fit is
