@@ -22,11 +22,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from .bridge import ToolBridge
-from .context import Handler, WorkerContext
-from .errors import OpError
-from .namespace import Namespace
-from .registry import Registry
+from .code_mode.bridge import ToolBridge
+from .namespace.operations import Namespace
+from .protocol.context import Handler, WorkerContext
+from .protocol.errors import OpError
+from .registry.dynamic_tools import Registry
 
 # Operations after which no reconciliation runs: health touches nothing, discover reconciles and answers the
 # revision itself.
@@ -63,7 +63,7 @@ class Operations:
         namespace.on_names_removed = registry.invalidate_names
         # Code Mode: define_tools and run_code.
         self.bridge = ToolBridge(context)
-        # --state FILE: snapshots of the namespace (state.py); None without it.
+        # --state FILE: snapshots of the namespace (state/snapshot.py); None without it.
         self.state = _state_store(configure.get("state"), context, namespace, registry)
         handlers: dict[str, Handler] = {
             "execute": self.execute,
@@ -125,7 +125,7 @@ def _state_store(wire: Any, context: WorkerContext, namespace: Namespace, regist
         return None
     if not isinstance(wire, dict) or not isinstance(wire.get("path"), str):
         raise OpError("startup_failed", "configure.state must be an object with a string path")
-    from .state import DILL_HINT, StateConfig, StateStore
+    from .state.snapshot import DILL_HINT, StateConfig, StateStore
 
     try:
         import dill  # type: ignore[import-untyped,unused-ignore]  # noqa: F401 - present, or a clear start-up failure

@@ -8,12 +8,12 @@ import traceback
 from typing import Any
 
 from . import PROTOCOL_VERSION, __version__
-from .channel import Channel, Interrupter
-from .codec import CODEC_NAMES, FrameError, FrameTooLarge, available_codecs
-from .errors import OpError
-from .lifeline import guard
-from .limits import Limits, bound_text
-from .memory import apply_backstop, is_memory_error, memory_limit_error, release
+from .ipc.channel import Channel, Interrupter
+from .ipc.codec import CODEC_NAMES, FrameError, FrameTooLarge, available_codecs
+from .ipc.lifeline import guard
+from .protocol.errors import OpError
+from .protocol.limits import Limits, bound_text
+from .shell.memory import apply_backstop, is_memory_error, memory_limit_error, release
 
 FD_IN = 3
 FD_OUT = 4
@@ -25,9 +25,9 @@ class Worker:
 
     def __init__(self, channel: Channel, configure: dict[str, Any]) -> None:
         # Imported when the worker is built, not at module load: both pull in IPython's shell machinery.
+        from .capture.spill import SpillDirectory
         from .ops import Operations
-        from .shell import ShellOwner
-        from .spill import SpillDirectory
+        from .shell.owner import ShellOwner
 
         self.channel = channel
         self.limits = Limits.from_wire(configure.get("limits"))
@@ -146,7 +146,7 @@ def _startup_failed(channel: Channel, message: str) -> int:
 def main() -> int:
     # First of all: die with the parent, and take every process user code starts down with this one.
     guard()
-    from .packages import activate_environment
+    from .shell.packages import activate_environment
 
     # Before user code and before IPython starts anything: `!pip` and `!python` must reach this interpreter.
     activate_environment()
@@ -198,10 +198,10 @@ def main() -> int:
         return 3
     # Before ready, never later: a worker is handed work (a promoted standby, at once) as soon as it says ready, and
     # its first interrupt must be as quick as any other to land inside the grace period (warmup.py).
-    from .warmup import warm_up
+    from .shell.warmup import warm_up
 
     warm_up(worker.shell)
-    # --state FILE: the first worker of a lifespan loads the snapshot before it says ready (state.py).
+    # --state FILE: the first worker of a lifespan loads the snapshot before it says ready (state/snapshot.py).
     state = worker.operations.state
     restored = None
     if state is not None:

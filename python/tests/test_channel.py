@@ -24,7 +24,7 @@ ANYTHING = {"python_name": "anything", "tool_name": "anything", "doc": None, "pa
 def worker(request):
     process = WorkerProcess(python_args=_WITHOUT_EPOLL if request.param == "pipe" else None)
     try:
-        gate = process.execute("import gc\nfrom ipython_mcp_worker.channel import Channel\n"
+        gate = process.execute("import gc\nfrom ipython_mcp_worker.ipc.channel import Channel\n"
                                "[type(o._gate).__name__ for o in gc.get_objects() if isinstance(o, Channel)]")
         assert gate["result"]["value"] == ["EpollGate" if request.param == "epoll" else "PipeGate"]
         yield process

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ipython_mcp_worker.codec import CODEC_JSON, FrameError, FrameReader, FrameTooLarge, encode_frame
-from ipython_mcp_worker.errors import ERROR_CODES, OpError
+from ipython_mcp_worker.ipc.codec import CODEC_JSON, FrameError, FrameReader, FrameTooLarge, encode_frame
+from ipython_mcp_worker.protocol.errors import ERROR_CODES, OpError
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "protocol"
 FRAMES = json.loads((FIXTURES / "frames.json").read_text("utf-8"))

@@ -16,11 +16,11 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
-from ipython_mcp_worker.limits import Limits
-from ipython_mcp_worker.namespace import KINDS, Namespace
-from ipython_mcp_worker.registry import Registry
-from ipython_mcp_worker.render import annotation_text, value_text
-from ipython_mcp_worker.signature import NoSignature, signature_text
+from ipython_mcp_worker.inspection.signature import NoSignature, signature_text
+from ipython_mcp_worker.inspection.signature_text import annotation_text, value_text
+from ipython_mcp_worker.namespace.operations import KINDS, Namespace
+from ipython_mcp_worker.protocol.limits import Limits
+from ipython_mcp_worker.registry.dynamic_tools import Registry
 
 HANG_SECONDS = 4.0
 

@@ -9,8 +9,8 @@ import json
 import pytest
 from worker_process import WorkerProcess
 
-from ipython_mcp_worker.limits import Limits
-from ipython_mcp_worker.shell import MAX_IMAGE_BASE64_CHARS, image_budget, normalize_display
+from ipython_mcp_worker.protocol.limits import Limits
+from ipython_mcp_worker.shell.owner import MAX_IMAGE_BASE64_CHARS, image_budget, normalize_display
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

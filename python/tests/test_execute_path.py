@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from worker_process import WorkerProcess
 
-from ipython_mcp_worker.jsonvalue import MAX_SAFE_INTEGER, NotJson, is_plain_scalar, json_form
-from ipython_mcp_worker.limits import Limits
+from ipython_mcp_worker.protocol.limits import Limits
+from ipython_mcp_worker.values.jsonvalue import MAX_SAFE_INTEGER, NotJson, is_plain_scalar, json_form
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ipython_mcp_worker.fingerprint import (
+from ipython_mcp_worker.schema.fingerprint import (
     CANONICAL_JSON_ERROR_CODES,
     MAX_SAFE_INTEGER,
     CanonicalJsonError,

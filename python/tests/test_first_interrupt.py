@@ -15,8 +15,8 @@ import time
 import pytest
 from worker_process import WorkerProcess
 
-from ipython_mcp_worker.shell import build_shell
-from ipython_mcp_worker.warmup import warm_error_path
+from ipython_mcp_worker.shell.owner import build_shell
+from ipython_mcp_worker.shell.warmup import warm_error_path
 
 SLEEP = "import time\ntime.sleep(100)"
 
@@ -129,7 +129,7 @@ def test_a_worker_is_warm_when_it_says_ready_and_leaves_no_trace():
                  "and n not in ('sys', 'linecache', 'shell')), "
                  "[n for n in ('last_type', 'last_value', 'last_traceback', 'last_exc') if hasattr(sys, n)], "
                  "[f for f in linecache.cache if 'warm-up' in f], len(Out), "
-                 "'ipython_mcp_worker.warmup' in sys.modules)")
+                 "'ipython_mcp_worker.shell.warmup' in sys.modules)")
         result = process.execute(probe)
         assert result["execution_count"] == 1
         assert result["result"]["value"] == [[], [], [], 0, True]

@@ -8,7 +8,7 @@ import os
 
 from PIL import Image
 
-from ipython_mcp_worker.image_fit import MAX_LONG_EDGE, fit_image
+from ipython_mcp_worker.capture.image_fit import MAX_LONG_EDGE, fit_image
 
 
 def png(width: int, height: int, noise: bool = False) -> str:

@@ -11,7 +11,7 @@ import time
 import pytest
 from worker_process import PYTHON_ROOT, WorkerProcess
 
-from ipython_mcp_worker.codec import CODEC_JSON, FrameReader, encode_frame
+from ipython_mcp_worker.ipc.codec import CODEC_JSON, FrameReader, encode_frame
 
 # Starts three `sleep 1000` children three ways (Popen, a `!` escape in the background, a double fork that stays in
 # the group) and returns their pids plus every other member of the worker's process group (the watchdog among them).

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from worker_process import WorkerProcess
 
-from ipython_mcp_worker.sinks import HeadTailSink
-from ipython_mcp_worker.spill import SpillDirectory
+from ipython_mcp_worker.capture.sinks import HeadTailSink
+from ipython_mcp_worker.capture.spill import SpillDirectory
 
 # -- the sink (pure) -------------------------------------------------------------------------------------------
 

@@ -14,9 +14,9 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
-from ipython_mcp_worker.errors import OpError
-from ipython_mcp_worker.limits import Limits
-from ipython_mcp_worker.namespace import RUNTIME_NAMES, Namespace
+from ipython_mcp_worker.namespace.operations import RUNTIME_NAMES, Namespace
+from ipython_mcp_worker.protocol.errors import OpError
+from ipython_mcp_worker.protocol.limits import Limits
 
 
 @pytest.fixture

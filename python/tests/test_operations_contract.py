@@ -8,6 +8,7 @@ the catalogue gained that the worker does not send. Regenerate the schema after 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 from pathlib import Path
@@ -17,7 +18,8 @@ import jsonschema
 import pytest
 from worker_process import WorkerProcess
 
-from ipython_mcp_worker import constants
+from ipython_mcp_worker.protocol import constants
+from ipython_mcp_worker.protocol.limits import Limits
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "protocol"
 SCHEMA = json.loads((FIXTURES / "operations.schema.json").read_text("utf-8"))
@@ -150,6 +152,16 @@ def test_the_generated_constants_module_is_current() -> None:
         assert (list(value) if isinstance(value, tuple) else value) == entry["value"], name
     retryable = json.loads((FIXTURES / "error-codes.json").read_text("utf-8"))["retryable"]
     assert list(constants.RETRYABLE_ERROR_CODE_LIST) == retryable
+
+
+def test_the_worker_limits_are_the_shared_defaults_by_wire_name() -> None:
+    shared = json.loads((FIXTURES / "worker-limits.json").read_text("utf-8"))["limits"]
+    defaults = {name: entry["default"] for name, entry in shared.items()}
+    assert dataclasses.asdict(Limits()) == defaults
+    # Every wire name the parent sends is one the worker reads.
+    assert dataclasses.asdict(Limits.from_wire({name: value + 1 for name, value in defaults.items()})) == {
+        name: value + 1 for name, value in defaults.items()
+    }
 
 
 def _handler_table_names() -> set[str]:

@@ -9,7 +9,7 @@ import sysconfig
 import pytest
 from worker_process import WorkerProcess
 
-from ipython_mcp_worker import packages
+from ipython_mcp_worker.shell import packages
 
 
 def test_activation_puts_the_interpreter_directory_first_and_names_the_venv():

@@ -1,4 +1,4 @@
-"""The dynamic tool registry (ipython_mcp_worker.registry): registration rules, reconciliation, calls."""
+"""The dynamic tool registry (ipython_mcp_worker.registry.dynamic_tools): registration rules, reconciliation, calls."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from ipython_mcp_worker.errors import OpError
-from ipython_mcp_worker.fingerprint import schema_fingerprint
-from ipython_mcp_worker.limits import Limits
-from ipython_mcp_worker.registry import Registry
+from ipython_mcp_worker.protocol.errors import OpError
+from ipython_mcp_worker.protocol.limits import Limits
+from ipython_mcp_worker.registry.dynamic_tools import Registry
+from ipython_mcp_worker.schema.fingerprint import schema_fingerprint
 
 STABLE = frozenset(
     {

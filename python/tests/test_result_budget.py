@@ -7,8 +7,8 @@ import json
 import pytest
 from worker_process import WorkerProcess
 
-from ipython_mcp_worker.jsonvalue import to_json_bounded
-from ipython_mcp_worker.limits import Limits
+from ipython_mcp_worker.protocol.limits import Limits
+from ipython_mcp_worker.values.jsonvalue import to_json_bounded
 
 MIB = 1024 * 1024
 # The limits the Code Mode kernel configures (packages/code-mode kernelSettings): items never cut before bytes.

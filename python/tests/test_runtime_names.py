@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ipython_mcp_worker import namespace
-from ipython_mcp_worker.runtime_names import RUNTIME_NAMES
+from ipython_mcp_worker.namespace import operations as namespace
+from ipython_mcp_worker.namespace.runtime_names import RUNTIME_NAMES
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "protocol" / "runtime-names.json"
 

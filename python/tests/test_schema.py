@@ -1,4 +1,4 @@
-"""Annotation -> JSON Schema, argument conversion and signature tokens (ipython_mcp_worker.schema)."""
+"""Annotation -> JSON Schema, argument conversion and signature tokens (ipython_mcp_worker.schema.tool_schema)."""
 
 # The legacy typing spellings (List, Optional, Union, ...) are exercised on purpose.
 # ruff: noqa: UP006, UP007, UP035, UP045
@@ -10,9 +10,9 @@ from typing import Annotated, Any, Dict, FrozenSet, List, Literal, Optional, Set
 
 import pytest
 
-from ipython_mcp_worker.errors import OpError
-from ipython_mcp_worker.fingerprint import canonical_json, schema_fingerprint
-from ipython_mcp_worker.schema import (
+from ipython_mcp_worker.protocol.errors import OpError
+from ipython_mcp_worker.schema.fingerprint import canonical_json, schema_fingerprint
+from ipython_mcp_worker.schema.tool_schema import (
     UNSUPPORTED_SIGNATURE_REASONS,
     ArgumentError,
     analyze_callable,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ipython_mcp_worker.shapes import data_summary, length_summary
+from ipython_mcp_worker.inspection.shapes import data_summary, length_summary
 
 
 class Tripwire(Exception):
@@ -93,7 +93,7 @@ def test_a_class_property_cannot_pass_for_a_frame():
 
 def test_a_library_nobody_imported_is_not_imported():
     code = (
-        "import sys\nfrom ipython_mcp_worker.shapes import data_summary\n"
+        "import sys\nfrom ipython_mcp_worker.inspection.shapes import data_summary\n"
         "data_summary([1]); data_summary(object())\n"
         "print(sorted(name for name in ('numpy', 'pandas', 'polars', 'pyarrow', 'torch', 'jax') if name in sys.modules))"
     )
@@ -108,7 +108,7 @@ def test_other_values_have_no_summary(value):
 
 @given(st.lists(st.sampled_from(["a", "A", "ab", "Ab", "b", "ba", "aB", "abc"]), max_size=30), st.sampled_from(["a", "ab", "A"]), st.integers(0, 6))
 def test_search_order_without_a_full_sort_is_the_full_sort_order(names, query, limit):
-    from ipython_mcp_worker.namespace_listing import _first_in_order
+    from ipython_mcp_worker.namespace.listing import _first_in_order
 
     hits = [(name, index) for index, name in enumerate(names)]
     folded = query.casefold()

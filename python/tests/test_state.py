@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from worker_process import WorkerProcess
 
-from ipython_mcp_worker.state_file import MAGIC, StateFileError, StateWriter, read_records
+from ipython_mcp_worker.state.snapshot_file import MAGIC, StateFileError, StateWriter, read_records
 
 pytest.importorskip("dill")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ipython_mcp_worker.terminal_text import TerminalText
+from ipython_mcp_worker.capture.terminal_text import TerminalText
 
 
 def filtered(chunks: list[str]) -> str:

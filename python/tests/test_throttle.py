@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from ipython_mcp_worker.capture import Throttle
+from ipython_mcp_worker.capture.streams import Throttle
 
 
 def collector() -> tuple[list[str], threading.Event, Throttle]:

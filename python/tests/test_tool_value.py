@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ipython_mcp_worker.bridge import ToolCallError, _tool_value
+from ipython_mcp_worker.code_mode.bridge import ToolCallError, _tool_value
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),

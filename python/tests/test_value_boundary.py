@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from worker_process import WorkerProcess
 
-from ipython_mcp_worker.jsonvalue import MAX_SAFE_INTEGER, decode_text
+from ipython_mcp_worker.values.jsonvalue import MAX_SAFE_INTEGER, decode_text
 
 PROPERTY_SETTINGS = settings(
     max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture],
@@ -281,7 +281,7 @@ def test_javascript_numbers_arrive_as_python_would_write_them(worker, value):
 
 
 BREAK_NEXT_RESULT = (
-    "import ipython_mcp_worker.shell as _shell\n"
+    "import ipython_mcp_worker.shell.owner as _shell\n"
     "_original = _shell.ShellOwner._execute_result\n"
     "def _patched(self, result, operation):\n"
     "    extra = get_ipython().user_ns.pop('_extra', {})\n"
@@ -311,7 +311,7 @@ def test_a_response_that_fails_to_encode_is_repaired_and_flagged(breakable):
 
 
 def test_a_response_that_cannot_be_repaired_is_a_structured_error(breakable):
-    code = ("import ipython_mcp_worker.repair as _repair\n_saved = _repair.repair\n"
+    code = ("import ipython_mcp_worker.values.repair as _repair\n_saved = _repair.repair\n"
             "def _broken(message):\n    raise RuntimeError('no repair')\n"
             "_repair.repair = _broken\n_extra = {'odd': object()}\n1")
     response = answer(breakable, "execute", {"code": code})

@@ -10,7 +10,7 @@ import time
 import pytest
 from worker_process import WorkerProcess
 
-from ipython_mcp_worker.codec import CODEC_JSON, encode_frame
+from ipython_mcp_worker.ipc.codec import CODEC_JSON, encode_frame
 
 
 @pytest.fixture(params=["msgpack", "json"])
@@ -139,7 +139,7 @@ def test_protocol_mismatch_fails_startup():
 
     from worker_process import PYTHON_ROOT
 
-    from ipython_mcp_worker.codec import FrameReader
+    from ipython_mcp_worker.ipc.codec import FrameReader
 
     to_r, to_w = os.pipe()
     from_r, from_w = os.pipe()

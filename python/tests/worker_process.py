@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ipython_mcp_worker.codec import CODEC_NAMES, FrameReader, encode_frame
+from ipython_mcp_worker.ipc.codec import CODEC_NAMES, FrameReader, encode_frame
 
 PYTHON_ROOT = Path(__file__).resolve().parents[1]
 

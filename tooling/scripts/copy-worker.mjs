@@ -9,6 +9,9 @@ const source = join(root, 'python', 'ipython_mcp_worker');
 const target = resolve(process.argv[2] ?? 'dist/python', 'ipython_mcp_worker');
 rmSync(target, { recursive: true, force: true });
 mkdirSync(target, { recursive: true });
-for (const name of readdirSync(source)) {
-  if (name.endsWith('.py')) cpSync(join(source, name), join(target, name));
+// Every .py of the package and its subpackages, at the same relative path (no caches, no stray files).
+for (const name of readdirSync(source, { recursive: true, encoding: 'utf8' })) {
+  if (!name.endsWith('.py') || name.split('/').includes('__pycache__')) continue;
+  mkdirSync(dirname(join(target, name)), { recursive: true });
+  cpSync(join(source, name), join(target, name));
 }

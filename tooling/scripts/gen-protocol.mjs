@@ -1,38 +1,82 @@
 #!/usr/bin/env node
-// Writes the files generated from the shared protocol definitions (run after editing either source):
-//   fixtures/protocol/constants.json (+ error-codes.json's retryable set, runtime-names.json's names)
-//       -> packages/protocol/src/constants.ts, python/ipython_mcp_worker/constants.py
+// Writes the files generated from the shared protocol definitions (run after editing any source):
+//   fixtures/protocol/constants.json, error-codes.json (codes and the retryable set), runtime-names.json,
+//   worker-limits.json (wire names, defaults)
+//       -> packages/protocol/src/constants.ts, python/ipython_mcp_worker/protocol/constants.py
 //   packages/protocol/src/operations.ts (the zod catalogue; needs `pnpm exec turbo run build` first)
 //       -> fixtures/protocol/operations.schema.json
-// `--check` writes nothing and exits 1 when a generated file is stale. Tests check the same
-// (packages/protocol/src/operations.test.ts, python/tests/test_operations_contract.py).
+// `--check` writes nothing and exits 1 when a generated file is stale; `--no-schema` leaves out the schema (the
+// one output that needs a build), so the protocol package's lint can run the check before anything is built.
+// Tests check the same (packages/protocol/src/operations.test.ts, python/tests/test_operations_contract.py).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path) => readFileSync(root + path, 'utf8');
 
+const PYTHON_CONSTANTS = 'python/ipython_mcp_worker/protocol/constants.py';
+
+/** `max_text_chars` -> `maxTextChars`: a wire name as TypeScript spells the field. */
+const camelCase = (name) => name.replace(/_([a-z])/g, (_match, letter) => letter.toUpperCase());
+
+/** A JSON list as a Python tuple literal. */
+const pythonTuple = (items) => `(${items.map((item) => JSON.stringify(item)).join(', ')}${items.length === 1 ? ',' : ''})`;
+
 /** The generated sources, by path, from the fixtures alone (no build needed). */
 export function constantSources() {
   const { constants } = JSON.parse(read('fixtures/protocol/constants.json'));
-  const retryable = JSON.parse(read('fixtures/protocol/error-codes.json')).retryable;
+  const errorCodes = JSON.parse(read('fixtures/protocol/error-codes.json'));
+  const unknownRetryable = errorCodes.retryable.filter((code) => !errorCodes.codes.includes(code));
+  if (unknownRetryable.length > 0) throw new Error(`error-codes.json: retryable codes not in codes: ${unknownRetryable.join(', ')}`);
   const runtimeNames = JSON.parse(read('fixtures/protocol/runtime-names.json')).names;
+  const { limits } = JSON.parse(read('fixtures/protocol/worker-limits.json'));
+  for (const [name, { default: value }] of Object.entries(limits)) {
+    if (!/^[a-z][a-z0-9_]*$/.test(name) || !Number.isSafeInteger(value) || value <= 0) {
+      throw new Error(`worker-limits.json: ${name} needs a snake_case name and a positive integer default`);
+    }
+  }
   const all = {
     ...constants,
-    RETRYABLE_ERROR_CODE_LIST: { value: retryable, doc: 'Codes whose operation never ran, so the caller may simply try again (error-codes.json).' },
+    ERROR_CODE_LIST: { value: errorCodes.codes, doc: 'Every stable error code the parent and the worker use (error-codes.json).' },
+    RETRYABLE_ERROR_CODE_LIST: { value: errorCodes.retryable, doc: 'Codes whose operation never ran, so the caller may simply try again (error-codes.json).' },
     RUNTIME_NAME_LIST: { value: runtimeNames, doc: "IPython's own bindings in the user namespace (runtime-names.json)." },
   };
-  const banner = 'Generated from fixtures/protocol/constants.json by tooling/scripts/gen-protocol.mjs: do not edit.';
+  const banner = 'Generated from fixtures/protocol/*.json by tooling/scripts/gen-protocol.mjs: do not edit.';
   const ts = [`// ${banner}`, ''];
-  const py = [`"""${banner}"""`, '', 'from __future__ import annotations', ''];
+  const py = [`"""${banner}"""`, '', 'from __future__ import annotations', '', 'from dataclasses import dataclass', ''];
   for (const [name, { value, doc }] of Object.entries(all)) {
     const literal = JSON.stringify(value);
     ts.push(`/** ${doc} */`, `export const ${name} = ${literal}${Array.isArray(value) ? ' as const' : ''};`);
-    py.push(`# ${doc}`, `${name} = ${Array.isArray(value) ? `(${value.map((item) => JSON.stringify(item)).join(', ')}${value.length === 1 ? ',' : ''})` : literal}`);
+    py.push(`# ${doc}`, `${name} = ${Array.isArray(value) ? pythonTuple(value) : literal}`);
   }
+  const entries = Object.entries(limits);
+  ts.push(
+    '',
+    '/** The limits the worker enforces, as the parent chooses them; sent in the `configure` message (worker-limits.json). */',
+    'export interface WorkerLimits {',
+    ...entries.flatMap(([name, { doc }]) => [`  /** ${doc} */`, `  ${camelCase(name)}: number;`]),
+    '}',
+    '/** The default worker limits (the server\'s settings default to these too). */',
+    'export const DEFAULT_WORKER_LIMITS: Readonly<WorkerLimits> = Object.freeze({',
+    ...entries.map(([name, { default: value }]) => `  ${camelCase(name)}: ${value},`),
+    '});',
+    '/** Each worker limit\'s name in the `configure` message. */',
+    'export const WORKER_LIMIT_WIRE_NAMES: Readonly<Record<keyof WorkerLimits, string>> = Object.freeze({',
+    ...entries.map(([name]) => `  ${camelCase(name)}: ${JSON.stringify(name)},`),
+    '});',
+  );
+  py.push(
+    '',
+    '',
+    '@dataclass(frozen=True)',
+    'class WorkerLimitDefaults:',
+    '    """The limits the worker enforces, by wire name, at their defaults (worker-limits.json)."""',
+    '',
+    ...entries.flatMap(([name, { default: value, doc }]) => [`    # ${doc}`, `    ${name}: int = ${value}`]),
+  );
   return {
     'packages/protocol/src/constants.ts': `${ts.join('\n')}\n`,
-    'python/ipython_mcp_worker/constants.py': `${py.join('\n')}\n`,
+    [PYTHON_CONSTANTS]: `${py.join('\n')}\n`,
   };
 }
 
@@ -62,7 +106,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   };
   // Constants first: the protocol package is built from them, and the schema from the built package.
   update(constantSources());
-  update({ 'fixtures/protocol/operations.schema.json': await operationsSchemaSource() });
+  if (!process.argv.includes('--no-schema')) update({ 'fixtures/protocol/operations.schema.json': await operationsSchemaSource() });
   if (check && stale > 0) {
     process.stderr.write('run: node tooling/scripts/gen-protocol.mjs (after pnpm exec turbo run build)\n');
     process.exit(1);

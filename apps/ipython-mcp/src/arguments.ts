@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SETTING_DEFINITIONS, type SettingKind } from '@ipython-mcp/mcp-server';
-import { SandboxSettingError, sandboxRequest, type SandboxRequest } from './sandbox-request.js';
+import { SANDBOX_SETTINGS, SandboxSettingError, sandboxRequest, type SandboxRequest } from './sandbox-request.js';
 
 /** What the command line asked for. */
 export interface CommandLine {
@@ -37,15 +37,14 @@ export function parseCommandLine(argv: string[]): CommandLine {
     upgrade: { type: 'boolean' },
     with: { type: 'string', multiple: true },
     servers: { type: 'string' },
-    sandbox: { type: 'boolean' },
-    'sandbox-allow-domain': { type: 'string', multiple: true },
-    'sandbox-write': { type: 'string', multiple: true },
-    'sandbox-deny-read': { type: 'string', multiple: true },
     http: { type: 'string' },
     'http-allow-remote': { type: 'boolean' },
     url: { type: 'string' },
   };
   for (const definition of SETTING_DEFINITIONS) options[definition.flag.slice(2)] = { type: 'string' };
+  for (const definition of SANDBOX_SETTINGS) {
+    options[definition.flag.slice(2)] = definition.placeholder === undefined ? { type: 'boolean' } : { type: 'string', multiple: true };
+  }
   let parsed: ReturnType<typeof parseArgs>;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
@@ -121,6 +120,14 @@ const PLACEHOLDERS: Record<SettingKind, string> = {
   megabytes: 'MB',
 };
 
+/** A sandbox setting's lines in --help: the flag (and placeholder), its text, and its env var. */
+function sandboxHelpLines(definition: (typeof SANDBOX_SETTINGS)[number]): string[] {
+  const label = definition.placeholder === undefined ? definition.flag : `${definition.flag} ${definition.placeholder}`;
+  const text = [...definition.help];
+  text[text.length - 1] = `${text.at(-1)} (env ${definition.env}${definition.envForm})`;
+  return text.map((line, index) => `  ${(index === 0 ? label : '').padEnd(20)} ${line}`);
+}
+
 /** The README shipped beside dist/ (in a checkout and in the installed package alike). */
 function readmePath(): string {
   return fileURLToPath(new URL('../README.md', import.meta.url));
@@ -156,13 +163,7 @@ export function helpText(version: string): string {
     '  --http-allow-remote  allow a non-loopback --http HOST (code runs as you for anyone with the token)',
     '  --upgrade            (setup) refresh the managed environment\'s packages',
     '  --with PKG[,PKG...]  (setup) add packages to the managed environment',
-    '  --sandbox            run the worker and everything its cells start in an OS sandboxing engine',
-    '                       (@anthropic-ai/sandbox-runtime: bubblewrap on Linux, Seatbelt on macOS): no network, writes',
-    '                       only under the working directory and the server\'s own files, credential files unreadable.',
-    '                       Exits with code 2 if the engine cannot run here (env IPYTHON_MCP_SANDBOX=1). docs/sandbox.md',
-    '  --sandbox-allow-domain D  (repeatable) let HTTP(S) reach domain D through the engine\'s proxy (env IPYTHON_MCP_SANDBOX_ALLOW_DOMAINS, comma-separated)',
-    '  --sandbox-write DIR  (repeatable) also allow writes under DIR (env IPYTHON_MCP_SANDBOX_WRITE, path-separated)',
-    '  --sandbox-deny-read DIR  (repeatable) also deny reads of DIR (env IPYTHON_MCP_SANDBOX_DENY_READ, path-separated)',
+    ...SANDBOX_SETTINGS.flatMap(sandboxHelpLines),
     '  -h, --help           this text',
     '  -v, --version        print the version',
     '',

@@ -94,7 +94,7 @@ const INSTALLER_PROBE = (directory: string): string =>
   [
     'import json, subprocess, sys',
     `sys.path.insert(0, ${JSON.stringify(directory)})`,
-    'from ipython_mcp_worker.packages import activate_environment, in_virtual_environment, installer_command',
+    'from ipython_mcp_worker.shell.packages import activate_environment, in_virtual_environment, installer_command',
     'activate_environment()',
     'command = installer_command(["install"])',
     'tool = None if command is None else ("pip" if command[1:3] == ["-m", "pip"] else "uv")',

@@ -21,6 +21,70 @@ export const SANDBOX_ENV = Object.freeze({
   denyRead: 'IPYTHON_MCP_SANDBOX_DENY_READ',
 });
 
+/**
+ * One sandbox setting as a user meets it: its env var and flag (a boolean flag has no placeholder; the others take a
+ * value and repeat), with what `--help` and the README's settings table say about it. The command line's options,
+ * `--help` and the table are rendered from these.
+ */
+export interface SandboxSettingDefinition {
+  readonly env: string;
+  readonly flag: string;
+  /** The value the flag takes, as `--help` names it; none for the on/off flag. */
+  readonly placeholder?: string;
+  /** How the env var is written, after its name in `--help` (`=1`, `, comma-separated`). */
+  readonly envForm: string;
+  /** The README's default. */
+  readonly defaultLabel: string;
+  /** `--help`'s text, one line each. */
+  readonly help: readonly string[];
+  /** The README table's "meaning" cell (Markdown). */
+  readonly summary: string;
+}
+
+/** The sandbox settings, in documentation order. */
+export const SANDBOX_SETTINGS: readonly SandboxSettingDefinition[] = [
+  {
+    env: SANDBOX_ENV.enabled,
+    flag: '--sandbox',
+    envForm: '=1',
+    defaultLabel: 'off',
+    help: [
+      'run the worker and everything its cells start in an OS sandboxing engine',
+      '(@anthropic-ai/sandbox-runtime: bubblewrap on Linux, Seatbelt on macOS): no network, writes',
+      "only under the working directory and the server's own files, credential files unreadable.",
+      'Exits with code 2 if the engine cannot run here. docs/sandbox.md',
+    ],
+    summary: '`1`: run the worker inside the opt-in sandbox ([docs/sandbox.md](docs/sandbox.md))',
+  },
+  {
+    env: SANDBOX_ENV.allowDomains,
+    flag: '--sandbox-allow-domain',
+    placeholder: 'D',
+    envForm: ', comma-separated',
+    defaultLabel: '—',
+    help: ["(repeatable) let HTTP(S) reach domain D through the engine's proxy"],
+    summary: "domains HTTP(S) may reach through the sandbox's proxy, comma-separated",
+  },
+  {
+    env: SANDBOX_ENV.write,
+    flag: '--sandbox-write',
+    placeholder: 'DIR',
+    envForm: ', path-separated',
+    defaultLabel: '—',
+    help: ['(repeatable) also allow writes under DIR'],
+    summary: 'more directories the sandboxed worker may write, `:`-separated',
+  },
+  {
+    env: SANDBOX_ENV.denyRead,
+    flag: '--sandbox-deny-read',
+    placeholder: 'DIR',
+    envForm: ', path-separated',
+    defaultLabel: '—',
+    help: ['(repeatable) also deny reads of DIR'],
+    summary: 'more paths it may not read, `:`-separated',
+  },
+];
+
 /** A sandbox flag or env var with a value that is not allowed (the command line turns it into exit code 2). */
 export class SandboxSettingError extends Error {}
 

@@ -57,9 +57,11 @@ describe('the packed tarball', () => {
     for (const file of ['package/package.json', 'package/dist/cli.js', 'package/dist/index.js', 'package/dist/index.d.ts', 'package/CHANGELOG.md']) {
       expect(entries).toContain(file);
     }
-    const workerFiles = entries.filter((entry) => entry.startsWith('package/dist/python/ipython_mcp_worker/'));
-    const sourceFiles = readdirSync(join(REPO_ROOT, 'python', 'ipython_mcp_worker')).filter((name) => name.endsWith('.py'));
-    expect(workerFiles.map((entry) => entry.split('/').at(-1)).sort()).toEqual(sourceFiles.sort());
+    const workerPrefix = 'package/dist/python/ipython_mcp_worker/';
+    const workerFiles = entries.filter((entry) => entry.startsWith(workerPrefix));
+    // Every .py of the worker package and its subpackages, at the same path inside the package.
+    const sourceFiles = readdirSync(join(REPO_ROOT, 'python', 'ipython_mcp_worker'), { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.py'));
+    expect(workerFiles.map((entry) => entry.slice(workerPrefix.length)).sort()).toEqual(sourceFiles.sort());
     expect(entries.filter((entry) => entry.endsWith('.map') || entry.includes('/src/') || entry.includes('/test/'))).toEqual([]);
   });
 

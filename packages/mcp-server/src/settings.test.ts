@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_WORKER_LIMITS, workerLimits } from '@ipython-mcp/protocol';
 import { describe, expect, it } from 'vitest';
 import { IPYTHON_RUNTIME_NAMES } from './runtime-names.js';
-import { SettingsError, defaultSettings, resolveSettings, runtimeOptionsFromSettings } from './settings.js';
+import { SETTING_DEFINITIONS, SettingsError, defaultSettings, resolveSettings, runtimeOptionsFromSettings } from './settings.js';
 
 const fixture = JSON.parse(readFileSync(fileURLToPath(new URL('../../../fixtures/protocol/runtime-names.json', import.meta.url)), 'utf8')) as {
   names: string[];
@@ -30,5 +31,16 @@ describe('runtimeOptionsFromSettings', () => {
       memoryLimitMb: settings.memoryLimitMb,
       worker: { limits: { maxTextChars: 77, maxIpcMessageBytes: settings.maxIpcMessageBytes }, libraryPaths: ['/lib'] },
     });
+  });
+});
+
+describe('the worker-limit settings', () => {
+  it('are named after the wire names and default to the generated worker limits', () => {
+    const wire = workerLimits(DEFAULT_WORKER_LIMITS);
+    for (const [key, value] of Object.entries(DEFAULT_WORKER_LIMITS)) {
+      const definition = SETTING_DEFINITIONS.find((candidate) => candidate.key === key);
+      const wireName = Object.keys(wire).find((name) => name.replaceAll('_', '') === key.toLowerCase());
+      expect(definition, key).toMatchObject({ env: `IPYTHON_MCP_${wireName?.toUpperCase()}`, defaultValue: value });
+    }
   });
 });

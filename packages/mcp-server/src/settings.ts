@@ -8,14 +8,31 @@ import { IPYTHON_RUNTIME_NAMES } from './runtime-names.js';
 /** Kinds of value a setting takes. */
 export type SettingKind = 'path' | 'paths' | 'list' | 'aliases' | 'count' | 'seconds' | 'megabytes';
 
-/** One `IPYTHON_MCP_*` setting: its env var, CLI flag, kind, default and meaning. */
+/**
+ * One `IPYTHON_MCP_*` setting: its env var, CLI flag, kind, default and meaning. The flags, `--help`, `config` and the
+ * README's settings table are all rendered from these (the table by apps/ipython-mcp/scripts/settings-table.mjs).
+ */
 export interface SettingDefinition {
   readonly key: keyof Settings;
   readonly env: string;
   readonly flag: string;
   readonly kind: SettingKind;
   readonly defaultValue: Settings[keyof Settings];
+  /** The sentence `--help` prints. */
   readonly description: string;
+  /** The README table's "meaning" cell (Markdown: may link to a README section). */
+  readonly summary: string;
+  /** The README's default when the value depends on the machine (e.g. half of physical memory). */
+  readonly defaultLabel?: string;
+}
+
+/** What a setting says besides its name, kind and default. */
+interface SettingText {
+  description: string;
+  summary: string;
+  /** The flag when it is not the env suffix in lower-case kebab form. */
+  flag?: string;
+  defaultLabel?: string;
 }
 
 /**
@@ -52,60 +69,129 @@ export interface Settings extends WorkerLimits {
   maxNamespaces: number;
 }
 
-function define(
-  key: keyof Settings,
-  suffix: string,
-  kind: SettingKind,
-  defaultValue: Settings[keyof Settings],
-  description: string,
-  flag = `--${suffix.toLowerCase().replaceAll('_', '-')}`,
-): SettingDefinition {
-  return { key, env: `IPYTHON_MCP_${suffix}`, flag, kind, defaultValue, description };
+function define(key: keyof Settings, suffix: string, kind: SettingKind, defaultValue: Settings[keyof Settings], text: SettingText): SettingDefinition {
+  const flag = text.flag ?? `--${suffix.toLowerCase().replaceAll('_', '-')}`;
+  const definition = { key, env: `IPYTHON_MCP_${suffix}`, flag, kind, defaultValue, description: text.description, summary: text.summary };
+  return text.defaultLabel === undefined ? definition : { ...definition, defaultLabel: text.defaultLabel };
 }
 
 /** Every setting, in documentation order. */
 export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
-  define('libraryPaths', 'LIBRARY_PATHS', 'paths', [], 'Trusted library directories, separated by the platform path separator.'),
-  define('preloadModules', 'PRELOAD_MODULES', 'list', [], 'Comma-separated modules imported at worker start.'),
-  define('moduleAliases', 'MODULE_ALIASES', 'aliases', {}, 'JSON object mapping module names to namespace aliases.'),
-  define('maxTextChars', 'MAX_TEXT_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxTextChars, 'Maximum returned text size (stdout, stderr, results, docs).'),
-  define('maxReprChars', 'MAX_REPR_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxReprChars, 'Maximum representation size in search and inspect.'),
-  define('maxTracebackChars', 'MAX_TRACEBACK_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxTracebackChars, 'Maximum returned traceback size.'),
-  define('maxResults', 'MAX_RESULTS', 'count', DEFAULT_WORKER_LIMITS.maxResults, 'Maximum items retained in lists, mappings and discovery results.'),
-  define('maxDisplayItems', 'MAX_DISPLAY_ITEMS', 'count', DEFAULT_WORKER_LIMITS.maxDisplayItems, 'Maximum display payloads retained per execution.'),
-  define('maxJsonDepth', 'MAX_JSON_DEPTH', 'count', DEFAULT_WORKER_LIMITS.maxJsonDepth, 'Maximum nesting depth of translated JSON values.'),
-  define('maxToolNameChars', 'MAX_TOOL_NAME_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxToolNameChars, 'Maximum dynamic MCP tool-name length.'),
-  define('maxToolDescriptionChars', 'MAX_TOOL_DESCRIPTION_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxToolDescriptionChars, 'Maximum registration description snapshot.'),
-  define('maxDynamicTools', 'MAX_DYNAMIC_TOOLS', 'count', DEFAULT_WORKER_LIMITS.maxDynamicTools, 'Maximum live dynamic tool registrations.'),
-  define('operationTimeoutSeconds', 'OPERATION_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.operationTimeoutMs / 1000, 'Deadline from dispatch to result.'),
-  define('maxOperationTimeoutSeconds', 'MAX_OPERATION_TIMEOUT_SECONDS', 'seconds', 3600, 'Largest timeout_seconds one call may set.'),
-  define('interruptionGraceSeconds', 'INTERRUPTION_GRACE_SECONDS', 'seconds', RUNTIME_DEFAULTS.interruptionGraceMs / 1000, 'Time a cooperative interruption gets before the worker is replaced.'),
-  define('workerStartupTimeoutSeconds', 'WORKER_STARTUP_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.startupTimeoutMs / 1000, 'Bound on initial and replacement worker start-up.'),
-  define('maxPendingOperations', 'MAX_PENDING_OPERATIONS', 'count', RUNTIME_DEFAULTS.maxPendingOperations, 'Pending FIFO capacity, not counting the active operation.'),
-  define('queueWaitTimeoutSeconds', 'QUEUE_WAIT_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.queueWaitTimeoutMs / 1000, 'Longest time a request may wait for dispatch.'),
-  define('maxIpcMessageBytes', 'MAX_IPC_MESSAGE_BYTES', 'count', DEFAULT_WORKER_LIMITS.maxIpcMessageBytes, 'Largest message allowed across the worker boundary.'),
-  define(
-    'memoryLimitMb',
-    'MEMORY_LIMIT_MB',
-    'megabytes',
-    defaultMemoryLimitMb(),
-    'Memory (MiB, resident) the worker and its processes may use while an operation runs; past it the operation is stopped as memory_limit. 0 or off turns the guard off. The default is half of physical memory.',
-  ),
-  define('outputSpillMb', 'OUTPUT_SPILL_MB', 'megabytes', 256, 'MiB of files holding the whole text of truncated stdout/stderr (oldest dropped first; removed when the server exits). 0 or off turns it off.'),
-  define('journal', 'JOURNAL', 'path', null, 'Jupyter notebook to record every cell the agent runs in (holds code and values; mode 0600).'),
-  define('journalMaxBytes', 'JOURNAL_MAX_BYTES', 'count', 16_777_216, 'Size at which a journal file is closed and the next numbered file begins.'),
-  define(
-    'stateFile',
-    'STATE_FILE',
-    'path',
-    null,
-    'Namespace snapshot: saved (dill) at a graceful end, restored at start (loading runs pickle: trust the file; mode 0600).',
-    '--state',
-  ),
-  define('stateMaxMb', 'STATE_MAX_MB', 'count', 2048, 'Size cap of one snapshot in MiB; names are saved smallest first, the rest reported.'),
-  define('stateSaveSeconds', 'STATE_SAVE_SECONDS', 'seconds', 20, 'Time cap of one save or restore of the snapshot; the shutdown grace grows by it.'),
-  define('httpMaxSessions', 'HTTP_MAX_SESSIONS', 'count', 32, 'Over HTTP (--http): open MCP sessions at once, across all namespaces.'),
-  define('maxNamespaces', 'MAX_NAMESPACES', 'count', 8, 'Over HTTP (--http): namespaces (/mcp and /mcp/NAME), each with its own worker, held at once.'),
+  define('libraryPaths', 'LIBRARY_PATHS', 'paths', [], {
+    description: 'Trusted library directories, separated by the platform path separator.',
+    summary: 'trusted library directories, `:`-separated, put first on `sys.path`',
+  }),
+  define('preloadModules', 'PRELOAD_MODULES', 'list', [], {
+    description: 'Comma-separated modules imported at worker start.',
+    summary: 'comma-separated modules imported at start',
+  }),
+  define('moduleAliases', 'MODULE_ALIASES', 'aliases', {}, {
+    description: 'JSON object mapping module names to namespace aliases.',
+    summary: 'JSON object, module → alias (`{"numpy": "np"}`)',
+  }),
+  define('maxTextChars', 'MAX_TEXT_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxTextChars, {
+    description: 'Maximum returned text size (stdout, stderr, results, docs).',
+    summary: 'returned text size (stdout, stderr, values, docs)',
+  }),
+  define('maxReprChars', 'MAX_REPR_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxReprChars, {
+    description: 'Maximum representation size in search and inspect.',
+    summary: 'representation size in search and inspect',
+  }),
+  define('maxTracebackChars', 'MAX_TRACEBACK_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxTracebackChars, {
+    description: 'Maximum returned traceback size.',
+    summary: 'traceback size',
+  }),
+  define('maxResults', 'MAX_RESULTS', 'count', DEFAULT_WORKER_LIMITS.maxResults, {
+    description: 'Maximum items retained in lists, mappings and discovery results.',
+    summary: 'items kept in lists, mappings and discovery results',
+  }),
+  define('maxDisplayItems', 'MAX_DISPLAY_ITEMS', 'count', DEFAULT_WORKER_LIMITS.maxDisplayItems, {
+    description: 'Maximum display payloads retained per execution.',
+    summary: 'display payloads kept per cell',
+  }),
+  define('maxJsonDepth', 'MAX_JSON_DEPTH', 'count', DEFAULT_WORKER_LIMITS.maxJsonDepth, {
+    description: 'Maximum nesting depth of translated JSON values.',
+    summary: 'nesting depth of returned JSON',
+  }),
+  define('maxToolNameChars', 'MAX_TOOL_NAME_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxToolNameChars, {
+    description: 'Maximum dynamic MCP tool-name length.',
+    summary: 'dynamic tool name length',
+  }),
+  define('maxToolDescriptionChars', 'MAX_TOOL_DESCRIPTION_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxToolDescriptionChars, {
+    description: 'Maximum registration description snapshot.',
+    summary: 'dynamic tool description length',
+  }),
+  define('maxDynamicTools', 'MAX_DYNAMIC_TOOLS', 'count', DEFAULT_WORKER_LIMITS.maxDynamicTools, {
+    description: 'Maximum live dynamic tool registrations.',
+    summary: 'live dynamic tools',
+  }),
+  define('operationTimeoutSeconds', 'OPERATION_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.operationTimeoutMs / 1000, {
+    description: 'Deadline from dispatch to result.',
+    summary: 'deadline, from dispatch to result',
+  }),
+  define('maxOperationTimeoutSeconds', 'MAX_OPERATION_TIMEOUT_SECONDS', 'seconds', 3600, {
+    description: 'Largest timeout_seconds one call may set.',
+    summary: 'largest `timeout_seconds` one call may ask for (see [Long work](#long-work))',
+  }),
+  define('interruptionGraceSeconds', 'INTERRUPTION_GRACE_SECONDS', 'seconds', RUNTIME_DEFAULTS.interruptionGraceMs / 1000, {
+    description: 'Time a cooperative interruption gets before the worker is replaced.',
+    summary: 'time an interrupted cell gets before the worker is replaced',
+  }),
+  define('workerStartupTimeoutSeconds', 'WORKER_STARTUP_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.startupTimeoutMs / 1000, {
+    description: 'Bound on initial and replacement worker start-up.',
+    summary: 'bound on worker start and replacement',
+  }),
+  define('maxPendingOperations', 'MAX_PENDING_OPERATIONS', 'count', RUNTIME_DEFAULTS.maxPendingOperations, {
+    description: 'Pending FIFO capacity, not counting the active operation.',
+    summary: 'waiting requests, not counting the running one',
+  }),
+  define('queueWaitTimeoutSeconds', 'QUEUE_WAIT_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.queueWaitTimeoutMs / 1000, {
+    description: 'Longest time a request may wait for dispatch.',
+    summary: 'longest wait for dispatch',
+  }),
+  define('maxIpcMessageBytes', 'MAX_IPC_MESSAGE_BYTES', 'count', DEFAULT_WORKER_LIMITS.maxIpcMessageBytes, {
+    description: 'Largest message allowed across the worker boundary.',
+    summary: 'largest message between server and worker',
+  }),
+  define('memoryLimitMb', 'MEMORY_LIMIT_MB', 'megabytes', defaultMemoryLimitMb(), {
+    description:
+      'Memory (MiB, resident) the worker and its processes may use while an operation runs; past it the operation is stopped as memory_limit. 0 or off turns the guard off. The default is half of physical memory.',
+    summary: 'memory guard, MiB for the worker and the processes it started; `0` or `off` turns it off (see below)',
+    defaultLabel: 'half of physical memory',
+  }),
+  define('outputSpillMb', 'OUTPUT_SPILL_MB', 'megabytes', 256, {
+    description: 'MiB of files holding the whole text of truncated stdout/stderr (oldest dropped first; removed when the server exits). 0 or off turns it off.',
+    summary: 'MiB of spill files holding the whole text of truncated stdout/stderr, oldest dropped first; `0` or `off` turns it off (see [Long work](#long-work))',
+  }),
+  define('journal', 'JOURNAL', 'path', null, {
+    description: 'Jupyter notebook to record every cell the agent runs in (holds code and values; mode 0600).',
+    summary: 'notebook file to record the session in (see [Session journal](#session-journal))',
+  }),
+  define('journalMaxBytes', 'JOURNAL_MAX_BYTES', 'count', 16_777_216, {
+    description: 'Size at which a journal file is closed and the next numbered file begins.',
+    summary: 'size at which a journal file ends and the next numbered one begins',
+  }),
+  define('stateFile', 'STATE_FILE', 'path', null, {
+    description: 'Namespace snapshot: saved (dill) at a graceful end, restored at start (loading runs pickle: trust the file; mode 0600).',
+    summary: 'namespace snapshot saved at a graceful end and restored at start (see [Namespace snapshots](#namespace-snapshots))',
+    flag: '--state',
+  }),
+  define('stateMaxMb', 'STATE_MAX_MB', 'count', 2048, {
+    description: 'Size cap of one snapshot in MiB; names are saved smallest first, the rest reported.',
+    summary: 'size cap of one snapshot; names are saved smallest first, the rest reported',
+  }),
+  define('stateSaveSeconds', 'STATE_SAVE_SECONDS', 'seconds', 20, {
+    description: 'Time cap of one save or restore of the snapshot; the shutdown grace grows by it.',
+    summary: "time cap of one save or restore; the shutdown grace and the first worker's start-up bound grow by it",
+  }),
+  define('httpMaxSessions', 'HTTP_MAX_SESSIONS', 'count', 32, {
+    description: 'Over HTTP (--http): open MCP sessions at once, across all namespaces.',
+    summary: 'with `--http`: open MCP sessions at once, across namespaces',
+  }),
+  define('maxNamespaces', 'MAX_NAMESPACES', 'count', 8, {
+    description: 'Over HTTP (--http): namespaces (/mcp and /mcp/NAME), each with its own worker, held at once.',
+    summary: 'with `--http`: namespaces (`/mcp`, `/mcp/NAME`), each with its own worker and standby',
+  }),
 ];
 
 /** A setting with a value that is not allowed; the message names the setting. */

@@ -1,4 +1,4 @@
-// Generated from fixtures/protocol/constants.json by tooling/scripts/gen-protocol.mjs: do not edit.
+// Generated from fixtures/protocol/*.json by tooling/scripts/gen-protocol.mjs: do not edit.
 
 /** Binary image forms a result keeps as base64 and an MCP client gets as image content. */
 export const IMAGE_MIME_TYPES = ["image/png","image/jpeg"] as const;
@@ -8,7 +8,59 @@ export const MAX_IMAGE_BASE64_CHARS = 2097152;
 export const MAX_INT32 = 2147483647;
 /** The fields of execute's result that run_code replaces by one ordered output (bridge.py deletes them; operations.ts omits them). */
 export const RUN_CODE_DROPPED_FIELDS = ["stdout","stderr","stdout_omitted_chars","stderr_omitted_chars"] as const;
+/** Every stable error code the parent and the worker use (error-codes.json). */
+export const ERROR_CODE_LIST = ["runtime_busy","queue_timeout","runtime_closed","runtime_unavailable","operation_timeout","operation_cancelled","memory_limit","invalid_request","invalid_arguments","message_too_large","protocol_error","name_not_found","not_callable","binding_failed","call_raised","result_not_json","protected_name","invalid_name","name_collision","unsupported_signature","registry_full","stale_registration","tool_not_found","startup_failed","worker_crashed","internal_error"] as const;
 /** Codes whose operation never ran, so the caller may simply try again (error-codes.json). */
 export const RETRYABLE_ERROR_CODE_LIST = ["runtime_busy","queue_timeout"] as const;
 /** IPython's own bindings in the user namespace (runtime-names.json). */
 export const RUNTIME_NAME_LIST = ["In","Out","get_ipython","exit","quit","open"] as const;
+
+/** The limits the worker enforces, as the parent chooses them; sent in the `configure` message (worker-limits.json). */
+export interface WorkerLimits {
+  /** Returned text size in characters (stdout, stderr, values, docs). */
+  maxTextChars: number;
+  /** Representation size in characters in search and inspect. */
+  maxReprChars: number;
+  /** Traceback size in characters. */
+  maxTracebackChars: number;
+  /** Items kept in lists, mappings and discovery results. */
+  maxResults: number;
+  /** Display payloads kept per cell. */
+  maxDisplayItems: number;
+  /** Nesting depth of returned JSON. */
+  maxJsonDepth: number;
+  /** Length of a dynamic tool's name. */
+  maxToolNameChars: number;
+  /** Length of a dynamic tool's description. */
+  maxToolDescriptionChars: number;
+  /** Live dynamic tools. */
+  maxDynamicTools: number;
+  /** Largest frame either side may send, in bytes. */
+  maxIpcMessageBytes: number;
+}
+/** The default worker limits (the server's settings default to these too). */
+export const DEFAULT_WORKER_LIMITS: Readonly<WorkerLimits> = Object.freeze({
+  maxTextChars: 8192,
+  maxReprChars: 1024,
+  maxTracebackChars: 4096,
+  maxResults: 100,
+  maxDisplayItems: 20,
+  maxJsonDepth: 6,
+  maxToolNameChars: 64,
+  maxToolDescriptionChars: 1024,
+  maxDynamicTools: 100,
+  maxIpcMessageBytes: 4194304,
+});
+/** Each worker limit's name in the `configure` message. */
+export const WORKER_LIMIT_WIRE_NAMES: Readonly<Record<keyof WorkerLimits, string>> = Object.freeze({
+  maxTextChars: "max_text_chars",
+  maxReprChars: "max_repr_chars",
+  maxTracebackChars: "max_traceback_chars",
+  maxResults: "max_results",
+  maxDisplayItems: "max_display_items",
+  maxJsonDepth: "max_json_depth",
+  maxToolNameChars: "max_tool_name_chars",
+  maxToolDescriptionChars: "max_tool_description_chars",
+  maxDynamicTools: "max_dynamic_tools",
+  maxIpcMessageBytes: "max_ipc_message_bytes",
+});

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, RETRYABLE_ERROR_CODES } from './error-codes.js';
 import { FrameDecoder, encodeFrame } from './frame-codec.js';
 import { ParentMessageSchema, WorkerMessageSchema } from './messages.js';
+import { DEFAULT_WORKER_LIMITS, workerLimits } from './settings.js';
 
 const fixtures = fileURLToPath(new URL('../../../fixtures/protocol/', import.meta.url));
 const load = (name: string): any => JSON.parse(readFileSync(fixtures + name, 'utf8'));
@@ -47,6 +48,11 @@ describe('shared protocol corpus', () => {
     const shared = load('error-codes.json');
     expect([...ERROR_CODES]).toEqual(shared.codes);
     expect([...RETRYABLE_ERROR_CODES].sort()).toEqual([...shared.retryable].sort());
+  });
+
+  it('worker limits go on the wire by the names and with the defaults of worker-limits.json', () => {
+    const shared = load('worker-limits.json').limits as Record<string, { default: number }>;
+    expect(workerLimits(DEFAULT_WORKER_LIMITS)).toEqual(Object.fromEntries(Object.entries(shared).map(([name, entry]) => [name, entry.default])));
   });
 });
 

@@ -1,48 +1,16 @@
-/**
- * The limits the worker enforces, as the parent chooses them; sent in the `configure` message (see
- * {@link workerLimits}). Only what crosses the wire lives here: the CLI's env/flag table is the server's
- * (`@ipython-mcp/mcp-server`), deadlines and queue bounds are the supervisor's.
- */
-export interface WorkerLimits {
-  maxTextChars: number;
-  maxReprChars: number;
-  maxTracebackChars: number;
-  maxResults: number;
-  maxDisplayItems: number;
-  maxJsonDepth: number;
-  maxToolNameChars: number;
-  maxToolDescriptionChars: number;
-  maxDynamicTools: number;
-  /** Largest frame either side may send. */
-  maxIpcMessageBytes: number;
-}
+import { DEFAULT_WORKER_LIMITS, WORKER_LIMIT_WIRE_NAMES, type WorkerLimits } from './constants.js';
 
-/** The default worker limits (the server's settings default to these too). */
-export const DEFAULT_WORKER_LIMITS: Readonly<WorkerLimits> = Object.freeze({
-  maxTextChars: 8192,
-  maxReprChars: 1024,
-  maxTracebackChars: 4096,
-  maxResults: 100,
-  maxDisplayItems: 20,
-  maxJsonDepth: 6,
-  maxToolNameChars: 64,
-  maxToolDescriptionChars: 1024,
-  maxDynamicTools: 100,
-  maxIpcMessageBytes: 4_194_304,
-});
+/*
+ * The limits the worker enforces, as the parent chooses them; sent in the `configure` message (see
+ * {@link workerLimits}). Their names, wire names and defaults are generated from fixtures/protocol/worker-limits.json
+ * (tooling/scripts/gen-protocol.mjs), as the worker's are. Only what crosses the wire lives here: the CLI's env/flag
+ * table is the server's (`@ipython-mcp/mcp-server`), deadlines and queue bounds are the supervisor's.
+ */
+export { DEFAULT_WORKER_LIMITS, type WorkerLimits };
 
 /** The limits as the `configure` message carries them. */
 export function workerLimits(limits: WorkerLimits): Record<string, number> {
-  return {
-    max_text_chars: limits.maxTextChars,
-    max_repr_chars: limits.maxReprChars,
-    max_traceback_chars: limits.maxTracebackChars,
-    max_results: limits.maxResults,
-    max_display_items: limits.maxDisplayItems,
-    max_json_depth: limits.maxJsonDepth,
-    max_tool_name_chars: limits.maxToolNameChars,
-    max_tool_description_chars: limits.maxToolDescriptionChars,
-    max_dynamic_tools: limits.maxDynamicTools,
-    max_ipc_message_bytes: limits.maxIpcMessageBytes,
-  };
+  const wire: Record<string, number> = {};
+  for (const key of Object.keys(WORKER_LIMIT_WIRE_NAMES) as (keyof WorkerLimits)[]) wire[WORKER_LIMIT_WIRE_NAMES[key]] = limits[key];
+  return wire;
 }

@@ -1,6 +1,6 @@
 /**
  * Canonical JSON after RFC 8785 (JCS), identical byte for byte to the Python worker's
- * `ipython_mcp_worker.fingerprint.canonical_json`. `fixtures/schema-fingerprint/vectors.json` pins both.
+ * `ipython_mcp_worker.schema.fingerprint.canonical_json`. `fixtures/schema-fingerprint/vectors.json` pins both.
  *
  * @packageDocumentation
  */

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 
 /**
  * The worker's environment variables naming the spill directory and the process that owns it: the worker's
- * watchdog removes the directory once that process is gone (python/ipython_mcp_worker/lifeline.py), which covers
+ * watchdog removes the directory once that process is gone (python/ipython_mcp_worker/ipc/lifeline.py), which covers
  * the one exit path on which no code of the server runs (SIGKILL).
  */
 export const SPILL_DIRECTORY_ENV = 'IPYTHON_MCP_SPILL_DIR';
@@ -13,7 +13,7 @@ export const SPILL_OWNER_ENV = 'IPYTHON_MCP_SPILL_OWNER_PID';
 
 /**
  * The runtime's spill directory: where execute writes the whole text of a truncated stdout/stderr
- * (python/ipython_mcp_worker/spill.py), for the agent to read with a later execute. One per runtime, mode 0700,
+ * (python/ipython_mcp_worker/capture/spill.py), for the agent to read with a later execute. One per runtime, mode 0700,
  * made at start; the workers keep it within `maxBytes` (oldest files first). Removed on close, on any exit of this
  * process that runs 'exit' handlers, and by the worker's watchdog when this process was killed.
  */

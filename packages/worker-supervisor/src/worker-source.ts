@@ -26,7 +26,7 @@ export function workerBootstrapCode(sourceDirectory: string = workerSourceDirect
   return [
     'import os, sys',
     `sys.path.insert(0, ${JSON.stringify(sourceDirectory)})`,
-    'from ipython_mcp_worker.lifeline import guard',
+    'from ipython_mcp_worker.ipc.lifeline import guard',
     'guard()',
     'try:',
     '    import IPython',

@@ -28,7 +28,7 @@ def _shell() -> Any:
 
 
 def _store(shell: Any, path: str) -> Any:
-    from ipython_mcp_worker.state import StateConfig, StateStore
+    from ipython_mcp_worker.state.snapshot import StateConfig, StateStore
 
     class _NoTools:
         def snapshot(self) -> list[dict[str, Any]]:

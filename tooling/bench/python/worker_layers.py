@@ -20,9 +20,9 @@ def main() -> int:
     rounds, calls, cell = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     # The owner captures fd 1 and 2; keep a copy of the real stdout for the answer.
     answer_fd = os.dup(1)
-    from ipython_mcp_worker.codec import CODEC_MSGPACK, encode_frame
-    from ipython_mcp_worker.limits import Limits
-    from ipython_mcp_worker.shell import ShellOwner
+    from ipython_mcp_worker.ipc.codec import CODEC_MSGPACK, encode_frame
+    from ipython_mcp_worker.protocol.limits import Limits
+    from ipython_mcp_worker.shell.owner import ShellOwner
 
     owner = ShellOwner(Limits())
     shell = owner.shell

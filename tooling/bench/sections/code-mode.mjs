@@ -25,7 +25,7 @@ function loopCode(count, call) {
 /** Which Code Mode path exists in this checkout right now. */
 export function detectEngine() {
   // The worker copy the Runtime actually runs (copied at build time).
-  const bridge = join(ROOT, 'packages/worker-supervisor/dist/python/ipython_mcp_worker/bridge.py');
+  const bridge = join(ROOT, 'packages/worker-supervisor/dist/python/ipython_mcp_worker/code_mode/bridge.py');
   const hasBridge = existsSync(bridge) && /def run_code/.test(readFileSync(bridge, 'utf8')) && /def define_tools/.test(readFileSync(bridge, 'utf8'));
   const engineDist = join(ROOT, 'packages/code-mode/dist/index.js');
   return { hasBridge, engineDist: existsSync(engineDist) ? engineDist : null };
@@ -181,7 +181,7 @@ async function measureBridge(ctx, engine) {
       mechanism = 'raw tool_call frames from an execute cell through the worker channel (no bridge op available), answered by RunOptions.onToolCall';
       const code = [
         'import gc as _bench_gc, itertools as _bench_it',
-        'from ipython_mcp_worker.channel import Channel as _BenchChannel',
+        'from ipython_mcp_worker.ipc.channel import Channel as _BenchChannel',
         '_bench_ch = next(o for o in _bench_gc.get_objects() if isinstance(o, _BenchChannel))',
         '_bench_rid = _bench_ch.interrupter._armed',
         '_bench_ids = _bench_it.count(1)',

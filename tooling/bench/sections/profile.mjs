@@ -288,8 +288,8 @@ const TOOLS = [
 // request wait, Worker.handle, ShellOwner.execute, InteractiveShell.run_cell and the response's encode and write.
 const SPLIT_PATCH = `
 import gc as _bs_gc, os as _bs_os, time as _bs_time
-from ipython_mcp_worker.channel import Channel as _BsChannel
-from ipython_mcp_worker.codec import encode_frame as _bs_encode
+from ipython_mcp_worker.ipc.channel import Channel as _BsChannel
+from ipython_mcp_worker.ipc.codec import encode_frame as _bs_encode
 from ipython_mcp_worker.worker import Worker as _BsWorker
 _bs_ch = next(o for o in _bs_gc.get_objects() if isinstance(o, _BsChannel))
 _bs_wk = next(o for o in _bs_gc.get_objects() if isinstance(o, _BsWorker))

@@ -1,0 +1,1 @@
+"""What a cell outputs: stream capture and sinks, spill files, shell-escape text, images and the matplotlib backend."""

@@ -1,0 +1,1 @@
+"""Code Mode's tool bridge: the agent's tools as synchronous functions in the shell's user namespace."""

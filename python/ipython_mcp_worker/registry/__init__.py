@@ -1,0 +1,1 @@
+"""Dynamic tools: live callables of the namespace published as extra MCP tools."""

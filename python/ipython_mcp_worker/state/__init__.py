@@ -1,0 +1,1 @@
+"""Namespace snapshots (--state FILE): saving and restoring the user's names, and the file format."""
