@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import heapq
 import operator
 import types
+from collections.abc import Iterator
 from typing import Any
 
 from .errors import OpError
@@ -21,6 +24,23 @@ _NO_SIGNATURE = "(...)"
 _NAME = operator.itemgetter(0)
 # The usual function types, recognised by identity before the general classify (same answer, less work).
 _PLAIN_FUNCTIONS = frozenset({types.FunctionType, types.BuiltinFunctionType})
+
+
+def _is_function(obj: Any) -> bool:
+    return type(obj) in _PLAIN_FUNCTIONS or classify(obj) == "function"
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a pass builds many small tuples (each batch of them would start a
+    collection that walks the whole namespace); restored as it was, also on an exception or an interrupt."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _listed_signature(obj: Any) -> str | None:
@@ -51,13 +71,12 @@ def list_functions(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     cannot compute one; ``module``/``doc`` are null when unknown.
     """
     require_dict(params, ())
-    namespace = names.shell.user_ns
-    # Classified before sorting: over 100,000 names only the functions are sorted.
-    entries = [(name, namespace[name]) for name in names.unsorted_user_names()]
-    entries.extend(names.library_members())
-    functions = [pair for pair in entries if type(pair[1]) in _PLAIN_FUNCTIONS or classify(pair[1]) == "function"]
-    functions.sort(key=lambda pair: pair[0])
-    shown = functions[: names.limits.max_results]
+    # Classified before anything else: over 100,000 names only the functions become pairs, and only the first
+    # max_results of them are ordered (a heap), with the collector paused while the pairs are built.
+    with _collector_paused():
+        functions = names.user_items(keep_value=_is_function)
+        functions.extend(pair for pair in names.library_members() if _is_function(pair[1]))
+        shown = heapq.nsmallest(names.limits.max_results, functions, key=_NAME)
     return {
         "functions": [_function_entry(names, name, obj) for name, obj in shown],
         "total": len(functions),
@@ -104,7 +123,8 @@ def search_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
         return name == query if exact else folded in name.casefold()
 
     # Names are matched before anything else is read or sorted: over 100,000 names only the hits cost more.
-    hits = [(name, namespace[name]) for name in names.unsorted_user_names(matches)]
+    with _collector_paused():
+        hits = names.user_items(matches)
     hits.extend((b, namespace[b]) for b in sorted(names.protected - RUNTIME_NAMES) if b in namespace and matches(b))
     hits.extend(pair for pair in names.library_members() if matches(pair[0]))
     if kinds is not None:

@@ -146,20 +146,31 @@ class Names:
         return names
 
     def unsorted_user_names(self, keep: Callable[[str], bool] | None = None) -> list[str]:
-        """``user_names`` in namespace order, only those ``keep`` accepts: search filters 100,000 names before it
-        sorts the few that match."""
+        """``user_names`` in namespace order, only those ``keep`` accepts."""
+        return [name for name, _ in self.user_items(keep)]
+
+    def user_items(
+        self, keep: Callable[[str], bool] | None = None, keep_value: Callable[[Any], bool] | None = None
+    ) -> list[tuple[str, Any]]:
+        """(name, value) of the unprotected user names in namespace order, only those ``keep`` and ``keep_value``
+        accept, in one pass: list and search over 100,000 names read each entry once and build a pair only for
+        what they return. ``keep_value`` runs first (list's type test is the cheapest filter); neither may run
+        user code."""
         hidden = self.shell.user_ns_hidden
         protected = self.protected
-        names = []
+        items = []
+        append = items.append
         for name, value in self.shell.user_ns.items():
-            if type(name) is not str or name.startswith("_") or name in protected:
+            if keep_value is not None and not keep_value(value):
+                continue
+            if type(name) is not str or name[:1] == "_" or name in protected:
                 continue
             if keep is not None and not keep(name):
                 continue
             if name in hidden and hidden[name] is value:
                 continue
-            names.append(name)
-        return names
+            append((name, value))
+        return items
 
     def resolve(self, name: str) -> Any:
         """Resolve a (dotted) name. A miss raises OpError name_not_found; other failures Unresolvable."""
