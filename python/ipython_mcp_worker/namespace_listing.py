@@ -13,7 +13,7 @@ from typing import Any
 from .errors import OpError
 from .jsonvalue import bounded_repr
 from .limits import bound_text
-from .namespace_names import KINDS, Names, classify, quietly
+from .namespace_names import FUNCTION_TYPES, KINDS, Names, classify, quietly
 from .params import require_dict
 from .runtime_names import RUNTIME_NAMES
 from .shapes import data_summary, length_summary
@@ -24,6 +24,11 @@ _NO_SIGNATURE = "(...)"
 _NAME = operator.itemgetter(0)
 # The usual function types, recognised by identity before the general classify (same answer, less work).
 _PLAIN_FUNCTIONS = frozenset({types.FunctionType, types.BuiltinFunctionType})
+
+
+def _is_function_type(kind: type) -> bool:
+    """``classify`` says "function" from the type alone (modules and classes are tested first there)."""
+    return not issubclass(kind, (types.ModuleType, type)) and issubclass(kind, FUNCTION_TYPES)
 
 
 def _is_function(obj: Any) -> bool:
@@ -71,16 +76,21 @@ def list_functions(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     cannot compute one; ``module``/``doc`` are null when unknown.
     """
     require_dict(params, ())
-    # Classified before anything else: over 100,000 names only the functions become pairs, and only the first
-    # max_results of them are ordered (a heap), with the collector paused while the pairs are built.
+    # Classified by type before anything else: over 100,000 names each distinct type is asked once, only the
+    # functions' names are kept (no pair is built), and only the first max_results of them are ordered (a heap)
+    # and read. The collector is paused meanwhile: each batch of new objects would start a collection that walks
+    # the whole namespace.
+    namespace = names.shell.user_ns
     with _collector_paused():
-        functions = names.user_items(keep_value=_is_function)
-        functions.extend(pair for pair in names.library_members() if _is_function(pair[1]))
-        shown = heapq.nsmallest(names.limits.max_results, functions, key=_NAME)
+        user_functions = names.unsorted_user_names(keep_type=_is_function_type)
+        library = [pair for pair in names.library_members() if _is_function(pair[1])]
+        first = [(name, namespace[name]) for name in heapq.nsmallest(names.limits.max_results, user_functions)]
+        shown = heapq.nsmallest(names.limits.max_results, first + library, key=_NAME)
+    total = len(user_functions) + len(library)
     return {
         "functions": [_function_entry(names, name, obj) for name, obj in shown],
-        "total": len(functions),
-        "truncated": len(shown) < len(functions),
+        "total": total,
+        "truncated": len(shown) < total,
     }
 
 
@@ -124,7 +134,7 @@ def search_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
 
     # Names are matched before anything else is read or sorted: over 100,000 names only the hits cost more.
     with _collector_paused():
-        hits = names.user_items(matches)
+        hits = names.user_items_matching(query, exact)
     hits.extend((b, namespace[b]) for b in sorted(names.protected - RUNTIME_NAMES) if b in namespace and matches(b))
     hits.extend(pair for pair in names.library_members() if matches(pair[0]))
     if kinds is not None:
@@ -136,6 +146,7 @@ def search_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
         "total": len(hits),
         "truncated": len(shown) < len(hits),
     }
+
 
 def _first_in_order(hits: list[tuple[str, Any]], query: str, folded: str, limit: int) -> list[tuple[str, Any]]:
     """The first ``limit`` hits in search order (the identical name, then case-insensitively equal names, then by
