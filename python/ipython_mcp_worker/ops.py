@@ -25,6 +25,7 @@ from typing import Any
 from .bridge import ToolBridge
 from .context import Handler, WorkerContext
 from .errors import OpError
+from .failure import trust_library_paths
 from .namespace import Namespace
 from .registry import Registry
 
@@ -44,6 +45,7 @@ class Operations:
         for path in reversed(library_paths):
             if path not in sys.path:
                 sys.path.insert(0, path)
+        trust_library_paths(library_paths)  # their traceback frames stay whole (failure.py)
         self.namespace = Namespace(
             context.shell,
             context.limits,

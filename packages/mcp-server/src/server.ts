@@ -196,7 +196,7 @@ function createSessionServer(
         'runtime_status never waits in the queue. Not a sandbox: code runs with the server user\'s permissions.',
     },
   );
-  const results = new ResultWriter(options.settings.libraryPaths);
+  const results = new ResultWriter();
   if (journal) serveJournalResource(server, journal);
   reportStartupFailures(server, runtime);
   const maxTimeoutSeconds = options.settings.maxOperationTimeoutSeconds;

@@ -4,7 +4,6 @@ import type { OperationFailure, OperationMeta } from '@ipython-mcp/worker-superv
 import { compactResult, runtimeMeta, shownRuntime } from './compact-result.js';
 import { DISPLAYS_META_KEY, modelDisplay } from './display-choice.js';
 import { executeText, failureText, valueText } from './result-text.js';
-import { foldTraceback } from './traceback-fold.js';
 
 export { runtimeMeta } from './compact-result.js';
 
@@ -94,9 +93,6 @@ function isDisplay(value: unknown): value is Json {
 export class ResultWriter {
   private reportedEpoch = 1;
 
-  /** `libraryPaths`: the configured library directories, whose traceback frames stay whole (traceback-fold.ts). */
-  constructor(private readonly libraryPaths: readonly string[] = []) {}
-
   /** Notes an epoch the client has seen (runtime_status shows it); true when it differs from the last one. */
   private noteEpoch(epoch: number): boolean {
     const changed = epoch !== this.reportedEpoch;
@@ -115,7 +111,7 @@ export class ResultWriter {
     // One representation per display for the model; the whole bundles (images as their references) for programs.
     const bundles = tool === 'execute' && Array.isArray(structured.displays) ? structured.displays : undefined;
     if (bundles !== undefined) structured.displays = bundles.map((display: unknown) => (isDisplay(display) ? modelDisplay(display) : display));
-    const fullTraceback = tool === 'execute' ? this.foldTraceback(structured) : undefined;
+    const fullTraceback = tool === 'execute' ? this.takeFullTraceback(structured) : undefined;
     if (tool === 'runtime_status' && typeof full.epoch === 'number') this.noteEpoch(full.epoch);
     if (meta) {
       const runtime = shownRuntime(meta, this.noteEpoch(meta.epoch));
@@ -130,15 +126,16 @@ export class ResultWriter {
     return result;
   }
 
-  /** Folds the library frames of a failed cell's traceback in place; the whole traceback when that changed it. */
-  private foldTraceback(structured: Json): string | undefined {
+  /**
+   * Takes a failed cell's whole traceback out of its error (the worker folded library frames, failure.py, and sent
+   * the unfolded one beside only when folding changed something): programs read it in `_meta`, the model does not.
+   */
+  private takeFullTraceback(structured: Json): string | undefined {
     const error = structured.error;
-    if (error === null || typeof error !== 'object' || typeof (error as Json).traceback !== 'string') return undefined;
-    const whole = (error as Json).traceback as string;
-    const folded = foldTraceback(whole, this.libraryPaths);
-    if (folded === whole) return undefined;
+    if (error === null || typeof error !== 'object' || typeof (error as Json).full_traceback !== 'string') return undefined;
+    const whole = (error as Json).full_traceback as string;
     // compactResult made this error object for this result: changing it changes no one else's.
-    (error as Json).traceback = folded;
+    delete (error as Json).full_traceback;
     return whole;
   }
 
