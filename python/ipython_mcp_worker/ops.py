@@ -27,6 +27,7 @@ from .namespace.operations import Namespace
 from .protocol.context import Handler, WorkerContext
 from .protocol.errors import OpError
 from .registry.dynamic_tools import Registry
+from .values.failure import trust_library_paths
 
 # Operations after which no reconciliation runs: health touches nothing, discover reconciles and answers the
 # revision itself.
@@ -44,6 +45,7 @@ class Operations:
         for path in reversed(library_paths):
             if path not in sys.path:
                 sys.path.insert(0, path)
+        trust_library_paths(library_paths)  # their traceback frames stay whole (failure.py)
         self.namespace = Namespace(
             context.shell,
             context.limits,

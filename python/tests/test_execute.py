@@ -7,10 +7,13 @@ import io
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from worker_process import WorkerProcess
 
 from ipython_mcp_worker.protocol.limits import Limits
 from ipython_mcp_worker.shell.owner import MAX_IMAGE_BASE64_CHARS, image_budget, normalize_display
+from ipython_mcp_worker.values.failure import fold_traceback
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -191,6 +194,156 @@ def test_errors_bound_message_and_traceback():
         long = process.request("execute", {"code": "raise ValueError('m' * 500)"})["result"]["error"]
         assert (long["message"], long["message_truncated"]) == ("m" * 50, True)
         json.dumps(long)
+    finally:
+        process.close()
+
+
+# -- tracebacks a model can read (failure.py: cleaned, folded, then bounded) -----------------------------------
+
+SITE = "/venv/lib/python3.11/site-packages"
+# IPython's text for df['nope'] (pandas), banner removed, shortened to its structure.
+KEY_ERROR = "\n".join(
+    [
+        f"File {SITE}/pandas/core/indexes/base.py:3816, in Index.get_loc(self, key)",
+        "   3815 try:",
+        "-> 3816     return self._engine.get_loc(casted_key)",
+        "   3817 except KeyError as err:",
+        "",
+        "File pandas/_libs/index.pyx:172, in pandas._libs.index.IndexEngine.get_loc()",
+        "--> 172 'Could not get source, probably due dynamically evaluated source code.'",
+        "File pandas/_libs/index.pyx:201, in pandas._libs.index.IndexEngine.get_loc()",
+        "--> 201 'Could not get source, probably due dynamically evaluated source code.'",
+        "File pandas/_libs/hashtable_class_helper.pxi:7726, in pandas._libs.hashtable.PyObjectHashTable.get_item()",
+        "-> 7726 'Could not get source, probably due dynamically evaluated source code.'",
+        "File pandas/_libs/hashtable_class_helper.pxi:7734, in pandas._libs.hashtable.PyObjectHashTable.get_item()",
+        "-> 7734 'Could not get source, probably due dynamically evaluated source code.'",
+        "KeyError: 'nope'",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "KeyError                                  Traceback (most recent call last)",
+        "Cell In[6], line 1",
+        "----> 1 df['nope']",
+        "",
+        f"File {SITE}/pandas/core/frame.py:4330, in DataFrame.__getitem__(self, key)",
+        "   4329         return self._getitem_multilevel(key)",
+        "-> 4330     indexer = self.columns.get_loc(key)",
+        "",
+        f"File {SITE}/pandas/core/indexes/base.py:3823, in Index.get_loc(self, key)",
+        "-> 3823     raise KeyError(key) from err",
+        "",
+        "KeyError: 'nope'",
+    ]
+)
+
+
+def test_library_frames_become_one_line_and_long_runs_fold():
+    assert fold_traceback(KEY_ERROR, ()).split("\n") == [
+        "pandas/core/indexes/base.py:3816 in get_loc",
+        "... 3 more library frames ...",
+        "pandas/_libs/hashtable_class_helper.pxi:7734 in get_item",
+        "KeyError: 'nope'",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "KeyError                                  Traceback (most recent call last)",
+        "Cell In[6], line 1",
+        "----> 1 df['nope']",
+        "",
+        "pandas/core/frame.py:4330 in __getitem__",
+        "pandas/core/indexes/base.py:3823 in get_loc",
+        "KeyError: 'nope'",
+    ]
+
+
+def test_user_files_and_configured_library_paths_stay_whole_the_stdlib_and_frozen_modules_fold():
+    traceback = "\n".join(
+        [
+            "Cell In[2], line 1",
+            "----> 1 run()",
+            "",
+            "File /home/me/project/tasks.py:3, in run()",
+            "----> 3 json.loads(text)",
+            "",
+            f"File {SITE}/mylib/core.py:9, in helper()",
+            '----> 9 raise ValueError("x")',
+            "",
+            "File /usr/lib/python3.11/json/__init__.py:346, in loads(s)",
+            "--> 346     return _default_decoder.decode(s)",
+            "",
+            "File <frozen importlib._bootstrap>:1176, in _find_and_load(name, import_)",
+            "",
+            "ValueError: x",
+        ]
+    )
+    assert fold_traceback(traceback, (f"{SITE}/mylib",)).split("\n") == [
+        "Cell In[2], line 1",
+        "----> 1 run()",
+        "",
+        "File /home/me/project/tasks.py:3, in run()",
+        "----> 3 json.loads(text)",
+        "",
+        f"File {SITE}/mylib/core.py:9, in helper()",
+        '----> 9 raise ValueError("x")',
+        "",
+        "json/__init__.py:346 in loads",
+        "<frozen importlib._bootstrap>:1176 in _find_and_load",
+        "ValueError: x",
+    ]
+    plain = "Cell In[6], line 1\n----> 1 1/0\n\nZeroDivisionError: division by zero"
+    assert fold_traceback(plain, ()) is plain
+
+
+_LINES = st.one_of(
+    st.sampled_from(
+        [
+            "",
+            "Cell In[1], line 1",
+            "----> 1 f()",
+            f"File {SITE}/a/b.py:1, in f()",
+            "-> 1 x",
+            "File x.pyx:2, in g()",
+            "ValueError: boom",
+            "The above exception was the direct cause of the following exception:",
+        ]
+    ),
+    st.text(),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_LINES, max_size=30))
+def test_folding_never_drops_an_exception_line_whatever_the_text(lines):
+    folded = fold_traceback("\n".join(lines), ()).split("\n")
+    for kept in lines:
+        if "\n" not in kept and (kept == "ValueError: boom" or kept.startswith("The above exception")):
+            assert kept in folded
+
+
+def test_a_small_traceback_limit_keeps_the_users_line_and_the_exception(tmp_path):
+    """Folded first, then bounded: the worker used to cut IPython's 2,400 characters to the limit and the user's
+    line went first. A trusted library directory's frames stay whole; the unfolded text comes beside."""
+    trusted = tmp_path / "site-packages"
+    trusted.mkdir()
+    (trusted / "mine.py").write_text("def boom(frame):\n    return frame['nope']\n")
+    process = WorkerProcess(
+        codec="json", limits={"max_traceback_chars": 400}, extra={"library_paths": [str(trusted)]}
+    )
+    try:
+        process.execute("import pandas as pd\nframe = pd.DataFrame({'a': [1]})\nimport mine")
+        error = process.execute("frame['nope']")["error"]
+        assert len(error["traceback"]) <= 400, error  # the chained cause's first frames may be cut; not these
+        assert "----> 1 frame['nope']" in error["traceback"].split("\n")
+        assert error["traceback"].endswith("KeyError: 'nope'")
+        assert "site-packages" not in error["traceback"] and "Could not get source" not in error["traceback"]
+        assert "Traceback (most recent call last)" not in error["traceback"].split("\n")[0]
+        whole = error["full_traceback"]
+        # The unfolded text cut at the same limit: what the worker used to send, without the user's line.
+        assert len(whole) == 400 and "raise KeyError(key) from err" in whole and "frame['nope']" not in whole
+        trusted_error = process.execute("mine.boom(frame)")["error"]
+        assert f"File {trusted}/mine.py:2, in boom(frame)" in trusted_error["traceback"]
+        own = process.execute("1/0")["error"]
+        assert "full_traceback" not in own and own["traceback"].startswith("Cell In[")
     finally:
         process.close()
 

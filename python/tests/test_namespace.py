@@ -320,6 +320,56 @@ def test_search_over_100000_names_is_fast_and_lazy(shell):
     assert shell.user_ns["Counted"].reprs == 0  # name_zzz was matched but never returned
 
 
+def test_list_and_search_over_odd_keys_agree_with_a_plain_scan(shell):
+    """The by-type and by-name passes (C-level over 100,000 names) pick what a plain scan of the rules picks,
+    and never call a method of a key that is not an exact str."""
+    ns = make(shell)
+    run(
+        shell,
+        "import functools, math\n"
+        "class Key(str):\n"
+        "    calls = 0\n"
+        "    def casefold(self):\n        Key.calls += 1\n        return 'x'\n"
+        "    def __eq__(self, other):\n        Key.calls += 1\n        return str.__eq__(self, other)\n"
+        "    __hash__ = str.__hash__\n"
+        "class Part(functools.partial):\n    pass\n"
+        "def f_plain(x):\n    return x\n"
+        "f_part = Part(f_plain, 1)\n"
+        "f_bound = [].append\n"
+        "f_builtin = math.sqrt\n"
+        "f_lambda = lambda: 0\n"
+        "class f_class:\n    pass\n"
+        "f_module = math\n"
+        "f_value = 3\n"
+        "_f_private = f_plain\n",
+    )
+    key_type, f_plain = shell.user_ns["Key"], shell.user_ns["f_plain"]
+    shell.user_ns[key_type("f_key")] = f_plain
+    shell.user_ns[7] = f_plain
+    key_type.calls = 0
+    sentinel = object()
+    shell.user_ns_hidden["f_hidden"] = sentinel
+    shell.user_ns["f_hidden"] = sentinel
+    functions = [entry["name"] for entry in ns.list({})["functions"]]
+    assert functions == ["f_bound", "f_builtin", "f_lambda", "f_part", "f_plain"]
+    found = {m["name"]: m["kind"] for m in ns.search({"query": "F_"})["matches"]}
+    assert found == {
+        "f_bound": "function",
+        "f_builtin": "function",
+        "f_class": "class",
+        "f_lambda": "function",
+        "f_module": "module",
+        "f_part": "function",
+        "f_plain": "function",
+        "f_value": "variable",
+    }
+    assert [m["name"] for m in ns.search({"query": "f_part", "exact": True})["matches"]] == ["f_part"]
+    assert ns.search({"query": "f_key", "exact": True})["total"] == 0
+    assert shell.user_ns["Key"].calls == 0
+    run(shell, "f_hidden = 1")  # rebound by the user: now it is theirs
+    assert "f_hidden" in {m["name"] for m in ns.search({"query": "f_hidden"})["matches"]}
+
+
 def test_configured_modules_contribute_their_own_public_functions(shell, modules):
     modules(
         "nsmod_lib",

@@ -114,3 +114,75 @@ def test_search_order_without_a_full_sort_is_the_full_sort_order(names, query, l
     folded = query.casefold()
     expected = sorted(hits, key=lambda pair: (pair[0] != query, pair[0].casefold() != folded, pair[0]))[:limit]
     assert [pair[0] for pair in _first_in_order(hits, query, folded, limit)] == [pair[0] for pair in expected]
+
+
+# -- polars and pyarrow through a real worker (search and inspect answer the summary; nothing of the user's runs) --
+
+
+def test_polars_and_pyarrow_tables_through_a_real_worker():
+    pytest.importorskip("polars", reason="polars is in the test extras (python/pyproject.toml)")
+    pytest.importorskip("pyarrow", reason="pyarrow is in the test extras (python/pyproject.toml)")
+    from worker_process import WorkerProcess
+
+    process = WorkerProcess(codec="json")
+    try:
+        process.execute(
+            "import polars as pl, pyarrow as pa\n"
+            "plf = pl.DataFrame({'city': ['Oslo', 'Lima'], 'temp': [1.5, 2.0]})\n"
+            "pat = pa.table({'a': [1, 2, 3], 'b': ['x', 'y', 'z']})\n"
+            "calls = []\n"
+            "class HangingPl(pl.DataFrame):\n"
+            "    @property\n"
+            "    def shape(self):\n"
+            "        calls.append('shape')\n"
+            "        while True:\n"
+            "            pass\n"
+            "hpl = HangingPl({'a': [1]})\n"
+        )
+        found = {m["name"]: m for m in process.request("search", {"query": ""})["result"]["matches"]}
+        assert found["plf"]["summary"] == "polars DataFrame 2 rows × 2 columns: city String, temp Float64; 24 B"
+        assert found["pat"]["summary"] == "pyarrow Table 3 rows × 2 columns: a int64, b string; 39 B"
+        assert found["plf"]["repr"] is None and found["pat"]["repr"] is None
+        assert found["hpl"]["summary"] == "HangingPl: a polars.DataFrame subclass; not read (its own code would run)"
+        inspected = process.request("inspect", {"name": "pat"})["result"]
+        assert inspected["summary"] == found["pat"]["summary"] and inspected["documentation"] is None
+        assert process.request("inspect", {"name": "hpl"})["result"]["summary"].startswith("HangingPl: ")
+        assert process.execute("calls")["result"]["value"] == []
+    finally:
+        process.close()
+
+
+def test_torch_and_jax_branches_against_stand_in_modules(monkeypatch):
+    """torch and jax are too heavy for the test environment, so their summaries are NOT tested against the real
+    libraries. What this does test is our side of the branch with stand-in modules: it answers only for the exact
+    tensor types (torch) or the library's own classes (jax), and a subclass of the user's is not read."""
+    import types
+
+    class Tensor:
+        shape = (2, 3)
+        dtype = "torch.float32"
+        device = "cpu"
+
+    class Parameter(Tensor):
+        pass
+
+    class UserTensor(Tensor):
+        @property
+        def shape(self):
+            raise Tripwire("shape")
+
+    torch = types.ModuleType("torch")
+    torch.Tensor = Tensor
+    torch.nn = types.SimpleNamespace(Parameter=Parameter)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    assert data_summary(Tensor()) == "Tensor shape (2, 3) torch.float32 on cpu"
+    assert data_summary(Parameter()) == "Parameter shape (2, 3) torch.float32 on cpu"
+    assert data_summary(UserTensor()) is None
+
+    jax_array = type("Array", (), {"__module__": "jaxlib.xla_extension", "shape": (4,), "dtype": "float32"})
+    user_array = type("Mine", (jax_array,), {"__module__": "__main__", "shape": property(lambda self: 1 / 0)})
+    jax = types.ModuleType("jax")
+    jax.Array = jax_array
+    monkeypatch.setitem(sys.modules, "jax", jax)
+    assert data_summary(jax_array()) == "jax Array shape (4,) float32"
+    assert data_summary(user_array()) is None

@@ -39,7 +39,7 @@ class WorkerProcess:
 
     def __init__(self, codec: str | None = None, limits: dict[str, int] | None = None,
                  extra: dict[str, Any] | None = None, env: dict[str, str] | None = None,
-                 python_args: list[str] | None = None) -> None:
+                 python_args: list[str] | None = None, python: str | None = None) -> None:
         to_worker_r, self._to_worker_w = os.pipe()
         self._from_worker_r, from_worker_w = os.pipe()
 
@@ -48,7 +48,7 @@ class WorkerProcess:
             os.dup2(from_worker_w, 4)
 
         self.process = subprocess.Popen(
-            [sys.executable, *(python_args or ["-m", "ipython_mcp_worker"])],
+            [python or sys.executable, *(python_args or ["-m", "ipython_mcp_worker"])],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             preexec_fn=place_fds, pass_fds=(3, 4), cwd=str(PYTHON_ROOT), env={**os.environ, **(env or {})},
         )

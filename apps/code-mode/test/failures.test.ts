@@ -92,6 +92,20 @@ describe('failures the model is told about', () => {
     expect(codeMode.codeMode.retriesExhausted).toBe(false);
   });
 
+  it("reads a library's error as execute gives it: the user's line, library frames one line each, the exception", async () => {
+    const codeMode = await open();
+    const run = await runScript(codeMode.tools, [[{ code: "import pandas as pd\nframe = pd.DataFrame({'a': [1]})\nframe['nope']" }]]);
+    const seen = only(run, 0);
+    expect(seen.type).toBe('error-text');
+    const text = String(seen.value);
+    expect(text).toMatch(/^----> 3 frame\['nope'\]$/m);
+    expect(text).toMatch(/^pandas\/core\/frame\.py:\d+ in __getitem__$/m);
+    expect(text).toMatch(/^KeyError: 'nope'$/m);
+    expect(text).not.toContain('site-packages');
+    expect(text).not.toContain('Could not get source');
+    expect(text.length, text).toBeLessThanOrEqual(900);
+  });
+
   it('does not count time spent in tool calls against the timeout, and interrupts code that runs too long', async () => {
     const codeMode = await open({ timeout: 1000 });
     const run = await runScript(codeMode.tools, [

@@ -50,6 +50,26 @@ const SESSION_SCRIPT: Step[] = [
   { text: 'All done.' },
 ];
 
+/** Issue 32's noise plot: 2000×2000 at 20×20 in, which the worker re-encodes to at most 1,568 px. */
+const NOISE_SCRIPT: Step[] = [
+  {
+    tool: 'execute',
+    input: { code: 'import numpy as np, matplotlib.pyplot as plt\nplt.figure(figsize=(20, 20), dpi=100)\nplt.imshow(np.random.rand(2000, 2000))\nplt.show()', timeout_seconds: 60 },
+  },
+  { text: 'All done.' },
+];
+
+/** Width and height of a base64 PNG (IHDR) or JPEG (first SOFn marker), read from its bytes. */
+function imageSize(base64: string): [number, number] | undefined {
+  const bytes = Buffer.from(base64, 'base64');
+  if (bytes.subarray(1, 4).toString('latin1') === 'PNG') return [bytes.readUInt32BE(16), bytes.readUInt32BE(20)];
+  for (let at = 2; at + 9 < bytes.length; at += 2 + bytes.readUInt16BE(at + 2)) {
+    const marker = bytes[at + 1]!;
+    if (marker >= 0xc0 && marker <= 0xc3) return [bytes.readUInt16BE(at + 7), bytes.readUInt16BE(at + 5)];
+  }
+  return undefined;
+}
+
 /** A tool registered mid-session, then called on the very next model turn. */
 const REGISTER_SCRIPT: Step[] = [
   { tool: 'execute', input: { code: 'def add_one(n: int) -> int:\n    """Adds one."""\n    return n + 1' } },
@@ -197,6 +217,21 @@ describe('Claude Code agent turns (claude -p)', () => {
       await model.close();
     }
   });
+
+  it('hands the 2000×2000 noise plot to the model as an image block of at most 1,568 px', async () => {
+    const model = await startStandInModel('anthropic', NOISE_SCRIPT);
+    try {
+      expectRun(await runClaude(model, 'Plot the noise.'));
+      const blocks = imageBlocks(model.turns[1]?.toolResult).filter((block) => block.type === 'image' && typeof block.source?.data === 'string');
+      expect(blocks, seen(model.turns[1]).slice(0, 2000)).toHaveLength(1);
+      const size = imageSize(blocks[0]!.source.data as string);
+      console.log(`[measure] Claude Code, 2000×2000 noise plot: one ${String(blocks[0]!.source.media_type)} block, ${size?.join('×')} px, ${String(blocks[0]!.source.data.length)} base64 characters; request ${model.turns[1]!.chars} characters`);
+      expect(size).toBeDefined();
+      expect(Math.max(...size!)).toBeLessThanOrEqual(1568);
+    } finally {
+      await model.close();
+    }
+  });
 });
 
 /** What the model was handed for the long cell, and how long the whole CLI run took, for the [measure] lines. */
@@ -248,6 +283,23 @@ describe('Codex agent turns (codex exec)', () => {
       // for an image-capable model: the model reads the display's reference, not the picture (docs/clients.md).
       expectSessionFacts(model, undefined, (result) => JSON.stringify(result).includes('ZeroDivisionError'));
       expect(seen(model.turns[3])).toContain('image/png');
+    } finally {
+      await model.close();
+    }
+  });
+
+  it('with the 2000×2000 noise plot, gives the model the resized note and the image reference, not the picture', async () => {
+    const model = await startStandInModel('responses', NOISE_SCRIPT);
+    try {
+      expectRun(await runCodex(model, 'Plot the noise.'));
+      const text = seen(model.turns[1]);
+      const body = JSON.stringify(model.turns[1]?.body ?? {});
+      const pictures = imageBlocks(model.turns[1]?.body).filter((item) => item.type === 'input_image' || typeof item.image_url === 'string').length;
+      console.log(`[measure] Codex, 2000×2000 noise plot: tool output ${text.length} characters, ${pictures} image items; request ${model.turns[1]!.chars} characters`);
+      expect(text).toMatch(/\[image 1: image\/(png|jpeg), \d+ base64 characters, returned as MCP image content\]/);
+      expect(text).toMatch(/re-encoded as image\/(png|jpeg) \d+×\d+/);
+      expect(pictures).toBe(0);
+      expect(body).not.toContain('data:image/');
     } finally {
       await model.close();
     }

@@ -212,7 +212,9 @@ describe('the data session (pandas, matplotlib)', () => {
     expect(keyError).toMatch(/^KeyError: 'nope'$/m);
     expect(call('wrong dtype').codex).toMatch(/^ValueError: could not convert string to float: '\w+'$/m);
     const inspected = call('inspect df').result.structuredContent as Record<string, unknown>;
-    expect(inspected.summary).toBe('DataFrame 200 rows × 4 columns: city str, temp float64, rain_mm float64, day datetime64[us]; 6.4 KB');
+    // The memory figure depends on how pandas stores str columns: 6.4 KB as Python objects, 7.2 KB with pyarrow
+    // installed (the test extras have it since the polars/pyarrow summary tests); shape, columns and dtypes do not.
+    expect(inspected.summary).toMatch(/^DataFrame 200 rows × 4 columns: city str, temp float64, rain_mm float64, day datetime64\[us\]; \d+\.\d KB$/);
     expect(inspected).not.toHaveProperty('documentation');
     expect(call('inspect df').claudeCode.length).toBeLessThanOrEqual(700);
     expect((call('search df').result.structuredContent as any).matches[0].summary).toBe(inspected.summary);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { survivors, testPython } from '../test/python.js';
-import { CodeModeCancelledError, InvalidCodeModeOptionsError, InvalidRunCodeInputError, KernelOperationError } from './errors.js';
+import { CodeExecutionError, CodeModeCancelledError, InvalidCodeModeOptionsError, InvalidRunCodeInputError, KernelOperationError } from './errors.js';
 import { IPythonKernel } from './kernel.js';
 import { CodeMode, type CodeModeOptions } from './run-code.js';
 import type { ToolDefinition } from './tool-functions.js';
@@ -107,6 +107,27 @@ describe('CodeMode', () => {
     await expect(fail()).rejects.toThrow(/ZeroDivisionError/);
     await expect(fail()).rejects.toThrow(/run_code failed 2 times in a row, more than maxCodeRetries \(1\) allows; giving up/);
     expect(mode.retriesExhausted).toBe(true);
+  });
+
+  it("tells a library's error as execute does: the user's line, library frames one line each, the exception", async () => {
+    const mode = codeMode();
+    await mode.runCode({ code: "import pandas as pd\nframe = pd.DataFrame({'a': [1, 2]})" });
+    const failure = await mode.runCode({ code: "frame['nope']" }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(CodeExecutionError);
+    const message = (failure as CodeExecutionError).message;
+    expect(message).toMatch(/^The code raised KeyError: 'nope'/);
+    expect(message).toMatch(/^----> 1 frame\['nope'\]$/m);
+    expect(message).toMatch(/^pandas\/core\/frame\.py:\d+ in __getitem__$/m);
+    expect(message).toMatch(/^KeyError: 'nope'$/m);
+    expect(message).toContain('The above exception was the direct cause of the following exception:');
+    expect(message).not.toContain('site-packages');
+    expect(message).not.toContain('Could not get source');
+    expect(message).not.toMatch(/^-{20,}$/m);
+    // The worker sends the unfolded text beside; Code Mode's model reads only the folded form.
+    expect(message.length, message).toBeLessThanOrEqual(900);
   });
 
   it('returns a result that would not fit one message cut to 10 MiB, not as a failure', async () => {

@@ -58,8 +58,9 @@ export const COMPACT_EXECUTE: z.ZodObject = withDefaults(OPERATIONS.execute.resu
       text_from: z.literal('text/html').optional().describe('data["text/plain"] is this converted to text.'),
     }),
   ),
-  error: withDefaults(cellError, EXECUTE_ERROR_DEFAULTS, {
-    traceback: z.string().describe("IPython's traceback without its banner and colours."),
+  // full_traceback goes to _meta["ipython-mcp/traceback"] (tool-result.ts): never in structured content.
+  error: withDefaults(cellError.omit({ full_traceback: true }), EXECUTE_ERROR_DEFAULTS, {
+    traceback: z.string().describe('Library frames one line each; whole: _meta["ipython-mcp/traceback"].'),
   }).nullable(),
 });
 

@@ -192,7 +192,7 @@ function createSessionServer(
         'runtime_status never waits in the queue. Not a sandbox: code runs with the server user\'s permissions.',
     },
   );
-  const results = new ResultWriter({ libraryPaths: options.settings.libraryPaths, checkResults: options.checkResults });
+  const results = new ResultWriter({ checkResults: options.checkResults });
   if (journal) serveJournalResource(server, journal);
   reportStartupFailures(server, runtime);
   const maxTimeoutSeconds = options.settings.maxOperationTimeoutSeconds;

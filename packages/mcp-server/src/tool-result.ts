@@ -8,7 +8,6 @@ import { compactOutputSchema, valueResult } from './output-schemas.js';
 import { ResultCheck, checksResultsByDefault } from './result-check.js';
 import { failureText, valueText } from './result-text.js';
 import type { ResultRules } from './tool-definition.js';
-import { foldTraceback } from './traceback-fold.js';
 
 export { runtimeMeta } from './compact-result.js';
 
@@ -104,8 +103,6 @@ let sharedCheck: ResultCheck | undefined;
 
 /** Options of a {@link ResultWriter}. */
 export interface ResultWriterOptions {
-  /** The configured library directories, whose traceback frames stay whole (traceback-fold.ts). */
-  libraryPaths?: readonly string[] | undefined;
   /**
    * Check every result against its tool's output schema (a failing one throws, a server bug). Default: in
    * development and test builds only (see {@link checksResultsByDefault}); production keeps the fast path.
@@ -121,11 +118,9 @@ export interface ResultWriterOptions {
 export class ResultWriter {
   private reportedEpoch = 1;
 
-  private readonly libraryPaths: readonly string[];
   private readonly check: ResultCheck | undefined;
 
   constructor(options: ResultWriterOptions = {}) {
-    this.libraryPaths = options.libraryPaths ?? [];
     this.check = (options.checkResults ?? checksResultsByDefault()) ? (sharedCheck ??= new ResultCheck()) : undefined;
   }
 
@@ -148,7 +143,7 @@ export class ResultWriter {
     // One representation per display for the model; the whole bundles (images as their references) for programs.
     const bundles = cell && Array.isArray(structured.displays) ? structured.displays : undefined;
     if (bundles !== undefined) structured.displays = bundles.map((display: unknown) => (isDisplay(display) ? modelDisplay(display) : display));
-    const fullTraceback = cell ? this.foldTraceback(structured) : undefined;
+    const fullTraceback = cell ? this.takeFullTraceback(structured) : undefined;
     if (tool.reportsEpoch === true && typeof full.epoch === 'number') this.noteEpoch(full.epoch);
     if (meta) {
       const runtime = shownRuntime(meta, this.noteEpoch(meta.epoch));
@@ -164,15 +159,16 @@ export class ResultWriter {
     return result;
   }
 
-  /** Folds the library frames of a failed cell's traceback in place; the whole traceback when that changed it. */
-  private foldTraceback(structured: Json): string | undefined {
+  /**
+   * Takes a failed cell's whole traceback out of its error (the worker folded library frames, failure.py, and sent
+   * the unfolded one beside only when folding changed something): programs read it in `_meta`, the model does not.
+   */
+  private takeFullTraceback(structured: Json): string | undefined {
     const error = structured.error;
-    if (error === null || typeof error !== 'object' || typeof (error as Json).traceback !== 'string') return undefined;
-    const whole = (error as Json).traceback as string;
-    const folded = foldTraceback(whole, this.libraryPaths);
-    if (folded === whole) return undefined;
+    if (error === null || typeof error !== 'object' || typeof (error as Json).full_traceback !== 'string') return undefined;
+    const whole = (error as Json).full_traceback as string;
     // compactResult made this error object for this result: changing it changes no one else's.
-    (error as Json).traceback = folded;
+    delete (error as Json).full_traceback;
     return whole;
   }
 

@@ -47,7 +47,11 @@ export const DisplaySchema = z.strictObject({
   ...encodedFields,
 });
 
-/** A failed cell. `filename`, `filename_truncated` and `lineno` come with a SyntaxError only. */
+/**
+ * A failed cell. `filename`, `filename_truncated` and `lineno` come with a SyntaxError only. `traceback` is
+ * IPython's without its banner, library frames one line each (failure.py `fold_traceback`), then bounded;
+ * `full_traceback`, the unfolded one bounded the same way, comes only when folding changed something.
+ */
 export const CellErrorSchema = z
   .strictObject({
     kind: z.enum(['syntax', 'exception', 'interrupted']),
@@ -56,6 +60,7 @@ export const CellErrorSchema = z
     message_truncated: flag,
     traceback: z.string(),
     traceback_truncated: flag,
+    full_traceback: z.string().optional(),
     filename: z.string().optional(),
     filename_truncated: flag.optional(),
     lineno: count.optional(),

@@ -51,4 +51,9 @@ describe('outputsOfExecuteResult', () => {
     });
     expect(outputsOfExecuteResult({ error: { type: '', message: 3 } }).outputs).toEqual([{ output_type: 'error', ename: 'Error', evalue: '', traceback: ['Error: '] }]);
   });
+
+  it('keeps the unfolded traceback when the worker folded library frames for the model', () => {
+    const folded = { type: 'KeyError', message: "'k'", traceback: 'lib.py:1 in f\nKeyError: k', full_traceback: 'File /x/lib.py:1, in f()\n-> 1 boom\nKeyError: k' };
+    expect(outputsOfExecuteResult({ error: folded }).outputs[0]).toMatchObject({ traceback: ['File /x/lib.py:1, in f()', '-> 1 boom', 'KeyError: k'] });
+  });
 });

@@ -44,7 +44,9 @@ export function outputsOfExecuteResult(result: Readonly<Record<string, unknown>>
     const error = result.error;
     const ename = typeof error.type === 'string' && error.type !== '' ? error.type : 'Error';
     const evalue = typeof error.message === 'string' ? error.message : '';
-    const traceback = typeof error.traceback === 'string' && error.traceback !== '' ? error.traceback.replace(/\n$/, '').split('\n') : [`${ename}: ${evalue}`];
+    // The notebook keeps the unfolded traceback when the worker folded library frames for the model.
+    const text = typeof error.full_traceback === 'string' && error.full_traceback !== '' ? error.full_traceback : error.traceback;
+    const traceback = typeof text === 'string' && text !== '' ? text.replace(/\n$/, '').split('\n') : [`${ename}: ${evalue}`];
     outputs.push({ output_type: 'error', ename, evalue, traceback });
   }
   return { outputs, executionCount };

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import heapq
 import operator
 import types
+from collections.abc import Iterator
 from typing import Any
 
 from ..inspection.shapes import data_summary, length_summary
@@ -14,13 +17,35 @@ from ..protocol.errors import OpError
 from ..protocol.limits import bound_text
 from ..protocol.params import require_dict
 from ..values.jsonvalue import bounded_repr
-from .names import KINDS, Names, classify, quietly
+from .names import FUNCTION_TYPES, KINDS, Names, classify, quietly
 from .runtime_names import RUNTIME_NAMES
 
 _NO_SIGNATURE = "(...)"
 _NAME = operator.itemgetter(0)
 # The usual function types, recognised by identity before the general classify (same answer, less work).
 _PLAIN_FUNCTIONS = frozenset({types.FunctionType, types.BuiltinFunctionType})
+
+
+def _is_function_type(kind: type) -> bool:
+    """``classify`` says "function" from the type alone (modules and classes are tested first there)."""
+    return not issubclass(kind, (types.ModuleType, type)) and issubclass(kind, FUNCTION_TYPES)
+
+
+def _is_function(obj: Any) -> bool:
+    return type(obj) in _PLAIN_FUNCTIONS or classify(obj) == "function"
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a pass builds many small tuples (each batch of them would start a
+    collection that walks the whole namespace); restored as it was, also on an exception or an interrupt."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _listed_signature(obj: Any) -> str | None:
@@ -51,17 +76,21 @@ def list_functions(names: Names, params: dict[str, Any]) -> dict[str, Any]:
     cannot compute one; ``module``/``doc`` are null when unknown.
     """
     require_dict(params, ())
+    # Classified by type before anything else: over 100,000 names each distinct type is asked once, only the
+    # functions' names are kept (no pair is built), and only the first max_results of them are ordered (a heap)
+    # and read. The collector is paused meanwhile: each batch of new objects would start a collection that walks
+    # the whole namespace.
     namespace = names.shell.user_ns
-    # Classified before sorting: over 100,000 names only the functions are sorted.
-    entries = [(name, namespace[name]) for name in names.unsorted_user_names()]
-    entries.extend(names.library_members())
-    functions = [pair for pair in entries if type(pair[1]) in _PLAIN_FUNCTIONS or classify(pair[1]) == "function"]
-    functions.sort(key=lambda pair: pair[0])
-    shown = functions[: names.limits.max_results]
+    with _collector_paused():
+        user_functions = names.unsorted_user_names(keep_type=_is_function_type)
+        library = [pair for pair in names.library_members() if _is_function(pair[1])]
+        first = [(name, namespace[name]) for name in heapq.nsmallest(names.limits.max_results, user_functions)]
+        shown = heapq.nsmallest(names.limits.max_results, first + library, key=_NAME)
+    total = len(user_functions) + len(library)
     return {
         "functions": [_function_entry(names, name, obj) for name, obj in shown],
-        "total": len(functions),
-        "truncated": len(shown) < len(functions),
+        "total": total,
+        "truncated": len(shown) < total,
     }
 
 
@@ -104,7 +133,8 @@ def search_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
         return name == query if exact else folded in name.casefold()
 
     # Names are matched before anything else is read or sorted: over 100,000 names only the hits cost more.
-    hits = [(name, namespace[name]) for name in names.unsorted_user_names(matches)]
+    with _collector_paused():
+        hits = names.user_items_matching(query, exact)
     hits.extend((b, namespace[b]) for b in sorted(names.protected - RUNTIME_NAMES) if b in namespace and matches(b))
     hits.extend(pair for pair in names.library_members() if matches(pair[0]))
     if kinds is not None:
@@ -116,6 +146,7 @@ def search_names(names: Names, params: dict[str, Any]) -> dict[str, Any]:
         "total": len(hits),
         "truncated": len(shown) < len(hits),
     }
+
 
 def _first_in_order(hits: list[tuple[str, Any]], query: str, folded: str, limit: int) -> list[tuple[str, Any]]:
     """The first ``limit`` hits in search order (the identical name, then case-insensitively equal names, then by

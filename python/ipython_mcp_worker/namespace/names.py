@@ -7,7 +7,8 @@ import functools
 import importlib
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import compress
 from typing import Any
 
 from ..inspection.static import module_of
@@ -145,21 +146,40 @@ class Names:
         names.sort()
         return names
 
-    def unsorted_user_names(self, keep: Callable[[str], bool] | None = None) -> list[str]:
-        """``user_names`` in namespace order, only those ``keep`` accepts: search filters 100,000 names before it
-        sorts the few that match."""
-        hidden = self.shell.user_ns_hidden
-        protected = self.protected
-        names = []
-        for name, value in self.shell.user_ns.items():
-            if type(name) is not str or name.startswith("_") or name in protected:
-                continue
-            if keep is not None and not keep(name):
-                continue
-            if name in hidden and hidden[name] is value:
-                continue
-            names.append(name)
-        return names
+    def unsorted_user_names(self, keep_type: Callable[[type], bool] | None = None) -> list[str]:
+        """``user_names`` in namespace order; with ``keep_type``, only those whose value's exact type it accepts.
+
+        ``list`` runs this over 100,000 names, so the values are sorted out by type in C (``keep_type`` is asked
+        once per distinct type, of which 100,000 names hold a handful, and may not run user code), no pair is
+        built, and only the names left are tested in Python.
+        """
+        namespace = self.shell.user_ns
+        candidates: Iterable[Any] = namespace
+        if keep_type is not None:
+            kept = {kind for kind in set(map(type, namespace.values())) if keep_type(kind)}
+            # Keys and values of one dict, iterated side by side within one C call: aligned by construction.
+            candidates = compress(namespace, map(kept.__contains__, map(type, namespace.values())))
+        excluded = self.protected | self._shadowed_hidden()
+        return [name for name in candidates if type(name) is str and name[:1] != "_" and name not in excluded]
+
+    def _shadowed_hidden(self) -> set[str]:
+        """IPython's own bindings (``user_ns_hidden``) still bound to IPython's value: not the user's names."""
+        namespace = self.shell.user_ns
+        absent = object()
+        return {name for name, value in self.shell.user_ns_hidden.items() if namespace.get(name, absent) is value}
+
+    def user_items_matching(self, query: str, exact: bool) -> list[tuple[str, Any]]:
+        """(name, value) of the ``user_names`` that are ``query`` (``exact``) or hold it case-insensitively
+        (``casefold``), in namespace order: one pass in C-level string operations, pairs built for the hits only.
+        Keys that are not exact ``str`` never match (their methods would be user code)."""
+        items = self.shell.user_ns.items()
+        if exact:
+            hits = [(name, value) for name, value in items if type(name) is str and name == query]
+        else:
+            folded = query.casefold()
+            hits = [(name, value) for name, value in items if type(name) is str and folded in name.casefold()]
+        excluded = self.protected | self._shadowed_hidden()
+        return [(name, value) for name, value in hits if name[:1] != "_" and name not in excluded]
 
     def resolve(self, name: str) -> Any:
         """Resolve a (dotted) name. A miss raises OpError name_not_found; other failures Unresolvable."""

@@ -449,7 +449,7 @@ def describe_error(error: BaseException, traceback_text: str, limits: Limits, *,
         kind = "interrupted"
     else:
         kind = "exception"
-    # IPython already rendered the traceback (in the configured xmode): only bound it.
+    # IPython already rendered the traceback (in the configured xmode): cleaned, folded, then bounded.
     described = {"kind": kind, **exception_details(error, limits, traceback_text=traceback_text)}
     if isinstance(error, SyntaxError):
         filename, filename_truncated = bound_text(str(error.filename or ""), limits.max_repr_chars)

@@ -67,9 +67,10 @@ export async function measureScale(ctx) {
         names: size,
         populateMs,
         list: summarize(list),
-        listTotal: listResult.total,
+        listTotal: listResult.total ?? listResult.functions.length,
         search: summarize(search),
-        searchTotal: searchResult.total,
+        // A compact listing leaves `total` out when it equals the matches returned.
+        searchTotal: searchResult.total ?? searchResult.matches.length,
       });
     }
 
