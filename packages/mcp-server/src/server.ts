@@ -244,7 +244,7 @@ function createSessionServer(
         // Reconcile the snapshot now, so list_changed goes out (with the new revision) before the result.
         if (outcome.ok && mustReconcile(stable.catalogEffect, outcome.meta, catalog, runtime)) await catalog.reconcileAfter(runtime);
         const result = stableResult(stable, outcome, catalog, results);
-        if (restoreDue.notice && stable.op === 'execute') {
+        if (restoreDue.notice && stable.cellContent === true) {
           restoreDue.notice = false;
           const restored = runtime.status().snapshot?.lastRestore;
           if (restored && outcome.meta.epoch === 1) prependLine(result, restoreNotice(restored));

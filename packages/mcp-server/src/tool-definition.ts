@@ -21,7 +21,10 @@ export interface ResultRules {
    * default is "ok"). The writer adds them to each failure, and the output schema requires them there.
    */
   readonly failureFields?: Readonly<Json> | undefined;
-  /** A cell's result (execute): images as MCP image content, one representation per display, folded tracebacks. */
+  /**
+   * A cell's result (execute): images as MCP image content, one representation per display, the whole traceback
+   * in `_meta`, and the first one after a `--state` restore says what was restored.
+   */
   readonly cellContent?: true | undefined;
   /** Whether a successful operation's result is still an error for the model (execute's failed cell). */
   readonly isError?: ((full: Json) => boolean) | undefined;
