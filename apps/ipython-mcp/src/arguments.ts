@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SETTING_DEFINITIONS, type SettingKind } from '@ipython-mcp/mcp-server';
+import { HTTP_SETTINGS, HttpSettingError, httpRequest, type HttpRequest } from './http-request.js';
 import { SANDBOX_SETTINGS, SandboxSettingError, sandboxRequest, type SandboxRequest } from './sandbox-request.js';
 
 /** What the command line asked for. */
@@ -20,6 +21,8 @@ export interface CommandLine {
   http: string | undefined;
   /** `--http-allow-remote`: allow a non-loopback `--http` HOST. */
   httpAllowRemote: boolean;
+  /** `--http-allow-host` and `--http-tls-*` (or their env vars). */
+  httpOptions: HttpRequest;
   /** `doctor --url URL`: check a running `--http` server instead of the local set-up. */
   url: string | undefined;
 }
@@ -42,8 +45,8 @@ export function parseCommandLine(argv: string[]): CommandLine {
     url: { type: 'string' },
   };
   for (const definition of SETTING_DEFINITIONS) options[definition.flag.slice(2)] = { type: 'string' };
-  for (const definition of SANDBOX_SETTINGS) {
-    options[definition.flag.slice(2)] = definition.placeholder === undefined ? { type: 'boolean' } : { type: 'string', multiple: true };
+  for (const definition of [...SANDBOX_SETTINGS, ...HTTP_SETTINGS]) {
+    options[definition.flag.slice(2)] = definition.placeholder === undefined ? { type: 'boolean' } : { type: 'string', multiple: definition.single !== true };
   }
   let parsed: ReturnType<typeof parseArgs>;
   try {
@@ -65,7 +68,15 @@ export function parseCommandLine(argv: string[]): CommandLine {
   if (servers !== undefined && command !== 'code-mode') throw new UsageError('--servers only applies to `ipython-mcp code-mode`');
   if (command === 'code-mode' && servers === undefined) throw new UsageError('code-mode needs --servers FILE (an {"mcpServers": {...}} JSON file)');
   const http = typeof values.http === 'string' ? values.http : undefined;
-  if ((http !== undefined || values['http-allow-remote'] === true) && command !== 'serve') throw new UsageError('--http and --http-allow-remote only apply to serving');
+  const httpFlagGiven = values['http-allow-remote'] === true || HTTP_SETTINGS.some((definition) => values[definition.flag.slice(2)] !== undefined);
+  if ((http !== undefined || httpFlagGiven) && command !== 'serve') throw new UsageError('--http and its --http-* flags only apply to serving');
+  let httpOptions: HttpRequest;
+  try {
+    httpOptions = httpRequest(values, process.env);
+  } catch (error) {
+    if (error instanceof HttpSettingError) throw new UsageError(error.message);
+    throw error;
+  }
   const url = typeof values.url === 'string' ? values.url : undefined;
   if (url !== undefined && command !== 'doctor') throw new UsageError('--url only applies to `ipython-mcp doctor`');
   const settingFlags: Record<string, string> = {};
@@ -96,6 +107,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
     // An empty IPYTHON_MCP_HTTP counts as unset (stdio), as other empty settings do.
     http: http ?? (command === 'serve' && process.env.IPYTHON_MCP_HTTP ? process.env.IPYTHON_MCP_HTTP : undefined),
     httpAllowRemote: values['http-allow-remote'] === true,
+    httpOptions,
     url,
   };
 }
@@ -120,8 +132,8 @@ const PLACEHOLDERS: Record<SettingKind, string> = {
   megabytes: 'MB',
 };
 
-/** A sandbox setting's lines in --help: the flag (and placeholder), its text, and its env var. */
-function sandboxHelpLines(definition: (typeof SANDBOX_SETTINGS)[number]): string[] {
+/** A sandbox or HTTP setting's lines in --help: the flag (and placeholder), its text, and its env var. */
+function flagHelpLines(definition: (typeof SANDBOX_SETTINGS)[number]): string[] {
   const label = definition.placeholder === undefined ? definition.flag : `${definition.flag} ${definition.placeholder}`;
   const text = [...definition.help];
   text[text.length - 1] = `${text.at(-1)} (env ${definition.env}${definition.envForm})`;
@@ -161,9 +173,10 @@ export function helpText(version: string): string {
     '  --log-level LEVEL    debug, info, warn, error or silent; logs go to stderr, metadata only (env IPYTHON_MCP_LOG_LEVEL; default warn)',
     '  --http [HOST:]PORT   serve over HTTP (env IPYTHON_MCP_HTTP); HOST defaults to 127.0.0.1',
     '  --http-allow-remote  allow a non-loopback --http HOST (code runs as you for anyone with the token)',
+    ...HTTP_SETTINGS.flatMap(flagHelpLines),
     '  --upgrade            (setup) refresh the managed environment\'s packages',
     '  --with PKG[,PKG...]  (setup) add packages to the managed environment',
-    ...SANDBOX_SETTINGS.flatMap(sandboxHelpLines),
+    ...SANDBOX_SETTINGS.flatMap(flagHelpLines),
     '  -h, --help           this text',
     '  -v, --version        print the version',
     '',

@@ -83,7 +83,17 @@ async function main(): Promise<void> {
   }
   const isolation = { launch: sandbox?.launch, sandbox: sandbox?.status, outputSpillParent: sandbox?.temporaryDirectory };
   if (commandLine.http !== undefined) {
-    await serveHttpCommand(commandLine.http, commandLine.httpAllowRemote, settings, choice.python, logger, VERSION, fail, isolation);
+    await serveHttpCommand({
+      address: commandLine.http,
+      allowRemote: commandLine.httpAllowRemote,
+      request: commandLine.httpOptions,
+      settings,
+      python: choice.python,
+      logger,
+      version: VERSION,
+      fail,
+      isolation,
+    });
     await sandbox?.close();
     process.exit(0);
   }

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { isLoopbackHost, serveHttp, type IpythonMcpServerOptions, type Settings } from '@ipython-mcp/mcp-server';
+import { isLoopbackHost, isWildcardAddress, serveHttp, type HttpTls, type IpythonMcpServerOptions, type Settings } from '@ipython-mcp/mcp-server';
 import { managedEnvironmentDirectory, type Logger } from '@ipython-mcp/worker-supervisor';
+import { HttpSettingError, loadTls, type HttpRequest } from './http-request.js';
 
 /** Where `--http` listens. */
 export interface HttpAddress {
@@ -48,26 +49,54 @@ export function httpToken(env: Readonly<Record<string, string | undefined>> = pr
   return { token, source: path };
 }
 
+/** What {@link serveHttpCommand} needs. */
+export interface HttpCommandOptions {
+  /** `[HOST:]PORT`, as given. */
+  address: string;
+  allowRemote: boolean;
+  request: HttpRequest;
+  settings: Settings;
+  python: string;
+  logger: Logger;
+  version: string;
+  /** Ends the process with exit code 2 and the message. */
+  fail: (message: string) => never;
+  isolation?: Pick<IpythonMcpServerOptions, 'launch' | 'sandbox' | 'outputSpillParent'>;
+}
+
+/** The one warning line a non-loopback bind prints (undefined for loopback). */
+export function exposureWarning(host: string, tls: boolean): string | undefined {
+  if (isLoopbackHost(host)) return undefined;
+  const where = isWildcardAddress(host) ? 'every interface' : host;
+  const wire = tls ? 'over TLS' : 'WITHOUT TLS: the bearer token and every cell travel in clear text (use --http-tls-cert/--http-tls-key or an SSH tunnel, docs/clients.md)';
+  return `ipython-mcp: WARNING: serving on ${where}, reachable from other machines, ${wire}; every request with the token runs code as this user`;
+}
+
 /**
  * `ipython-mcp --http [HOST:]PORT`: serves until SIGTERM/SIGINT, then closes every namespace and session and
- * resolves. A non-loopback HOST needs `allowRemote` (refused otherwise) and is warned about.
+ * resolves. A non-loopback HOST needs `allowRemote` (refused otherwise) and is warned about; a wildcard HOST needs
+ * allowed host names.
  */
-export async function serveHttpCommand(
-  address: string,
-  allowRemote: boolean,
-  settings: Settings,
-  python: string,
-  logger: Logger,
-  version: string,
-  fail: (message: string) => never,
-  isolation: Pick<IpythonMcpServerOptions, 'launch' | 'sandbox' | 'outputSpillParent'> = {},
-): Promise<void> {
+export async function serveHttpCommand(options: HttpCommandOptions): Promise<void> {
+  const { address, settings, python, logger, version } = options;
+  const fail: (message: string) => never = options.fail;
   const parsed = parseHttpAddress(address);
   if (typeof parsed === 'string') fail(parsed);
   if (!isLoopbackHost(parsed.host)) {
-    if (!allowRemote) fail(`--http ${parsed.host} is not a loopback address; anyone who can reach it and has the token runs code as you. Add --http-allow-remote to mean it`);
-    process.stderr.write(`ipython-mcp: WARNING: serving on ${parsed.host}, reachable from other machines; every request with the token runs code as this user\n`);
+    if (!options.allowRemote) fail(`--http ${parsed.host} is not a loopback address; anyone who can reach it and has the token runs code as you. Add --http-allow-remote to mean it`);
+    if (isWildcardAddress(parsed.host) && options.request.allowedHosts.length === 0) {
+      fail(`--http ${parsed.host} listens on every interface, but names no host a client may use: add --http-allow-host NAME (or IPYTHON_MCP_HTTP_ALLOWED_HOSTS) for each name or address clients connect through`);
+    }
   }
+  let tls: HttpTls | undefined;
+  try {
+    tls = options.request.tlsFiles === undefined ? undefined : loadTls(options.request.tlsFiles);
+  } catch (error) {
+    if (error instanceof HttpSettingError) fail(error.message);
+    throw error;
+  }
+  const warning = exposureWarning(parsed.host, tls !== undefined);
+  if (warning !== undefined) process.stderr.write(`${warning}\n`);
   let token;
   try {
     token = httpToken();
@@ -76,7 +105,18 @@ export async function serveHttpCommand(
   }
   let server;
   try {
-    server = await serveHttp({ python, settings, logger, version, host: parsed.host, port: parsed.port, token: token.token, ...isolation });
+    server = await serveHttp({
+      python,
+      settings,
+      logger,
+      version,
+      host: parsed.host,
+      port: parsed.port,
+      token: token.token,
+      allowedHosts: options.request.allowedHosts,
+      ...(tls === undefined ? {} : { tls }),
+      ...options.isolation,
+    });
   } catch (error) {
     fail(`cannot listen on ${address}: ${(error as Error).message}`);
   }

@@ -36,10 +36,12 @@ export async function doctorHttp(url: string): Promise<number> {
     const fix = /\b401\b|unauthorized/i.test(message)
       ? `the token was refused; set IPYTHON_MCP_HTTP_TOKEN to the server's token (or run doctor as the user whose ${tokenFilePath()} the server uses)`
       : /\b403\b|forbidden/i.test(message)
-        ? 'the server refused this Host; use the address from its ready banner'
+        ? 'the server refused this Host; use the address from its ready banner, or start it with --http-allow-host NAME for the name you dial'
+        : /certificate|self.signed|CERT_|SSL|TLS/i.test(message + String((error as { cause?: unknown }).cause ?? ''))
+          ? 'the TLS certificate is not trusted here; for a self-signed one, point NODE_EXTRA_CA_CERTS at its PEM file (docs/clients.md)'
         : /ECONNREFUSED|fetch failed/.test(message)
           ? 'nothing answers there; start it with `ipython-mcp --http PORT` and use the URL its banner prints'
-          : 'check the URL and the server\'s stderr';
+            : 'check the URL and the server\'s stderr';
     process.stdout.write(`FAIL http: ${target.href} did not answer runtime_status (${message.slice(0, 200)}). Fix: ${fix}.\n`);
     return 1;
   } finally {

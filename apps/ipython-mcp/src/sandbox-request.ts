@@ -31,6 +31,8 @@ export interface SandboxSettingDefinition {
   readonly flag: string;
   /** The value the flag takes, as `--help` names it; none for the on/off flag. */
   readonly placeholder?: string;
+  /** The flag takes one value, not repeatable. */
+  readonly single?: boolean;
   /** How the env var is written, after its name in `--help` (`=1`, `, comma-separated`). */
   readonly envForm: string;
   /** The README's default. */

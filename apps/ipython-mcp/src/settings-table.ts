@@ -1,7 +1,8 @@
 // The README's settings table, rendered from the settings definitions: the server's (SETTING_DEFINITIONS) and the
-// app's sandbox settings. scripts/settings-table.mjs writes it between the markers below; settings-table.test.ts
+// app's sandbox and HTTP settings. scripts/settings-table.mjs writes it between the markers below; settings-table.test.ts
 // fails while the README holds anything else there.
 import { SETTING_DEFINITIONS, type SettingDefinition } from '@ipython-mcp/mcp-server';
+import { HTTP_SETTINGS } from './http-request.js';
 import { SANDBOX_SETTINGS, type SandboxSettingDefinition } from './sandbox-request.js';
 
 /** The line before the generated table. */
@@ -26,7 +27,8 @@ function serverName(definition: SettingDefinition): string {
 }
 
 function sandboxName(definition: SandboxSettingDefinition): string {
-  const flag = definition.placeholder === undefined ? `\`${definition.flag}\`` : `\`${definition.flag} ${definition.placeholder}\`, repeatable`;
+  const repeat = definition.single === true ? '' : ', repeatable';
+  const flag = definition.placeholder === undefined ? `\`${definition.flag}\`` : `\`${definition.flag} ${definition.placeholder}\`${repeat}`;
   return `\`${definition.env}\` (${flag})`;
 }
 
@@ -37,6 +39,7 @@ export function settingsTable(): string[] {
     '| --- | --- | --- |',
     ...SETTING_DEFINITIONS.map((definition) => `| ${serverName(definition)} | ${serverDefault(definition)} | ${definition.summary} |`),
     ...SANDBOX_SETTINGS.map((definition) => `| ${sandboxName(definition)} | ${definition.defaultLabel} | ${definition.summary} |`),
+    ...HTTP_SETTINGS.map((definition) => `| ${sandboxName(definition)} | ${definition.defaultLabel} | ${definition.summary} |`),
   ];
 }
 

@@ -11,7 +11,7 @@ import { CLI, testPython, waitForExit } from './harness.js';
 
 /** A running `ipython-mcp --http` process. */
 export interface HttpTestServer {
-  /** `http://127.0.0.1:PORT/mcp`. */
+  /** `http://127.0.0.1:PORT/mcp` (https, or another host, when the arguments ask for it). */
   url: string;
   token: string;
   pid: number;
@@ -38,7 +38,7 @@ export async function startHttpServer(env: Record<string, string> = {}, args: st
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let url = '';
   await retry(() => {
-    const match = /ready on (http:\/\/\S+\/mcp)/.exec(stderrText);
+    const match = /ready on (https?:\/\/\S+\/mcp)/.exec(stderrText);
     if (match === null) throw new Error(`no ready banner yet: ${stderrText.slice(-500)}`);
     url = match[1] as string;
   }, 30_000);

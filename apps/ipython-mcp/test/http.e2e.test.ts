@@ -268,7 +268,7 @@ describe('the --http command line', () => {
 
   it('a non-loopback HOST with --http-allow-remote serves, with a warning', async () => {
     // A later --http wins over the harness's 127.0.0.1:0.
-    const remote = await startHttpServer({ IPYTHON_MCP_TEST_RUN_TAG: TAG }, ['--http', '0.0.0.0:0', '--http-allow-remote']);
+    const remote = await startHttpServer({ IPYTHON_MCP_TEST_RUN_TAG: TAG }, ['--http', '0.0.0.0:0', '--http-allow-remote', '--http-allow-host', '127.0.0.2']);
     servers.push(remote);
     expect(remote.stderr()).toContain('WARNING');
     expect(remote.stderr()).not.toContain(remote.token);

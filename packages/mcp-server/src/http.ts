@@ -1,10 +1,12 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger } from '@ipython-mcp/worker-supervisor';
 import { answerableAsJson, webRequest, writeWebResponse } from './http-exchange.js';
+import { AllowedHostError, allowedHostNames, hostHeaderName, isWildcardAddress, originHostName } from './http-hosts.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_NAME } from './namespace-files.js';
 import { createNamespace, type IpythonMcpServerOptions, type Namespace, type NamespaceSession } from './server.js';
 
@@ -16,7 +18,28 @@ export interface HttpServeOptions extends IpythonMcpServerOptions {
   port: number;
   /** The bearer token; compared in constant time, never logged. */
   token: string;
+  /**
+   * Host names and addresses clients may name in `Host` and `Origin`, beyond the loopback names and the bind
+   * address (any port). Required, non-empty, for a wildcard bind (0.0.0.0 or ::).
+   */
+  allowedHosts?: readonly string[];
+  /** PEM certificate chain and private key: serve HTTPS (node:https) instead of plain HTTP. */
+  tls?: HttpTls;
 }
+
+/** A certificate chain and its private key, PEM. */
+export interface HttpTls {
+  cert: string | Buffer;
+  key: string | Buffer;
+}
+
+/**
+ * How long an idle connection stays open. Clients pool connections and reuse them after a pause (Codex keeps idle
+ * ones for 90 s); a server that closes first races the client's next request on that socket.
+ */
+export const HTTP_KEEP_ALIVE_MS = 120_000;
+/** node:http requires the headers timeout to exceed the keep-alive timeout. */
+export const HTTP_HEADERS_TIMEOUT_MS = HTTP_KEEP_ALIVE_MS + 5_000;
 
 /** A running Streamable HTTP server: `/mcp` is the namespace `default`, `/mcp/NAME` a namespace of its own. */
 export interface IpythonMcpHttpServer {
@@ -41,7 +64,6 @@ interface OpenSession {
 
 /** A session without an open request for this long may be closed to make room for a new one. */
 const IDLE_SESSION_MS = 10 * 60_000;
-const LOOPBACK_NAMES = ['127.0.0.1', 'localhost', '[::1]'];
 
 /** Whether `host` is a loopback address (the default binding; anything else needs an explicit opt-in). */
 export function isLoopbackHost(host: string): boolean {
@@ -61,7 +83,13 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
   const sessions = new Map<string, OpenSession>();
   const tokenDigest = digest(options.token);
   const bodyLimit = options.settings.maxIpcMessageBytes;
-  let allowedHosts = new Set<string>();
+  const listedHosts = options.allowedHosts ?? [];
+  if (isWildcardAddress(options.host) && listedHosts.length === 0) {
+    throw new AllowedHostError(
+      `binding ${options.host} accepts connections on every interface, but no host name a client may use is allowed; list them with --http-allow-host NAME (IPYTHON_MCP_HTTP_ALLOWED_HOSTS)`,
+    );
+  }
+  const allowedHosts = allowedHostNames(options.host, listedHosts);
   let closing = false;
 
   const namespaceFor = (name: string): Namespace | string => {
@@ -107,10 +135,13 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const host = req.headers.host ?? '';
-    if (!allowedHosts.has(host.toLowerCase())) return refuse(res, 403, 'forbidden: the Host header does not name this server');
+    const host = hostHeaderName(req.headers.host);
+    if (host === undefined || !allowedHosts.has(host)) return refuse(res, 403, 'forbidden: the Host header does not name this server (allowed names: --http-allow-host)');
     const origin = req.headers.origin;
-    if (origin !== undefined && !allowedHosts.has(originHost(origin))) return refuse(res, 403, 'forbidden: requests from this Origin are not allowed');
+    if (origin !== undefined) {
+      const originName = originHostName(origin);
+      if (originName === undefined || !allowedHosts.has(originName)) return refuse(res, 403, 'forbidden: requests from this Origin are not allowed (allowed names: --http-allow-host)');
+    }
     if (!authorized(req.headers.authorization, tokenDigest)) {
       res.setHeader('WWW-Authenticate', 'Bearer');
       return refuse(res, 401, 'unauthorized: send Authorization: Bearer <token>');
@@ -161,13 +192,16 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
     await writeWebResponse(response, res, req.method === 'POST' && answerableAsJson(body));
   };
 
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((error: unknown) => {
       logger.error('http request failed', { error: error instanceof Error ? error.name : 'unknown' });
       if (!res.headersSent) refuse(res, 500, 'internal error');
       else res.destroy();
     });
-  });
+  };
+  const server: Server = options.tls === undefined ? createServer(onRequest) : createTlsServer({ cert: options.tls.cert, key: options.tls.key }, onRequest);
+  server.keepAliveTimeout = HTTP_KEEP_ALIVE_MS;
+  server.headersTimeout = HTTP_HEADERS_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => {
@@ -176,12 +210,12 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
     });
   });
   const port = (server.address() as AddressInfo).port;
-  const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
-  const hostNames = isLoopbackHost(options.host) ? LOOPBACK_NAMES : [shownHost];
-  allowedHosts = new Set(hostNames.map((name) => `${name}:${port}`.toLowerCase()));
+  // A wildcard address names no host a client can dial: show the first allowed name instead.
+  const urlHost = isWildcardAddress(options.host) ? (listedHosts[0] ?? '127.0.0.1') : options.host;
+  const shownHost = urlHost.includes(':') && !urlHost.startsWith('[') ? `[${urlHost}]` : urlHost;
   let closed: Promise<void> | undefined;
   return {
-    url: `http://${shownHost}:${port}/mcp`,
+    url: `${options.tls === undefined ? 'http' : 'https'}://${shownHost}:${port}/mcp`,
     namespaces,
     get sessionCount() {
       return sessions.size;
@@ -219,15 +253,6 @@ function authorized(header: string | undefined, tokenDigest: Buffer): boolean {
   const match = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
   const offered = digest(match?.[1] ?? '');
   return timingSafeEqual(offered, tokenDigest) && match !== null;
-}
-
-function originHost(origin: string): string {
-  try {
-    const url = new URL(origin);
-    return url.protocol === 'http:' || url.protocol === 'https:' ? url.host.toLowerCase() : '';
-  } catch {
-    return '';
-  }
 }
 
 /** The body, or `too-large` as soon as it passes `limit` bytes (by Content-Length or by what arrived). */
