@@ -2,10 +2,11 @@
 // --http-allow-host 127.0.0.2`, dialled through 127.0.0.2 (a second loopback address, so no traffic leaves this
 // machine). `claude -p` and `codex exec` each set a name in one run and read it in the next, over plain HTTP and
 // over HTTPS with a self-signed certificate made by docs/clients.md's own block; a client that dials a host the
-// server does not list gets 403 and runs nothing. Assertions are on what each client handed its stand-in model.
-import { spawn, type ChildProcess } from 'node:child_process';
+// server does not list gets 403 and runs nothing. The SSH-tunnel recipe runs too, through a real sshd on 127.0.0.2. Assertions are on what each client handed its stand-in model.
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -51,7 +52,7 @@ let running: RemoteServer | undefined;
  * Starts the box's server. Over HTTPS: docs/clients.md's `remote-tls-serve` block as written, with HOST and SAN
  * set as its text says and a free port for 8765. Over HTTP: the same bind and allowed host without the TLS flags.
  */
-async function startRemote(tls: boolean): Promise<RemoteServer> {
+async function startRemote(tls: boolean, plainArgs = ['--http', '0.0.0.0:0', '--http-allow-remote', '--http-allow-host', '"$HOST"']): Promise<RemoteServer> {
   const box = mkdtempSync(join(scratch, 'box-'));
   const home = mkdtempSync(join(scratch, 'laptop-'));
   mkdirSync(join(home, 'project'));
@@ -69,7 +70,7 @@ async function startRemote(tls: boolean): Promise<RemoteServer> {
   for (const name of ['IPYTHON_MCP_HOME', 'XDG_DATA_HOME', 'IPYTHON_MCP_HTTP']) delete env[name];
   const script = tls
     ? docsBlock('remote-tls-serve').replaceAll(DOCS_PORT, '0').replace('ipython-mcp --http', 'exec ipython-mcp --http')
-    : `exec ipython-mcp --http 0.0.0.0:0 --http-allow-remote --http-allow-host "$HOST"`;
+    : `exec ipython-mcp ${plainArgs.join(' ')}`;
   const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { env, cwd: box, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderrText = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderrText += chunk.toString('utf8')));
@@ -78,13 +79,13 @@ async function startRemote(tls: boolean): Promise<RemoteServer> {
   await retry(() => {
     const match = /ready on (https?:\/\/([^/:]+):(\d+)\/mcp) /.exec(stderrText);
     if (match === null) throw new Error(`no ready banner yet: ${stderrText.slice(-500)}`);
-    expect(match[2]).toBe(REMOTE);
+    expect(match[2]).toBe(plainArgs[1]?.startsWith('127.0.0.1') && !tls ? '127.0.0.1' : REMOTE);
     url = match[1] as string;
     port = match[3] as string;
   }, 30_000);
   expect(url.startsWith(tls ? 'https://' : 'http://')).toBe(true);
   // One warning line, only when the token travels in clear.
-  expect(stderrText.includes('travel in clear text'), stderrText).toBe(!tls);
+  expect(stderrText.includes('travel in clear text'), stderrText).toBe(!tls && !(plainArgs[1] ?? '').startsWith('127.'));
   expect(stderrText).not.toContain(token);
   running = { url, port, token, home, child, stderr: () => stderrText, ...(tls ? { cert: join(box, 'cert.pem') } : {}) };
   return running;
@@ -211,5 +212,95 @@ describe('a client that dials a host the server does not list', () => {
     await addToClaudeCode(server, claude.bin());
     const listed = await claudeRun(claude, server, [{ tool: 'execute', input: { code: `import os; os.path.exists(${JSON.stringify(marker)})` } }, { text: 'Done.' }], 'Look.');
     expect(seen(listed, 1)).toContain('false');
+  }, TEST_TIMEOUT_MS);
+});
+
+/** A free TCP port on 127.0.0.1 (closed again before use). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createTcpServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns a long-lived helper process that the test ends; resolves once `ready` returns true. */
+async function helper(command: string, args: string[], ready: (output: string) => boolean, label: string): Promise<{ child: ChildProcess; output: () => string }> {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  helpers.push(child);
+  await retry(() => {
+    if (child.exitCode !== null) throw new Error(`${label} exited ${child.exitCode}: ${output.slice(-1000)}`);
+    if (!ready(output)) throw new Error(`${label} not ready: ${output.slice(-500)}`);
+  }, 30_000);
+  return { child, output: () => output };
+}
+
+let helpers: ChildProcess[] = [];
+afterEach(async () => {
+  // The ssh client first, then sshd (whose per-connection process ends with the connection).
+  for (const child of helpers.reverse()) {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    if (child.pid !== undefined && !(await waitForExit(child.pid, 10_000))) child.kill('SIGKILL');
+  }
+  helpers = [];
+  // No per-connection sshd left behind.
+  await retry(() => expect(spawnSync('pgrep', ['-f', '^sshd: '], { encoding: 'utf8' }).stdout.trim()).toBe(''), 10_000);
+});
+
+describe('the SSH-tunnel recipe (docs/clients.md ssh-tunnel)', () => {
+  const claude = agentSuite('claude');
+
+  it('a loopback-only server on the "box", reached through `ssh -N -L` from the "laptop": claude -p sets and reads x', async () => {
+    // The box: an sshd on 127.0.0.2 that admits one key, and the server as the docs' first block runs it (loopback).
+    const keys = mkdtempSync(join(scratch, 'ssh-'));
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(keys, 'host')]);
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(keys, 'user')]);
+    writeFileSync(join(keys, 'authorized_keys'), readFileSync(join(keys, 'user.pub')), { mode: 0o600 });
+    const sshPort = await freePort();
+    writeFileSync(
+      join(keys, 'sshd_config'),
+      [
+        `ListenAddress ${REMOTE}:${sshPort}`,
+        `HostKey ${join(keys, 'host')}`,
+        `AuthorizedKeysFile ${join(keys, 'authorized_keys')}`,
+        `PidFile ${join(keys, 'sshd.pid')}`,
+        'PasswordAuthentication no',
+        'KbdInteractiveAuthentication no',
+        'PermitRootLogin prohibit-password',
+        'StrictModes no',
+        'UsePAM no',
+        'AllowTcpForwarding local',
+        'PermitTTY no',
+        '',
+      ].join('\n'),
+    );
+    // The privilege-separation directory the Debian package makes at boot; a container may not have it yet.
+    mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
+    await helper('/usr/sbin/sshd', ['-D', '-e', '-f', join(keys, 'sshd_config')], (output) => output.includes('listening on'), 'sshd');
+
+    const server = await startRemote(false, ['--http', '127.0.0.1:0']);
+    expect(server.stderr()).not.toContain('WARNING');
+    // The laptop: the docs' ssh command, its ports made free ones and `gpu-box` the sshd above.
+    const localPort = await freePort();
+    const block = docsBlock('ssh-tunnel');
+    const [, forward = ''] = /-L (\S+)/.exec(block) ?? [];
+    expect(forward).toBe(`${DOCS_PORT}:127.0.0.1:${DOCS_PORT}`);
+    const words = block.replace(forward, `${localPort}:127.0.0.1:${server.port}`).trim().split(/\s+/);
+    expect(words.slice(0, 2)).toEqual(['ssh', '-N']);
+    expect(words.at(-1)).toBe('gpu-box');
+    const sshOptions = ['-p', String(sshPort), '-i', join(keys, 'user'), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'BatchMode=yes', '-o', 'ExitOnForwardFailure=yes', '-v'];
+    await helper('ssh', [...words.slice(1, -1), ...sshOptions, `root@${REMOTE}`], (output) => output.includes('Entering interactive session') || output.includes('pledge: network') || output.includes('forwarding_success'), 'ssh -N -L');
+    const tunnelled = { ...server, port: String(localPort) };
+    await addToClaudeCode(tunnelled, claude.bin(), '127.0.0.1');
+    const first = await claudeRun(claude, tunnelled, SET_X, 'Set x.');
+    expect(seen(first, 1)).toContain('x is set');
+    const second = await claudeRun(claude, tunnelled, READ_X, 'Read x.');
+    expect(seen(second, 1)).toContain('x + 1 == 42: True');
   }, TEST_TIMEOUT_MS);
 });
