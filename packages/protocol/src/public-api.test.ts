@@ -21,6 +21,7 @@ describe('@ipython-mcp/protocol public API', () => {
       'MAX_IMAGE_BASE64_CHARS',
       'MAX_INT32',
       'OPERATIONS',
+      'OPERATION_FACTS',
       'OPERATION_NAMES',
       'PROTOCOL_VERSION',
       'ParentMessageSchema',
