@@ -1,6 +1,6 @@
 // Any new export here becomes public API of @ipython-mcp/protocol.
 export { IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32, PROTOCOL_VERSION, RUNTIME_NAME_LIST, RUN_CODE_DROPPED_FIELDS } from './constants.js';
-export { ERROR_CODES, RETRYABLE_ERROR_CODES } from './error-codes.js';
+export { ERROR_CODES, RETRYABLE_ERROR_CODES, isErrorCode } from './error-codes.js';
 export type { ErrorCode } from './error-codes.js';
 export {
   CODEC_JSON,

@@ -46,6 +46,7 @@ describe('@ipython-mcp/protocol public API', () => {
       'codecByte',
       'decodeBody',
       'encodeFrame',
+      'isErrorCode',
       'isOperationName',
       'loneSurrogatePath',
       'operationsJsonSchema',
