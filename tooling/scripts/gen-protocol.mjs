@@ -2,7 +2,8 @@
 // Writes the files generated from the shared protocol definitions (run after editing any source):
 //   fixtures/protocol/constants.json, error-codes.json (codes and the retryable set), runtime-names.json,
 //   worker-limits.json (wire names, defaults, settings), operation-facts.json (each operation's facts)
-//       -> packages/protocol/src/constants.ts, python/ipython_mcp_worker/protocol/constants.py
+//       -> packages/protocol/src/constants.ts, python/ipython_mcp_worker/protocol/constants.py,
+//          packages/mcp-server/src/worker-limit-settings.ts (each limit's setting: env, help, README summary, bounds)
 //   fixtures/schema-fingerprint/error-codes.json (canonical JSON's error codes)
 //       -> packages/schema-fingerprint/src/error-codes.ts, python/ipython_mcp_worker/protocol/constants.py
 //   packages/protocol/src/operations.ts (the zod catalogue; needs `pnpm exec turbo run build` first)
@@ -18,6 +19,7 @@ const read = (path) => readFileSync(root + path, 'utf8');
 
 const PYTHON_CONSTANTS = 'python/ipython_mcp_worker/protocol/constants.py';
 const FINGERPRINT_CODES = 'packages/schema-fingerprint/src/error-codes.ts';
+const LIMIT_SETTINGS = 'packages/mcp-server/src/worker-limit-settings.ts';
 
 /** `max_text_chars` -> `maxTextChars`: a wire name as TypeScript spells the field. */
 const camelCase = (name) => name.replace(/_([a-z])/g, (_match, letter) => letter.toUpperCase());
@@ -36,9 +38,15 @@ export function constantSources() {
   if (unknownRetryable.length > 0) throw new Error(`error-codes.json: retryable codes not in codes: ${unknownRetryable.join(', ')}`);
   const runtimeNames = JSON.parse(read('fixtures/protocol/runtime-names.json')).names;
   const { limits } = JSON.parse(read('fixtures/protocol/worker-limits.json'));
-  for (const [name, { default: value }] of Object.entries(limits)) {
+  for (const [name, { default: value, env, description, summary, minimum, maximum = Number.MAX_SAFE_INTEGER }] of Object.entries(limits)) {
     if (!/^[a-z][a-z0-9_]*$/.test(name) || !Number.isSafeInteger(value) || value <= 0) {
       throw new Error(`worker-limits.json: ${name} needs a snake_case name and a positive integer default`);
+    }
+    if (env !== `IPYTHON_MCP_${name.toUpperCase()}` || typeof description !== 'string' || typeof summary !== 'string') {
+      throw new Error(`worker-limits.json: ${name} needs env IPYTHON_MCP_${name.toUpperCase()}, a description and a summary`);
+    }
+    if (![minimum, maximum].every((bound) => Number.isSafeInteger(bound) && bound > 0) || !(minimum <= value && value <= maximum)) {
+      throw new Error(`worker-limits.json: ${name} needs positive integer bounds around its default`);
     }
   }
   const { facts, operations } = readOperationFacts();
@@ -85,7 +93,46 @@ export function constantSources() {
     '    """The limits the worker enforces, by wire name, at their defaults (worker-limits.json)."""',
     '',
     ...entries.flatMap(([name, { default: value, doc }]) => [`    # ${doc}`, `    ${name}: int = ${value}`]),
+    '',
+    '',
+    '# Each limit\'s smallest and largest value (None: no bound but the int itself), by wire name (worker-limits.json).',
+    'WORKER_LIMIT_BOUNDS: Mapping[str, tuple[int, int | None]] = MappingProxyType({',
+    ...entries.map(([name, { minimum, maximum }]) => `    ${JSON.stringify(name)}: (${minimum}, ${maximum ?? 'None'}),`),
+    '})',
   );
+  const limitSettings = [
+    '// Generated from fixtures/protocol/worker-limits.json by tooling/scripts/gen-protocol.mjs: do not edit.',
+    "import type { WorkerLimits } from '@ipython-mcp/protocol';",
+    '',
+    '/** One worker limit as a server setting (worker-limits.json); settings.ts makes each a `count` setting. */',
+    'export interface WorkerLimitSetting {',
+    '  readonly key: keyof WorkerLimits;',
+    '  /** The environment variable; the flag is its suffix in lower-case kebab form. */',
+    '  readonly env: string;',
+    '  /** The sentence `--help` prints. */',
+    '  readonly description: string;',
+    '  /** The README table\'s "meaning" cell. */',
+    '  readonly summary: string;',
+    '  /** The smallest value the setting (and the worker) accepts. */',
+    '  readonly minimum: number;',
+    '  /** The largest value the setting (and the worker) accepts. */',
+    '  readonly maximum: number;',
+    '}',
+    '',
+    '/** Every worker limit\'s setting, in worker-limits.json order. */',
+    'export const WORKER_LIMIT_SETTINGS: readonly WorkerLimitSetting[] = [',
+    ...entries.flatMap(([name, { env, description, summary, minimum, maximum = Number.MAX_SAFE_INTEGER }]) => [
+      '  {',
+      `    key: ${JSON.stringify(camelCase(name))},`,
+      `    env: ${JSON.stringify(env)},`,
+      `    description: ${JSON.stringify(description)},`,
+      `    summary: ${JSON.stringify(summary)},`,
+      `    minimum: ${minimum},`,
+      `    maximum: ${maximum === Number.MAX_SAFE_INTEGER ? 'Number.MAX_SAFE_INTEGER' : maximum},`,
+      '  },',
+    ]),
+    '];',
+  ];
   const factEntries = Object.entries(facts);
   const isFlag = ({ values }) => values.every((value) => typeof value === 'boolean');
   ts.push(
@@ -135,6 +182,7 @@ export function constantSources() {
     'packages/protocol/src/constants.ts': `${ts.join('\n')}\n`,
     [PYTHON_CONSTANTS]: `${py.join('\n')}\n`,
     [FINGERPRINT_CODES]: `${fingerprintTs.join('\n')}\n`,
+    [LIMIT_SETTINGS]: `${limitSettings.join('\n')}\n`,
   };
 }
 

@@ -53,6 +53,21 @@ class WorkerLimitDefaults:
     max_ipc_message_bytes: int = 4194304
 
 
+# Each limit's smallest and largest value (None: no bound but the int itself), by wire name (worker-limits.json).
+WORKER_LIMIT_BOUNDS: Mapping[str, tuple[int, int | None]] = MappingProxyType({
+    "max_text_chars": (1, None),
+    "max_repr_chars": (1, None),
+    "max_traceback_chars": (1, None),
+    "max_results": (1, None),
+    "max_display_items": (1, None),
+    "max_json_depth": (1, None),
+    "max_tool_name_chars": (1, None),
+    "max_tool_description_chars": (1, None),
+    "max_dynamic_tools": (1, None),
+    "max_ipc_message_bytes": (1, 4294967295),
+})
+
+
 @dataclass(frozen=True)
 class OperationFacts:
     """What one worker operation does beyond its params and result (operation-facts.json)."""
