@@ -194,7 +194,7 @@ describe('idle connections', () => {
     const session = { 'Mcp-Session-Id': client.transport.sessionId as string, 'Mcp-Protocol-Version': '2025-06-18', Authorization: `Bearer ${server.token}` };
     const call = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'execute', arguments: { code: `${id} * 2` } } });
     const post = (id: number) =>
-      new Promise<{ status: number; reused: boolean; text: string }>((resolve, reject) => {
+      new Promise<{ status: number; reused: boolean; text: string; keepAlive: string | undefined }>((resolve, reject) => {
         const target = new URL(server.url);
         const req = httpRequest(
           { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...session } },
@@ -203,7 +203,7 @@ describe('idle connections', () => {
             res.on('data', (chunk: Buffer) => {
               text += chunk.toString('utf8');
             });
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, text }));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, text, keepAlive: res.headers['keep-alive'] }));
           },
         );
         req.on('error', reject);
@@ -212,6 +212,8 @@ describe('idle connections', () => {
     const first = await post(1);
     expect(first.status).toBe(200);
     expect(first.reused).toBe(false);
+    // The server says how long it keeps an idle connection, so a Node client's pool can keep it as long.
+    expect(first.keepAlive).toBe('timeout=120');
     await new Promise((resolve) => setTimeout(resolve, 61_000));
     const second = await post(2);
     expect(second.status).toBe(200);

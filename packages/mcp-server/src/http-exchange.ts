@@ -61,6 +61,9 @@ export async function writeWebResponse(response: Response, res: ServerResponse, 
   response.headers.forEach((value, name) => {
     headers[name] = value;
   });
+  // node:http manages the connection itself: left to it, it also tells the client how long an idle connection is
+  // kept (Keep-Alive: timeout=120), which Node clients use to size their own idle pools.
+  delete headers.connection;
   if (response.body === null) {
     res.writeHead(response.status, headers).end();
     return;
