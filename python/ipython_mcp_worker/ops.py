@@ -27,6 +27,7 @@ from .namespace.operations import Namespace
 from .protocol.context import Handler, WorkerContext
 from .protocol.errors import OpError
 from .registry.dynamic_tools import Registry
+from .shell.execute import execute as execute_cell
 from .values.failure import trust_library_paths
 
 # Operations after which no reconciliation runs: health touches nothing, discover reconciles and answers the
@@ -94,11 +95,7 @@ class Operations:
         return self.handlers.get(op)
 
     def execute(self, params: dict[str, Any]) -> dict[str, Any]:
-        owner = self._context.owner
-        operation = owner.operation
-        if operation is None:
-            raise OpError("internal_error", "execute ran outside an operation")
-        return owner.execute(params, operation)
+        return execute_cell(self._context.owner, params)
 
     def health(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"pid": os.getpid(), "execution_count": self._context.shell.execution_count - 1}
