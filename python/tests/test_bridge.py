@@ -9,6 +9,8 @@ import time
 import pytest
 from worker_process import WorkerProcess
 
+from ipython_mcp_worker.protocol.constants import RUN_CODE_DROPPED_FIELDS
+
 WEATHER = {
     "python_name": "get_weather",
     "tool_name": "get-weather",
@@ -236,6 +238,17 @@ def test_output_is_ordered_across_stdout_stderr_and_displays(worker):
     assert result["output"] == "one\ntwo\n**three**\nfour\n<b>five</b>\n{'six': 6}\nseven\n"
     assert result["displays"] == []
     assert result["output_omitted_chars"] == 0
+
+
+def test_run_code_answers_its_own_fields_in_order_and_none_of_the_separate_streams(worker):
+    define(worker)
+    for code in ("print('x' * 50_000)\n1", "1/0"):
+        result = run(worker, code)
+        assert not set(RUN_CODE_DROPPED_FIELDS) & set(result)
+        assert not any(key.startswith(("stdout", "stderr")) for key in result)
+        assert list(result) == ["status", "execution_count", "truncated", "result", "displays", "displays_omitted",
+                                "error", "output", "output_omitted_chars", "result_cut", "tool_calls_made"]
+        assert list(result["truncated"]) == ["result", "displays", "output"]
 
 
 def test_image_displays_are_kept_apart_from_the_text(worker):
