@@ -1,9 +1,10 @@
 """The shell owner: builds the history-disabled IPython shell and runs cells into the capture their caller gives.
 
 Every request is an ``Operation`` (``begin`` .. ``end``): its stdout and stderr sinks receive whatever user code
-writes while it runs, streamed and spilled as the request asked. A cell runs through ``run_cell`` with a
-``CellCapture`` (capture/cell.py) that the operation built: from then on its sinks and display policy are the
-active ones, and the cell comes back as a ``CellOutcome``, which that operation shapes into its own result.
+writes while it runs, streamed and spilled as the request asked, and displays go nowhere. A cell runs through
+``run_cell`` with a ``CellCapture`` (capture/cell.py) built by its caller (shell/execute.py, Code Mode's run_code):
+from then on that capture's sinks and display policy are the active ones, and the cell comes back as a
+``CellOutcome``, which the caller shapes into its own result. Nothing here knows which caller asked.
 """
 
 from __future__ import annotations
