@@ -343,3 +343,17 @@ def test_tool_values_arrive_with_every_number_exact(worker):
     assert result["result"]["value"] == [
         ["n", "int", "5000000000"], ["big", "int", "1180591620717411303424"], ["nan", "float", "nan"],
         ["inf", "float", "-inf"], ["f", "float", "1.5"], ["u", "float", "1e+300"]]
+
+
+def test_a_run_code_capture_is_freed_without_the_cyclic_collector(worker):
+    define(worker)
+    setup = ("import gc, weakref\n"
+             "_owner = next(o for o in gc.get_objects() if type(o).__name__ == 'ShellOwner')\n"
+             "_ended = weakref.ref(_owner.operation.capture)\n"
+             "_ended_display = weakref.ref(_owner.operation.capture.display)\n"
+             "gc.disable()")
+    assert run(worker, setup)["status"] == "ok"
+    try:
+        assert run(worker, "(_ended(), _ended_display())")["result"]["value"] == [None, None]
+    finally:
+        run(worker, "gc.enable()")
