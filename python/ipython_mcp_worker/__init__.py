@@ -1,4 +1,3 @@
 """The ipython-mcp worker: one IPython shell, owned by the process main thread, behind a framed IPC channel."""
 
 __version__ = "0.1.0"
-PROTOCOL_VERSION = 1

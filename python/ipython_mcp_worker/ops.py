@@ -2,16 +2,19 @@
 
 ``Operations`` builds the namespace, the registry and Code Mode's tool bridge from the configure message and
 maps each operation name to its handler (``execute`` and ``health`` included). The table is read-only after
-construction; worker.py only looks operations up in it.
+construction; worker.py only looks operations up in it. What an operation does besides answering (whether
+the worker reconciles after it, what it does to the catalog, whether it spills) is its entry in the generated
+``OPERATION_FACTS`` (fixtures/protocol/operation-facts.json), which the parent reads too; nothing here or in
+worker.py decides it by an operation's name.
 
 Catalog revision (docs/protocol.md, "catalog_revision"): after an operation, ``catalog_revision`` says the
 registry's revision the response should carry, or None. Operations may redefine or delete the callables
-behind dynamic tools, so while the registry holds a registration, every operation other than ``health`` and
-``discover`` is followed by a reconciliation (what ``discover`` does first), and the parent only needs to ask
-for the catalog when the revision it sees differs from its snapshot. A ``discover`` right after such an operation
-finds the registry already reconciled and does not reconcile it again, so a parent that still asks after every
-operation pays for one reconciliation, as before. With an empty registry nothing is
-reconciled and nothing is added, except after the operations that change the registry themselves.
+behind dynamic tools, so while the registry holds a registration, every operation whose facts say
+``worker_reconciles`` is followed by a reconciliation (what ``discover`` does first), and the parent only needs
+to ask for the catalog when the revision it sees differs from its snapshot. A ``discover`` right after such an
+operation finds the registry already reconciled and does not reconcile it again, so a parent that still asks
+after every operation pays for one reconciliation. With an empty registry nothing is reconciled and nothing is
+added, except after the operations whose ``catalog_effect`` is ``changes`` (they edit the registry themselves).
 """
 
 from __future__ import annotations
@@ -24,17 +27,12 @@ from typing import Any
 
 from .code_mode.bridge import ToolBridge
 from .namespace.operations import Namespace
+from .protocol.constants import OPERATION_FACTS
 from .protocol.context import Handler, WorkerContext
 from .protocol.errors import OpError
 from .registry.dynamic_tools import Registry
 from .shell.execute import execute as execute_cell
 from .values.failure import trust_library_paths
-
-# Operations after which no reconciliation runs: health touches nothing, discover reconciles and answers the
-# revision itself.
-_NO_RECONCILE = frozenset({"health", "discover"})
-# Operations that change the registry themselves: their responses carry the revision even when it is empty.
-_CHANGES_CATALOG = frozenset({"register_tool", "unregister_tool", "reset"})
 
 
 class Operations:
@@ -85,14 +83,19 @@ class Operations:
             "define_tools": self.bridge.define_tools,
             "run_code": self.bridge.run_code,
         }
+        if handlers.keys() != OPERATION_FACTS.keys():
+            raise RuntimeError("the handler table and OPERATION_FACTS name different operations")
         self.handlers: Mapping[str, Handler] = MappingProxyType(handlers)
 
     def handler(self, op: str) -> Handler | None:
-        """The handler of ``op``, or None for an unknown operation. Every operation that may run user code
-        makes the registry's last reconciliation out of date before it starts."""
-        if op not in _NO_RECONCILE:
+        """The handler of ``op``, or None for an unknown operation. Every operation the worker reconciles after
+        may run user code, so it makes the registry's last reconciliation out of date before it starts."""
+        facts = OPERATION_FACTS.get(op)
+        if facts is None:
+            return None
+        if facts.worker_reconciles:
             self.registry.unsettle()
-        return self.handlers.get(op)
+        return self.handlers[op]
 
     def execute(self, params: dict[str, Any]) -> dict[str, Any]:
         return execute_cell(self._context.owner, params)
@@ -107,12 +110,13 @@ class Operations:
 
     def catalog_revision(self, op: str) -> int | None:
         """The ``catalog_revision`` for the response to ``op`` (run just now), reconciling first; or None."""
-        if op in _NO_RECONCILE:
+        facts = OPERATION_FACTS.get(op)
+        if facts is None or not facts.worker_reconciles:
             return None
         registry = self.registry
         if len(registry) == 0:
-            # The no-tools hot path: no reconciliation, no field (unless op emptied the registry itself).
-            return registry.revision if op in _CHANGES_CATALOG else None
+            # The no-tools hot path: no reconciliation, no field (unless op edited, or emptied, the registry itself).
+            return registry.revision if facts.catalog_effect == "changes" else None
         return registry.reconcile_all()
 
     def protected_names(self) -> frozenset[str]:

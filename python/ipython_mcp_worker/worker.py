@@ -7,10 +7,11 @@ import platform
 import traceback
 from typing import Any
 
-from . import PROTOCOL_VERSION, __version__
+from . import __version__
 from .ipc.channel import Channel, Interrupter
 from .ipc.codec import CODEC_NAMES, FrameError, FrameTooLarge, available_codecs
 from .ipc.lifeline import guard
+from .protocol.constants import OPERATION_FACTS, PROTOCOL_VERSION
 from .protocol.errors import OpError
 from .protocol.limits import Limits, bound_text
 from .shell.memory import apply_backstop, is_memory_error, memory_limit_error, release
@@ -74,7 +75,8 @@ class Worker:
         if message.get("stream") is True:
             def stream(kind: str, text: str) -> None:
                 self.channel.send({"type": "event", "id": request_id, "kind": kind, "text": text})
-        operation = self.owner.begin(stream, spill=op == "execute")
+        facts = OPERATION_FACTS.get(op)
+        operation = self.owner.begin(stream, spill=facts is not None and facts.spills_streams)
         self.active_request_id = request_id
         response: dict[str, Any]
         # Whether the operation ended in MemoryError (reported as memory_limit while the backstop is on).

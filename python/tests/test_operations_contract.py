@@ -164,6 +164,20 @@ def test_the_worker_limits_are_the_shared_defaults_by_wire_name() -> None:
     }
 
 
+def test_the_worker_refuses_a_limit_outside_its_shared_bounds() -> None:
+    shared = json.loads((FIXTURES / "worker-limits.json").read_text("utf-8"))["limits"]
+    assert dict(constants.WORKER_LIMIT_BOUNDS) == {
+        name: (entry["minimum"], entry.get("maximum")) for name, entry in shared.items()}
+    for name, entry in shared.items():
+        assert getattr(Limits.from_wire({name: entry["minimum"]}), name) == entry["minimum"]
+        with pytest.raises(ValueError, match=name):
+            Limits.from_wire({name: entry["minimum"] - 1})
+        if "maximum" in entry:
+            assert getattr(Limits.from_wire({name: entry["maximum"]}), name) == entry["maximum"]
+            with pytest.raises(ValueError, match=name):
+                Limits.from_wire({name: entry["maximum"] + 1})
+
+
 def _handler_table_names() -> set[str]:
     """The operation names of the worker's one handler table (``Operations.__init__`` in ops.py), read from source."""
     import ast

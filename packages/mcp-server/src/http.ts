@@ -134,9 +134,22 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
     return entry;
   };
 
+  // A client sends the same Host on every request: its verdict is kept (a few entries, dropped when full).
+  const hostVerdicts = new Map<string, boolean>();
+  const hostAllowed = (header: string | undefined): boolean => {
+    if (header === undefined) return false;
+    let verdict = hostVerdicts.get(header);
+    if (verdict === undefined) {
+      const name = hostHeaderName(header);
+      verdict = name !== undefined && allowedHosts.has(name);
+      if (hostVerdicts.size >= 64) hostVerdicts.clear();
+      hostVerdicts.set(header, verdict);
+    }
+    return verdict;
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const host = hostHeaderName(req.headers.host);
-    if (host === undefined || !allowedHosts.has(host)) return refuse(res, 403, 'forbidden: the Host header does not name this server (allowed names: --http-allow-host)');
+    if (!hostAllowed(req.headers.host)) return refuse(res, 403, 'forbidden: the Host header does not name this server (allowed names: --http-allow-host)');
     const origin = req.headers.origin;
     if (origin !== undefined) {
       const originName = originHostName(origin);

@@ -52,6 +52,8 @@ class FakeWorker {
         return { status: 'ok', execution_count: 1, result: { kind: 'json', value: 2 } };
       case 'call_tool':
         return { value: 3 };
+      case 'remove':
+        return { removed: params.names, refused: [], unknown: [] };
       case 'list':
         // A catalogued answer: in tests the server checks every result against its tool's output schema.
         return { functions: [], total: 0, truncated: false };
@@ -123,6 +125,23 @@ describe('catalog reconciliation', () => {
     await client.callTool({ name: 'execute', arguments: { code: '1+1' } });
     await client.callTool({ name: 'execute', arguments: { code: '1+1' } });
     expect(discovers(worker()) - before).toBe(2);
+  });
+
+  it('remove with no registrations sends no discover: it may change the catalog, it does not edit the registry', async () => {
+    const { client, worker } = await connect(false);
+    await client.callTool({ name: 'remove', arguments: { names: ['x'] } });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(discovers(worker())).toBe(0);
+  });
+
+  it('remove with registrations reconciles before it answers (a removed backing name makes its tool stale)', async () => {
+    const { client, worker } = await connect(false);
+    await client.callTool({ name: 'register_tool', arguments: { name: 'double' } });
+    await client.listTools();
+    const before = discovers(worker());
+    await client.callTool({ name: 'remove', arguments: { names: ['double'] } });
+    expect(discovers(worker()) - before).toBe(1);
+    expect(worker().ops.at(-1)).toBe('discover');
   });
 
   it('tools whose policy is none never reconcile, whatever the worker sends', async () => {

@@ -8,11 +8,11 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { Runtime, silentLogger, type Logger, type OperationMeta, type OperationOutcome, type RunOptions, type RuntimeOptions } from '@ipython-mcp/worker-supervisor';
-import type { OperationName, OperationParams } from '@ipython-mcp/protocol';
+import { OPERATION_FACTS, type OperationName, type OperationParams } from '@ipython-mcp/protocol';
 import { DynamicCatalog } from './dynamic-catalog.js';
 import { runtimeOptionsFromSettings, type Settings } from './settings.js';
 import { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool } from './stable-tools.js';
-import type { CatalogEffect, ResultRules, StableToolDefinition } from './tool-definition.js';
+import { catalogEffectOf, type CatalogEffect, type ResultRules, type StableToolDefinition } from './tool-definition.js';
 import { DYNAMIC_TOOL_RESULT, ResultWriter } from './tool-result.js';
 import { toMcpTool } from './published-tools.js';
 import { statusOf, type SandboxStatus } from './status-report.js';
@@ -242,7 +242,7 @@ function createSessionServer(
       try {
         const outcome = await runtime.run(stable.op, data as OperationParams<OperationName>, runOptions);
         // Reconcile the snapshot now, so list_changed goes out (with the new revision) before the result.
-        if (outcome.ok && mustReconcile(stable.catalogEffect, outcome.meta, catalog, runtime)) await catalog.reconcileAfter(runtime);
+        if (outcome.ok && mustReconcile(catalogEffectOf(stable), outcome.meta, catalog, runtime)) await catalog.reconcileAfter(runtime);
         const result = stableResult(stable, outcome, catalog, results);
         if (restoreDue.notice && stable.cellContent === true) {
           restoreDue.notice = false;
@@ -310,7 +310,7 @@ function stableResult(tool: StableToolDefinition, outcome: OperationOutcome, cat
   if (!outcome.ok) return results.failure(tool, outcome.error, outcome.meta);
   // The writer only reads the worker's result; a copy is made only for a field the server overrides.
   let structured = outcome.result;
-  if (tool.catalogEffect === 'changes') {
+  if (catalogEffectOf(tool) === 'changes') {
     // Explicitly unregistered names become plain unknown tools (not stale ones).
     if (tool.withdrawnTools) catalog.forget(tool.withdrawnTools(outcome.result));
     // Clients see the server's catalog revision (monotonic across worker replacement), never the worker's.
@@ -373,7 +373,7 @@ async function callDynamicTool(
   }
   // The tool may have changed the namespace, and so other registrations: reconcile in the background (joined, so
   // a burst of calls adds at most one discover to the queue) without holding this result back.
-  if (mustReconcile('may-change', outcome.meta, catalog, runtime)) void catalog.reconcileAfter(runtime);
+  if (mustReconcile(OPERATION_FACTS.call_tool.catalogEffect, outcome.meta, catalog, runtime)) void catalog.reconcileAfter(runtime);
   return results.success(DYNAMIC_TOOL_RESULT, outcome.result, outcome.meta);
 }
 

@@ -34,6 +34,45 @@ describe('runtimeOptionsFromSettings', () => {
   });
 });
 
+const workerLimitsFixture = JSON.parse(
+  readFileSync(fileURLToPath(new URL('../../../fixtures/protocol/worker-limits.json', import.meta.url)), 'utf8'),
+) as { limits: Record<string, { default: number; env: string; description: string; summary: string; minimum: number; maximum?: number }> };
+
+describe('the worker-limit settings from worker-limits.json', () => {
+  const limits = Object.entries(workerLimitsFixture.limits);
+
+  it('are one setting each, with the fixture\'s env name, texts, default and bounds', () => {
+    for (const [name, limit] of limits) {
+      const definition = SETTING_DEFINITIONS.find((candidate) => candidate.env === limit.env);
+      expect(definition, name).toMatchObject({
+        kind: 'count',
+        flag: `--${name.replaceAll('_', '-')}`,
+        defaultValue: limit.default,
+        description: limit.description,
+        summary: limit.summary,
+        minimum: limit.minimum,
+        maximum: limit.maximum ?? Number.MAX_SAFE_INTEGER,
+      });
+      expect(workerLimits(defaultSettings())[name], name).toBe(limit.default);
+    }
+  });
+
+  it.each(limits)('%s refuses a value outside its bounds and takes one inside', (name, limit) => {
+    expect(() => resolveSettings({ [limit.env]: String(limit.minimum - 1) })).toThrow(SettingsError);
+    expect(resolveSettings({ [limit.env]: String(limit.minimum) })).toMatchObject({ [SETTING_DEFINITIONS.find((item) => item.env === limit.env)!.key]: limit.minimum });
+    const maximum = limit.maximum;
+    if (maximum !== undefined) {
+      expect(() => resolveSettings({ [limit.env]: String(maximum + 1) })).toThrow(/at most/);
+      expect(() => resolveSettings({}, { [`--${name.replaceAll('_', '-')}`]: String(maximum + 1) })).toThrow(SettingsError);
+    }
+  });
+
+  it('reach the worker as configured: runtimeOptionsFromSettings passes every limit through', () => {
+    const settings = { ...defaultSettings(), maxResults: 7, maxIpcMessageBytes: 65_536 };
+    expect(runtimeOptionsFromSettings(settings).worker?.limits).toEqual({ ...DEFAULT_WORKER_LIMITS, maxResults: 7, maxIpcMessageBytes: 65_536 });
+  });
+});
+
 describe('the worker-limit settings', () => {
   it('are named after the wire names and default to the generated worker limits', () => {
     const wire = workerLimits(DEFAULT_WORKER_LIMITS);

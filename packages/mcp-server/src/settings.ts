@@ -4,6 +4,7 @@ import { delimiter, resolve } from 'node:path';
 import { DEFAULT_WORKER_LIMITS, type WorkerLimits } from '@ipython-mcp/protocol';
 import { MAX_MEMORY_LIMIT_MB, RUNTIME_DEFAULTS, defaultMemoryLimitMb, type RuntimeOptions } from '@ipython-mcp/worker-supervisor';
 import { IPYTHON_RUNTIME_NAMES } from './runtime-names.js';
+import { WORKER_LIMIT_SETTINGS } from './worker-limit-settings.js';
 
 /** Kinds of value a setting takes. */
 export type SettingKind = 'path' | 'paths' | 'list' | 'aliases' | 'count' | 'seconds' | 'megabytes';
@@ -24,6 +25,10 @@ export interface SettingDefinition {
   readonly summary: string;
   /** The README's default when the value depends on the machine (e.g. half of physical memory). */
   readonly defaultLabel?: string;
+  /** A count's smallest value (1 when not given). */
+  readonly minimum?: number;
+  /** A count's largest value (any safe integer when not given). */
+  readonly maximum?: number;
 }
 
 /** What a setting says besides its name, kind and default. */
@@ -33,7 +38,11 @@ interface SettingText {
   /** The flag when it is not the env suffix in lower-case kebab form. */
   flag?: string;
   defaultLabel?: string;
+  minimum?: number;
+  maximum?: number;
 }
+
+const ENV_PREFIX = 'IPYTHON_MCP_';
 
 /**
  * Resolved server settings. Counts are positive integers; seconds are positive and finite; megabytes are positive
@@ -71,8 +80,19 @@ export interface Settings extends WorkerLimits {
 
 function define(key: keyof Settings, suffix: string, kind: SettingKind, defaultValue: Settings[keyof Settings], text: SettingText): SettingDefinition {
   const flag = text.flag ?? `--${suffix.toLowerCase().replaceAll('_', '-')}`;
-  const definition = { key, env: `IPYTHON_MCP_${suffix}`, flag, kind, defaultValue, description: text.description, summary: text.summary };
-  return text.defaultLabel === undefined ? definition : { ...definition, defaultLabel: text.defaultLabel };
+  const definition: { -readonly [Field in keyof SettingDefinition]: SettingDefinition[Field] } = {
+    key,
+    env: `${ENV_PREFIX}${suffix}`,
+    flag,
+    kind,
+    defaultValue,
+    description: text.description,
+    summary: text.summary,
+  };
+  if (text.defaultLabel !== undefined) definition.defaultLabel = text.defaultLabel;
+  if (text.minimum !== undefined) definition.minimum = text.minimum;
+  if (text.maximum !== undefined) definition.maximum = text.maximum;
+  return definition;
 }
 
 /** Every setting, in documentation order. */
@@ -89,42 +109,10 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
     description: 'JSON object mapping module names to namespace aliases.',
     summary: 'JSON object, module → alias (`{"numpy": "np"}`)',
   }),
-  define('maxTextChars', 'MAX_TEXT_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxTextChars, {
-    description: 'Maximum returned text size (stdout, stderr, results, docs).',
-    summary: 'returned text size (stdout, stderr, values, docs)',
-  }),
-  define('maxReprChars', 'MAX_REPR_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxReprChars, {
-    description: 'Maximum representation size in search and inspect.',
-    summary: 'representation size in search and inspect',
-  }),
-  define('maxTracebackChars', 'MAX_TRACEBACK_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxTracebackChars, {
-    description: 'Maximum returned traceback size.',
-    summary: 'traceback size',
-  }),
-  define('maxResults', 'MAX_RESULTS', 'count', DEFAULT_WORKER_LIMITS.maxResults, {
-    description: 'Maximum items retained in lists, mappings and discovery results.',
-    summary: 'items kept in lists, mappings and discovery results',
-  }),
-  define('maxDisplayItems', 'MAX_DISPLAY_ITEMS', 'count', DEFAULT_WORKER_LIMITS.maxDisplayItems, {
-    description: 'Maximum display payloads retained per execution.',
-    summary: 'display payloads kept per cell',
-  }),
-  define('maxJsonDepth', 'MAX_JSON_DEPTH', 'count', DEFAULT_WORKER_LIMITS.maxJsonDepth, {
-    description: 'Maximum nesting depth of translated JSON values.',
-    summary: 'nesting depth of returned JSON',
-  }),
-  define('maxToolNameChars', 'MAX_TOOL_NAME_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxToolNameChars, {
-    description: 'Maximum dynamic MCP tool-name length.',
-    summary: 'dynamic tool name length',
-  }),
-  define('maxToolDescriptionChars', 'MAX_TOOL_DESCRIPTION_CHARS', 'count', DEFAULT_WORKER_LIMITS.maxToolDescriptionChars, {
-    description: 'Maximum registration description snapshot.',
-    summary: 'dynamic tool description length',
-  }),
-  define('maxDynamicTools', 'MAX_DYNAMIC_TOOLS', 'count', DEFAULT_WORKER_LIMITS.maxDynamicTools, {
-    description: 'Maximum live dynamic tool registrations.',
-    summary: 'live dynamic tools',
-  }),
+  // The worker limits: env name, texts and bounds from fixtures/protocol/worker-limits.json, as their defaults are.
+  ...WORKER_LIMIT_SETTINGS.map((limit) =>
+    define(limit.key, limit.env.slice(ENV_PREFIX.length), 'count', DEFAULT_WORKER_LIMITS[limit.key], limit),
+  ),
   define('operationTimeoutSeconds', 'OPERATION_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.operationTimeoutMs / 1000, {
     description: 'Deadline from dispatch to result.',
     summary: 'deadline, from dispatch to result',
@@ -148,10 +136,6 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   define('queueWaitTimeoutSeconds', 'QUEUE_WAIT_TIMEOUT_SECONDS', 'seconds', RUNTIME_DEFAULTS.queueWaitTimeoutMs / 1000, {
     description: 'Longest time a request may wait for dispatch.',
     summary: 'longest wait for dispatch',
-  }),
-  define('maxIpcMessageBytes', 'MAX_IPC_MESSAGE_BYTES', 'count', DEFAULT_WORKER_LIMITS.maxIpcMessageBytes, {
-    description: 'Largest message allowed across the worker boundary.',
-    summary: 'largest message between server and worker',
   }),
   define('memoryLimitMb', 'MEMORY_LIMIT_MB', 'megabytes', defaultMemoryLimitMb(), {
     description:
@@ -278,6 +262,8 @@ function parseValue(definition: SettingDefinition, raw: string, source: string):
       if (!DECIMAL_INTEGER.test(text) || !Number.isSafeInteger(value) || value <= 0) {
         bad(`must be a positive integer, got ${quoted(raw)}`);
       }
+      if (value < (definition.minimum ?? 1)) bad(`must be at least ${definition.minimum}, got ${quoted(raw)}`);
+      if (value > (definition.maximum ?? Number.MAX_SAFE_INTEGER)) bad(`must be at most ${definition.maximum}, got ${quoted(raw)}`);
       return value;
     }
     case 'seconds': {
@@ -323,6 +309,13 @@ export function resolveSettings(
   return settings as unknown as Settings;
 }
 
+/** The worker limits among the settings (every key of `WorkerLimits`, from the generated defaults). */
+function workerLimitsOf(settings: Settings): WorkerLimits {
+  const limits = { ...DEFAULT_WORKER_LIMITS };
+  for (const key of Object.keys(DEFAULT_WORKER_LIMITS) as (keyof WorkerLimits)[]) limits[key] = settings[key];
+  return limits;
+}
+
 /**
  * The runtime's options from the server's settings: the one place seconds become milliseconds. The rest of
  * {@link RuntimeOptions} (interpreter, logger, hooks) is the caller's.
@@ -330,18 +323,7 @@ export function resolveSettings(
 export function runtimeOptionsFromSettings(settings: Settings): Omit<RuntimeOptions, 'python'> {
   return {
     worker: {
-      limits: {
-        maxTextChars: settings.maxTextChars,
-        maxReprChars: settings.maxReprChars,
-        maxTracebackChars: settings.maxTracebackChars,
-        maxResults: settings.maxResults,
-        maxDisplayItems: settings.maxDisplayItems,
-        maxJsonDepth: settings.maxJsonDepth,
-        maxToolNameChars: settings.maxToolNameChars,
-        maxToolDescriptionChars: settings.maxToolDescriptionChars,
-        maxDynamicTools: settings.maxDynamicTools,
-        maxIpcMessageBytes: settings.maxIpcMessageBytes,
-      },
+      limits: workerLimitsOf(settings),
       libraryPaths: settings.libraryPaths,
       preloadModules: settings.preloadModules,
       moduleAliases: settings.moduleAliases,

@@ -62,7 +62,6 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     annotations: { readOnly: false, openWorld: true },
     op: 'execute',
     takesDeadline: true,
-    catalogEffect: 'may-change',
     journal: 'cell',
     description:
       'Run Python, magics and `!` shell in the persistent IPython namespace. Returns stdout/stderr (bounded, with ' +
@@ -82,7 +81,6 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     annotations: { readOnly: false },
     op: 'call_function',
     takesDeadline: true,
-    catalogEffect: 'may-change',
     journal: 'call',
     description:
       'Call a live callable by name or dotted path (never evaluated) with JSON keyword arguments; returns its value, ' +
@@ -102,7 +100,6 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     title: 'List functions',
     annotations: { readOnly: true },
     op: 'list',
-    catalogEffect: 'none',
     journal: 'none',
     description:
       "List functions with signatures and docstrings (top-level and configured modules', dotted) for call_function.",
@@ -116,7 +113,6 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     title: 'Search the namespace',
     annotations: { readOnly: true },
     op: 'search',
-    catalogEffect: 'none',
     journal: 'none',
     description:
       'Find names (substring, any case, or exact) among variables, functions, classes and modules, with type, shape ' +
@@ -137,7 +133,6 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     title: 'Inspect a live object',
     annotations: { readOnly: true },
     op: 'inspect',
-    catalogEffect: 'none',
     journal: 'none',
     description:
       'Describe a live object by name or dotted path: type, signature, docs, shape, safe repr. Runs no user code.',
@@ -151,7 +146,6 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     title: 'Reload modules',
     annotations: { readOnly: false },
     op: 'reload',
-    catalogEffect: 'may-change',
     journal: 'none',
     description:
       'Reload these modules (not their dependencies) and rebind every name bound to the old ones.',
@@ -165,7 +159,6 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     title: 'Remove names',
     annotations: { readOnly: false },
     op: 'remove',
-    catalogEffect: 'changes',
     journal: 'none',
     description:
       'Delete top-level names; reports each as removed, refused (private, IPython\'s own, configured modules) or unknown.',
@@ -179,7 +172,6 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     title: 'Reset the namespace',
     annotations: { readOnly: false },
     op: 'reset',
-    catalogEffect: 'changes',
     journal: 'none',
     description:
       'Delete every user-created name and all dynamic tools, restoring IPython\'s and configured modules\' bindings.',
@@ -197,7 +189,6 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     title: 'Publish a callable as a tool',
     annotations: { readOnly: false },
     op: 'register_tool',
-    catalogEffect: 'changes',
     journal: 'none',
     description:
       'Publish a top-level callable as an MCP tool, input schema from its annotations; an incompatible redefinition ' +
@@ -218,7 +209,6 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     title: 'Withdraw dynamic tools',
     annotations: { readOnly: false },
     op: 'unregister_tool',
-    catalogEffect: 'changes',
     journal: 'none',
     description: 'Withdraw dynamic tools by name; reports unknown names.',
     input: z.object({ names: z.array(z.string().min(1).max(512)).max(1000) }).strict(),
@@ -233,7 +223,6 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     title: 'Runtime status',
     annotations: { readOnly: true },
     op: null,
-    catalogEffect: 'none',
     journal: 'none',
     description:
       'Worker state, epoch, queue, running call, last interruption, memory; answers even while code runs.',

@@ -1,4 +1,4 @@
-import type { OperationName } from '@ipython-mcp/protocol';
+import { OPERATION_FACTS, type CatalogEffect, type OperationName } from '@ipython-mcp/protocol';
 import type { z } from 'zod';
 
 type Json = Record<string, unknown>;
@@ -32,8 +32,17 @@ export interface ResultRules {
   readonly reportsEpoch?: true | undefined;
 }
 
-/** A stable tool's effect on the dynamic tool catalog (see {@link StableToolDefinition.catalogEffect}). */
-export type CatalogEffect = 'none' | 'may-change' | 'changes';
+export type { CatalogEffect };
+
+/**
+ * What a tool does to the dynamic tool catalog: its operation's fact in the protocol catalogue (`OPERATION_FACTS`),
+ * which the worker acts on too. `changes` (registry operations: reconcile after every call), `may-change` (namespace
+ * mutations can make registrations stale: reconcile when there are registrations and the worker's
+ * `catalog_revision` moved, or when it sent none), `none` (never reconcile; runtime_status, which runs no operation).
+ */
+export function catalogEffectOf(tool: { readonly op: OperationName | null }): CatalogEffect {
+  return tool.op === null ? 'none' : OPERATION_FACTS[tool.op].catalogEffect;
+}
 
 /**
  * What the journal records of a call (journal-recorder.ts): `cell` records `arguments.code` as a code cell with
@@ -45,8 +54,9 @@ export type JournalPolicy = 'cell' | 'call' | 'none';
 /**
  * One stable tool, whole: what tools/list publishes (name, title, annotations, description, input and output
  * schema), how its arguments are checked, what runs it, how its results are written (compaction, text, failure
- * fields), what the journal records and what it does to the dynamic catalog. The server, the result writer and the
- * journal read this object; none of them switches on a tool's name.
+ * fields) and what the journal records. What it does to the dynamic catalog is its operation's fact
+ * ({@link catalogEffectOf}). The server, the result writer and the journal read this object; none of them switches
+ * on a tool's name.
  */
 export interface StableToolDefinition<Name extends string = string> extends ResultRules {
   readonly name: Name;
@@ -67,12 +77,6 @@ export interface StableToolDefinition<Name extends string = string> extends Resu
   readonly op: OperationName | null;
   /** Takes the optional per-call deadline `timeout_seconds` (call-deadline.ts), bounded by the server's setting. */
   readonly takesDeadline?: true | undefined;
-  /**
-   * What the tool does to the dynamic tool catalog: `changes` (registry operations: reconcile after every call),
-   * `may-change` (namespace mutations can make registrations stale: reconcile when there are registrations and the
-   * worker's `catalog_revision` moved, or when it sent none), `none` (never reconcile).
-   */
-  readonly catalogEffect: CatalogEffect;
   /** Dynamic tool names a successful result withdrew: the catalog forgets them (plain unknown tools, not stale). */
   readonly withdrawnTools?: ((result: Json) => string[]) | undefined;
   readonly journal: JournalPolicy;

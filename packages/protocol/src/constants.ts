@@ -1,5 +1,7 @@
 // Generated from fixtures/protocol/*.json by tooling/scripts/gen-protocol.mjs: do not edit.
 
+/** The IPC protocol version both sides must speak: the hello and configure messages name it (docs/protocol.md). */
+export const PROTOCOL_VERSION = 1;
 /** Binary image forms a result keeps as base64 and an MCP client gets as image content. */
 export const IMAGE_MIME_TYPES = ["image/png","image/jpeg"] as const;
 /** The largest single image, in base64 characters (2 MiB): the worker drops a larger one, the server does not send it as image content. */
@@ -14,6 +16,8 @@ export const ERROR_CODE_LIST = ["runtime_busy","queue_timeout","runtime_closed",
 export const RETRYABLE_ERROR_CODE_LIST = ["runtime_busy","queue_timeout"] as const;
 /** IPython's own bindings in the user namespace (runtime-names.json). */
 export const RUNTIME_NAME_LIST = ["In","Out","get_ipython","exit","quit","open"] as const;
+/** Why a value has no canonical JSON form, one code per reason (fixtures/schema-fingerprint/error-codes.json). */
+export const CANONICAL_JSON_ERROR_CODE_LIST = ["non_finite_number","unsafe_integer","lone_surrogate","non_string_key","unsupported_type","circular_reference"] as const;
 
 /** The limits the worker enforces, as the parent chooses them; sent in the `configure` message (worker-limits.json). */
 export interface WorkerLimits {
@@ -64,3 +68,31 @@ export const WORKER_LIMIT_WIRE_NAMES: Readonly<Record<keyof WorkerLimits, string
   maxDynamicTools: "max_dynamic_tools",
   maxIpcMessageBytes: "max_ipc_message_bytes",
 });
+
+/** What one worker operation does beyond its params and result (operation-facts.json). */
+export interface OperationFacts {
+  /** What the operation does to the dynamic tool catalog. `changes`: it edits the registry itself (the response carries the registry's revision even when the registry is empty, and the parent reconciles after every call). `may-change`: it may run code that redefines or deletes the callables behind dynamic tools (the parent reconciles when the revision moved, or, without one, when it holds registrations). `none`: the parent never reconciles after it. */
+  readonly catalogEffect: "none" | "may-change" | "changes";
+  /** Whether the worker reconciles its registry after the operation (when it holds registrations) and stops trusting its last reconciliation before it starts. False only where nothing can have changed (health) or the operation is the reconciliation (discover). */
+  readonly workerReconciles: boolean;
+  /** Whether the whole text of a truncated stdout or stderr goes to a spill file that the result names. */
+  readonly spillsStreams: boolean;
+}
+/** Every operation's facts, by operation name (operations.ts holds its keys equal to the catalogue's). */
+export const OPERATION_FACT_TABLE = {
+  health: { catalogEffect: "none", workerReconciles: false, spillsStreams: false },
+  execute: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: true },
+  list: { catalogEffect: "none", workerReconciles: true, spillsStreams: false },
+  search: { catalogEffect: "none", workerReconciles: true, spillsStreams: false },
+  inspect: { catalogEffect: "none", workerReconciles: true, spillsStreams: false },
+  call_function: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false },
+  reload: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false },
+  remove: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false },
+  reset: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false },
+  register_tool: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false },
+  unregister_tool: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false },
+  discover: { catalogEffect: "none", workerReconciles: false, spillsStreams: false },
+  call_tool: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false },
+  define_tools: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false },
+  run_code: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false },
+} as const satisfies Record<string, OperationFacts>;

@@ -9,5 +9,12 @@ export const ERROR_CODES = ERROR_CODE_LIST;
 /** One stable string per failure outcome. */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+const KNOWN: ReadonlySet<string> = new Set(ERROR_CODE_LIST);
+
+/** Whether `code` is one of the stable error codes (a worker's answer is checked at the boundary with it). */
+export function isErrorCode(code: string): code is ErrorCode {
+  return KNOWN.has(code);
+}
+
 /** Codes whose operation never ran, so the caller may simply try again. */
 export const RETRYABLE_ERROR_CODES: ReadonlySet<ErrorCode> = new Set<ErrorCode>(RETRYABLE_ERROR_CODE_LIST);

@@ -1,6 +1,6 @@
 // Any new export here becomes public API of @ipython-mcp/protocol.
-export { IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32, RUNTIME_NAME_LIST, RUN_CODE_DROPPED_FIELDS } from './constants.js';
-export { ERROR_CODES, RETRYABLE_ERROR_CODES } from './error-codes.js';
+export { IMAGE_MIME_TYPES, MAX_IMAGE_BASE64_CHARS, MAX_INT32, PROTOCOL_VERSION, RUNTIME_NAME_LIST, RUN_CODE_DROPPED_FIELDS } from './constants.js';
+export { ERROR_CODES, RETRYABLE_ERROR_CODES, isErrorCode } from './error-codes.js';
 export type { ErrorCode } from './error-codes.js';
 export {
   CODEC_JSON,
@@ -19,7 +19,6 @@ export {
   HelloSchema,
   InterruptSchema,
   ParentMessageSchema,
-  PROTOCOL_VERSION,
   ProtocolErrorSchema,
   ReadySchema,
   RequestSchema,
@@ -49,6 +48,7 @@ export type {
   WorkerMessage,
 } from './messages.js';
 export {
+  OPERATION_FACTS,
   OPERATION_NAMES,
   OPERATIONS,
   checkOperationParams,
@@ -56,7 +56,7 @@ export {
   isOperationName,
   operationsJsonSchema,
 } from './operations.js';
-export type { Display, ExecuteResult, OperationName, OperationParams, OperationResult, Registration, RunCodeResult } from './operations.js';
+export type { CatalogEffect, Display, ExecuteResult, OperationFacts, OperationName, OperationParams, OperationResult, Registration, RunCodeResult } from './operations.js';
 export { parseWorkerMessage } from './parse-worker-message.js';
 export { DEFAULT_WORKER_LIMITS, workerLimits } from './settings.js';
 export type { WorkerLimits } from './settings.js';

@@ -1,8 +1,5 @@
 import { z } from 'zod';
 
-/** The IPC protocol version both sides must speak (docs/protocol.md). */
-export const PROTOCOL_VERSION = 1;
-
 /** Codec names as negotiated in the handshake. */
 export const CodecNameSchema = z.enum(['msgpack', 'json']);
 /** A negotiated codec. */

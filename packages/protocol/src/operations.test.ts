@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { IMAGE_MIME_TYPES, MAX_INT32, RUN_CODE_DROPPED_FIELDS } from './constants.js';
-import { OPERATION_NAMES, checkOperationParams, checkOperationResult, isOperationName, operationsJsonSchema } from './operations.js';
+import { OPERATION_FACTS, OPERATION_NAMES, checkOperationParams, checkOperationResult, isOperationName, operationsJsonSchema } from './operations.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const fixture = (name: string): string => readFileSync(`${root}fixtures/protocol/${name}`, 'utf8');
@@ -45,6 +45,41 @@ describe('the operations catalogue', () => {
 
   it(`writes fixtures/protocol/operations.schema.json as generated (${REGENERATE})`, () => {
     expect(JSON.parse(fixture('operations.schema.json')), REGENERATE).toEqual(operationsJsonSchema());
+  });
+});
+
+describe('the operation facts', () => {
+  const { facts, operations } = JSON.parse(fixture('operation-facts.json')) as {
+    facts: Record<string, { values: unknown[] }>;
+    operations: Record<string, Record<string, unknown>>;
+  };
+  const camel = (name: string): string => name.replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase());
+
+  it('cover every catalogue operation and nothing else, in both the fixture and the generated table', () => {
+    expect(Object.keys(operations).sort()).toEqual([...OPERATION_NAMES].sort());
+    expect(Object.keys(OPERATION_FACTS).sort()).toEqual([...OPERATION_NAMES].sort());
+  });
+
+  it.each(OPERATION_NAMES)('%s states every fact, with an allowed value', (op) => {
+    const stated = OPERATION_FACTS[op] as unknown as Record<string, unknown>;
+    expect(Object.keys(stated).sort()).toEqual(Object.keys(facts).map(camel).sort());
+    for (const [name, { values }] of Object.entries(facts)) {
+      expect(values, `${op}.${name}`).toContain(stated[camel(name)]);
+      expect(stated[camel(name)], `${op}.${name}`).toBe(operations[op]?.[name]);
+    }
+  });
+
+  it('keep the worker reconciling after every operation that may change the catalog', () => {
+    for (const op of OPERATION_NAMES) {
+      if (OPERATION_FACTS[op].catalogEffect !== 'none') expect(OPERATION_FACTS[op].workerReconciles, op).toBe(true);
+    }
+  });
+
+  it("say remove only may change the catalog (a backing name's removal makes its registration stale, as a del does)", () => {
+    expect(OPERATION_FACTS.remove.catalogEffect).toBe('may-change');
+    expect(OPERATION_FACTS.execute.catalogEffect).toBe(OPERATION_FACTS.remove.catalogEffect);
+    expect(OPERATION_NAMES.filter((op) => OPERATION_FACTS[op].catalogEffect === 'changes').sort()).toEqual(['register_tool', 'reset', 'unregister_tool']);
+    expect(OPERATION_NAMES.filter((op) => OPERATION_FACTS[op].spillsStreams)).toEqual(['execute']);
   });
 });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RUN_CODE_DROPPED_FIELDS } from './constants.js';
+import { OPERATION_FACT_TABLE, RUN_CODE_DROPPED_FIELDS, type OperationFacts } from './constants.js';
 import {
   CallValueSchema,
   CellErrorSchema,
@@ -162,6 +162,18 @@ export const OPERATIONS = {
 export type OperationName = keyof typeof OPERATIONS;
 /** Every operation name, in catalogue order. */
 export const OPERATION_NAMES = Object.keys(OPERATIONS) as OperationName[];
+
+export type { OperationFacts };
+/** What an operation does to the dynamic tool catalog (see {@link OperationFacts.catalogEffect}). */
+export type CatalogEffect = OperationFacts['catalogEffect'];
+
+/**
+ * What each operation does beyond its params and result: its effect on the dynamic tool catalog, whether the worker
+ * reconciles after it, whether it spills its streams. Generated from fixtures/protocol/operation-facts.json, as the
+ * worker's `OPERATION_FACTS` is, so the two sides act on one table; an operation of the catalogue without facts
+ * does not compile (and operations.test.ts fails on facts for an operation the catalogue lacks).
+ */
+export const OPERATION_FACTS: Readonly<Record<OperationName, OperationFacts>> = OPERATION_FACT_TABLE;
 /** What the parent sends as `params` of operation `Op`. */
 export type OperationParams<Op extends OperationName> = z.input<(typeof OPERATIONS)[Op]['params']>;
 /** What the worker answers as `result` of operation `Op`. */

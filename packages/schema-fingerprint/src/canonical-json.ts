@@ -5,17 +5,9 @@
  * @packageDocumentation
  */
 
-/**
- * Every {@link CanonicalJsonError.code}, in a stable order. The Python twin uses the same strings.
- */
-export const CANONICAL_JSON_ERROR_CODES = [
-  'non_finite_number',
-  'unsafe_integer',
-  'lone_surrogate',
-  'non_string_key',
-  'unsupported_type',
-  'circular_reference',
-] as const;
+import { CANONICAL_JSON_ERROR_CODES } from './error-codes.js';
+
+export { CANONICAL_JSON_ERROR_CODES };
 
 /**
  * Why a value has no canonical JSON form:

@@ -93,6 +93,21 @@ describe('RequestMatcher over an in-memory channel', () => {
     await expect(matcher.request('list', {}).reply).rejects.toBe(ended);
   });
 
+  it('passes a stable error code through and turns an unknown one into internal_error, its code kept in details', async () => {
+    const [near, far] = InMemoryChannel.createLinkedPair();
+    const matcher = new RequestMatcher(near, silentLogger, () => undefined, () => true);
+    near.onmessage = (message) => matcher.handle(message);
+    const known = matcher.request('inspect', { name: 'x' });
+    const unknown = matcher.request('inspect', { name: 'y' });
+    const refused = matcher.request('inspect', { name: 'z' });
+    far.send({ type: 'response', id: known.id, ok: false, error: { code: 'name_not_found', message: 'no x', details: { name: 'x' } } });
+    far.send({ type: 'response', id: unknown.id, ok: false, error: { code: 'made_up', message: 'odd', details: { name: 'y' } } });
+    far.send({ type: 'protocol_error', id: refused.id, code: 'not_a_code', message: 'bad request' });
+    expect(await known.reply).toEqual({ ok: false, error: { code: 'name_not_found', message: 'no x', details: { name: 'x' } } });
+    expect(await unknown.reply).toEqual({ ok: false, error: { code: 'internal_error', message: 'odd', details: { name: 'y', worker_code: 'made_up' } } });
+    expect(await refused.reply).toEqual({ ok: false, error: { code: 'internal_error', message: 'bad request', details: { worker_code: 'not_a_code' } } });
+  });
+
   it('ignores a response that breaks the schema (the deadline handles its request)', async () => {
     const [near, far] = InMemoryChannel.createLinkedPair();
     const matcher = new RequestMatcher(near, silentLogger, () => undefined, () => true);

@@ -55,7 +55,7 @@ export interface OperationMeta {
 
 /** A structured failure of an operation. */
 export interface OperationFailure {
-  code: ErrorCode | string;
+  code: ErrorCode;
   message: string;
   details?: Record<string, unknown> | undefined;
   retryable?: boolean | undefined;

@@ -135,7 +135,7 @@ export class Runtime {
         ? await this.admit(op, params, options)
         : {
             ok: false as const,
-            error: { code: 'invalid_arguments', message: loneSurrogateMessage(illFormed), details: { path: illFormed } },
+            error: { code: 'invalid_arguments' as const, message: loneSurrogateMessage(illFormed), details: { path: illFormed } },
             meta: this.dispatcher.meta(options, null, 0, 0),
           };
     this.logOutcome(op, outcome);
@@ -194,7 +194,7 @@ export class Runtime {
       queueWaitMs: meta.queueWaitMs,
       durationMs: meta.durationMs,
       ok: outcome.ok,
-      code: outcome.ok ? null : String(outcome.error.code).slice(0, 64),
+      code: outcome.ok ? null : outcome.error.code,
       interruption: meta.interruption,
       namespace: meta.namespace,
     };

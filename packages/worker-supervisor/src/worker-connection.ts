@@ -1,7 +1,19 @@
-import { parseWorkerMessage, type StateReport } from '@ipython-mcp/protocol';
+import { isErrorCode, parseWorkerMessage, type StateReport, type WireError } from '@ipython-mcp/protocol';
+import type { OperationFailure } from './runtime-types.js';
 import type { RequestHooks, ToolAnswer, WorkerReply } from './worker-handle.js';
 import type { Logger } from './logger.js';
 import type { WorkerChannel } from './worker-channel.js';
+
+/**
+ * A worker's error as an operation failure. A code outside the stable list is a worker bug: the caller gets
+ * `internal_error` (its code in `details.worker_code`) rather than a code no client can know.
+ */
+export function knownFailure(error: WireError): OperationFailure {
+  if (isErrorCode(error.code)) {
+    return error.details === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, details: error.details };
+  }
+  return { code: 'internal_error', message: error.message, details: { ...error.details, worker_code: error.code } };
+}
 
 /** Why a worker stopped being usable. */
 export class WorkerExitedError extends Error {
@@ -117,7 +129,7 @@ export class RequestMatcher {
         if (pending === undefined) return;
         this.pending.delete(message.id);
         const revision = message.catalog_revision;
-        const reply: WorkerReply = message.ok ? { ok: true, result: message.result } : { ok: false, error: message.error };
+        const reply: WorkerReply = message.ok ? { ok: true, result: message.result } : { ok: false, error: knownFailure(message.error) };
         if (revision !== undefined) reply.catalogRevision = revision;
         pending.resolve(reply);
         return;
@@ -140,7 +152,7 @@ export class RequestMatcher {
           const pending = this.pending.get(message.id);
           if (pending !== undefined) {
             this.pending.delete(message.id);
-            pending.resolve({ ok: false, error: { code: message.code, message: message.message } });
+            pending.resolve({ ok: false, error: knownFailure({ code: message.code, message: message.message }) });
           }
         }
         return;

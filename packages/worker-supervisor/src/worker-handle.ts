@@ -1,4 +1,5 @@
-import type { CodecName, StateReport, ToolCall, WireError, WorkerEvent } from '@ipython-mcp/protocol';
+import type { CodecName, StateReport, ToolCall, WorkerEvent } from '@ipython-mcp/protocol';
+import type { OperationFailure } from './runtime-types.js';
 
 // What the runtime needs of one worker, and the types of its answers: apart from any one implementation (the
 // process in worker-process.ts, the channel worker in channel-worker.ts, an embedder's own).
@@ -21,7 +22,7 @@ export interface WorkerInfo {
  */
 export type WorkerReply =
   | { ok: true; result: Record<string, unknown>; catalogRevision?: number | undefined }
-  | { ok: false; error: WireError; catalogRevision?: number | undefined };
+  | { ok: false; error: OperationFailure; catalogRevision?: number | undefined };
 
 /** The answer to a nested tool call: the value as JSON text for Python (`toPythonJson`), or a failure message. */
 export type ToolAnswer = { ok: true; valueJson: string } | { ok: false; message: string };

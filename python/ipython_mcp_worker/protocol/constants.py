@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Literal
 
+# The IPC protocol version both sides must speak: the hello and configure messages name it (docs/protocol.md).
+PROTOCOL_VERSION = 1
 # Binary image forms a result keeps as base64 and an MCP client gets as image content.
 IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
 # The largest single image, in base64 characters (2 MiB): the worker drops a larger one, the server does not send it as image content.
@@ -18,6 +23,8 @@ ERROR_CODE_LIST = ("runtime_busy", "queue_timeout", "runtime_closed", "runtime_u
 RETRYABLE_ERROR_CODE_LIST = ("runtime_busy", "queue_timeout")
 # IPython's own bindings in the user namespace (runtime-names.json).
 RUNTIME_NAME_LIST = ("In", "Out", "get_ipython", "exit", "quit", "open")
+# Why a value has no canonical JSON form, one code per reason (fixtures/schema-fingerprint/error-codes.json).
+CANONICAL_JSON_ERROR_CODE_LIST = ("non_finite_number", "unsafe_integer", "lone_surrogate", "non_string_key", "unsupported_type", "circular_reference")
 
 
 @dataclass(frozen=True)
@@ -44,3 +51,50 @@ class WorkerLimitDefaults:
     max_dynamic_tools: int = 100
     # Largest frame either side may send, in bytes.
     max_ipc_message_bytes: int = 4194304
+
+
+# Each limit's smallest and largest value (None: no bound but the int itself), by wire name (worker-limits.json).
+WORKER_LIMIT_BOUNDS: Mapping[str, tuple[int, int | None]] = MappingProxyType({
+    "max_text_chars": (1, None),
+    "max_repr_chars": (1, None),
+    "max_traceback_chars": (1, None),
+    "max_results": (1, None),
+    "max_display_items": (1, None),
+    "max_json_depth": (1, None),
+    "max_tool_name_chars": (1, None),
+    "max_tool_description_chars": (1, None),
+    "max_dynamic_tools": (1, None),
+    "max_ipc_message_bytes": (1, 4294967295),
+})
+
+
+@dataclass(frozen=True)
+class OperationFacts:
+    """What one worker operation does beyond its params and result (operation-facts.json)."""
+
+    # What the operation does to the dynamic tool catalog. `changes`: it edits the registry itself (the response carries the registry's revision even when the registry is empty, and the parent reconciles after every call). `may-change`: it may run code that redefines or deletes the callables behind dynamic tools (the parent reconciles when the revision moved, or, without one, when it holds registrations). `none`: the parent never reconciles after it.
+    catalog_effect: Literal["none", "may-change", "changes"]
+    # Whether the worker reconciles its registry after the operation (when it holds registrations) and stops trusting its last reconciliation before it starts. False only where nothing can have changed (health) or the operation is the reconciliation (discover).
+    worker_reconciles: bool
+    # Whether the whole text of a truncated stdout or stderr goes to a spill file that the result names.
+    spills_streams: bool
+
+
+# Every operation's facts, by operation name; the worker's handler table serves exactly these operations.
+OPERATION_FACTS: Mapping[str, OperationFacts] = MappingProxyType({
+    "health": OperationFacts(catalog_effect="none", worker_reconciles=False, spills_streams=False),
+    "execute": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=True),
+    "list": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False),
+    "search": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False),
+    "inspect": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False),
+    "call_function": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False),
+    "reload": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False),
+    "remove": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False),
+    "reset": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False),
+    "register_tool": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False),
+    "unregister_tool": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False),
+    "discover": OperationFacts(catalog_effect="none", worker_reconciles=False, spills_streams=False),
+    "call_tool": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False),
+    "define_tools": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False),
+    "run_code": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False),
+})

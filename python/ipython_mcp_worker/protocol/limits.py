@@ -1,6 +1,7 @@
 """Output and size limits, as configured by the parent (IPYTHON_MCP_* settings) in the configure message.
 
-The fields and their defaults are generated (constants.WorkerLimitDefaults, from fixtures/protocol/worker-limits.json).
+The fields, their defaults and their bounds are generated (constants.WorkerLimitDefaults and WORKER_LIMIT_BOUNDS, from
+fixtures/protocol/worker-limits.json), as the server's settings for them are.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from .constants import WorkerLimitDefaults
+from .constants import WORKER_LIMIT_BOUNDS, WorkerLimitDefaults
 
 
 @dataclass(frozen=True)
@@ -21,8 +22,9 @@ class Limits(WorkerLimitDefaults):
         known = {f.name for f in fields(cls)}
         values = {k: int(v) for k, v in wire.items() if k in known}
         for name, value in values.items():
-            if value <= 0:
-                raise ValueError(f"limit {name} must be positive")
+            low, high = WORKER_LIMIT_BOUNDS[name]
+            if value < low or (high is not None and value > high):
+                raise ValueError(f"limit {name} must be between {low} and {high if high is not None else 'any size'}")
         return cls(**values)
 
 

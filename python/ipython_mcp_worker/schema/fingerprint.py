@@ -24,6 +24,8 @@ import hashlib
 import math
 from typing import Any
 
+from ..protocol.constants import CANONICAL_JSON_ERROR_CODE_LIST
+
 __all__ = [
     "CANONICAL_JSON_ERROR_CODES",
     "MAX_SAFE_INTEGER",
@@ -39,15 +41,9 @@ MAX_SAFE_INTEGER = 2**53 - 1
 _EXPONENT_FORM_FROM = 1e21
 """ECMAScript switches integral numbers to exponent form from here on."""
 
-CANONICAL_JSON_ERROR_CODES = (
-    "non_finite_number",
-    "unsafe_integer",
-    "lone_surrogate",
-    "non_string_key",
-    "unsupported_type",
-    "circular_reference",
-)
-"""Every ``CanonicalJsonError.code``; the TypeScript side uses the same strings."""
+CANONICAL_JSON_ERROR_CODES = CANONICAL_JSON_ERROR_CODE_LIST
+"""Every ``CanonicalJsonError.code``, generated from fixtures/schema-fingerprint/error-codes.json as the TypeScript
+side's list is."""
 
 
 class CanonicalJsonError(ValueError):

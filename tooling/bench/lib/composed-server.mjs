@@ -4,7 +4,8 @@
 // input), whose handler writes one length-prefixed JSON frame to a Python child over a pipe and awaits its reply:
 // python/floor.py --frames, a plain IPython shell's run_cell configured like the run_cell floor (history off).
 // It answers in our execute result's shape: the recorded result (BENCH_SHAPED_RESULT, as for minimal-server.mjs)
-// with its text and structured content filled from the child's reply. BENCH_PYTHON is the child's interpreter.
+// with its text and structured content filled from the child's reply. BENCH_PYTHON is the child's interpreter;
+// BENCH_HTTP=1 serves it over the SDK's Streamable HTTP instead of stdio (the HTTP composed floor).
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { sdkFile } from './env.mjs';
@@ -20,19 +21,29 @@ const [{ McpServer }, { StdioServerTransport }, { z }] = await Promise.all([
 
 const template = process.env.BENCH_SHAPED_RESULT ? JSON.parse(readFileSync(process.env.BENCH_SHAPED_RESULT, 'utf8')).result : {};
 const child = startFrameChild(process.env.BENCH_PYTHON || 'python3', 'floor.py', ['--frames'], 'composed floor child');
-const server = new McpServer({ name: 'bench-composed', version: '1.0.0' });
-server.registerTool('execute', { description: 'Run Python in a plain IPython shell (bench floor).', inputSchema: { code: z.string() } }, async ({ code }) => {
-  const reply = JSON.parse(await child.request(Buffer.from(JSON.stringify({ code }))));
-  return {
-    ...template,
-    content: [{ type: 'text', text: `Out[${reply.execution_count}]: ${reply.repr}` }],
-    structuredContent: { execution_count: reply.execution_count, result: { value: reply.value } },
-  };
-});
-await server.connect(new StdioServerTransport());
+// One McpServer per connection: over stdio one; over HTTP (BENCH_HTTP=1) one per session, as the SDK requires.
+const newServer = () => {
+  const server = new McpServer({ name: 'bench-composed', version: '1.0.0' });
+  server.registerTool('execute', { description: 'Run Python in a plain IPython shell (bench floor).', inputSchema: { code: z.string() } }, async ({ code }) => {
+    const reply = JSON.parse(await child.request(Buffer.from(JSON.stringify({ code }))));
+    return {
+      ...template,
+      content: [{ type: 'text', text: `Out[${reply.execution_count}]: ${reply.repr}` }],
+      structuredContent: { execution_count: reply.execution_count, result: { value: reply.value } },
+    };
+  });
+  return server;
+};
 const end = () => {
   child.close();
   process.exit(0);
 };
-process.stdin.on('end', end);
-process.stdin.on('close', end);
+if (process.env.BENCH_HTTP === '1') {
+  // The composed floor over the SDK's own Streamable HTTP server (lib/sdk-http.mjs).
+  const { serveSdkHttp } = await import('./sdk-http.mjs');
+  await serveSdkHttp('bench-composed', (transport) => newServer().connect(transport), () => child.close());
+} else {
+  await newServer().connect(new StdioServerTransport());
+  process.stdin.on('end', end);
+  process.stdin.on('close', end);
+}

@@ -42,32 +42,15 @@ else {
 }
 
 /**
- * BENCH_HTTP=1: the same server over the SDK's own Streamable HTTP transport (its Node wrapper, in its JSON answer
- * mode, the SDK's cheapest) on 127.0.0.1, one Server per session: the HTTP counterpart of the floors above, with
- * nothing of ours. Prints `ready on URL` to stderr like `ipython-mcp --http`; ends on SIGTERM.
+ * BENCH_HTTP=1: the same server over the SDK's own Streamable HTTP transport (lib/sdk-http.mjs): the HTTP
+ * counterpart of the floors above, with nothing of ours.
  */
 async function serveHttp() {
-  const [{ createServer }, { randomUUID }, { StreamableHTTPServerTransport }] = await Promise.all([
-    import('node:http'),
-    import('node:crypto'),
-    load('dist/esm/server/streamableHttp.js'),
-  ]);
-  const sessions = new Map();
-  const http = createServer(async (req, res) => {
-    const chunks = [];
-    for await (const chunk of req) chunks.push(chunk);
-    const body = chunks.length > 0 ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
-    let transport = sessions.get(req.headers['mcp-session-id']);
-    if (!transport) {
-      transport = new StreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, enableJsonResponse: true, onsessioninitialized: (id) => sessions.set(id, transport) });
-      const session = new Server({ name: 'bench-minimal', version: '1.0.0' }, { capabilities: { tools: {} } });
-      session.setRequestHandler(types.ListToolsRequestSchema, listTools);
-      session.setRequestHandler(types.CallToolRequestSchema, callTool);
-      await session.connect(transport);
-    }
-    await transport.handleRequest(req, res, body);
+  const { serveSdkHttp } = await import('./sdk-http.mjs');
+  await serveSdkHttp('bench-minimal', async (transport) => {
+    const session = new Server({ name: 'bench-minimal', version: '1.0.0' }, { capabilities: { tools: {} } });
+    session.setRequestHandler(types.ListToolsRequestSchema, listTools);
+    session.setRequestHandler(types.CallToolRequestSchema, callTool);
+    await session.connect(transport);
   });
-  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
-  process.stderr.write(`bench-minimal ready on http://127.0.0.1:${http.address().port}/mcp\n`);
-  process.on('SIGTERM', () => process.exit(0));
 }

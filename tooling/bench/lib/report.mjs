@@ -568,6 +568,8 @@ export function goalRows(results) {
       `${fmt(median(results.executeMcpHttp?.summary))} vs ${fmt(mcp)}`],
     ['  (decomposition) SDK HTTP server / SDK stdio server, both answering our recorded result', 'httpFloorOverStdioFloor', null, null, null,
       'the SDK\'s own Streamable HTTP (its JSON answers) against its stdio, same client SDK, nothing of ours (rounds only)'],
+    ['execute via MCP Streamable HTTP / the SDK\'s HTTP floor (bare SDK HTTP server -> pipe -> run_cell)', 'httpOverComposedHttp', null, null, 1.25,
+      'the composed floor served by the SDK\'s own Streamable HTTP transport (JSON answers), same client, our result\'s shape, none of our code (rounds only)'],
     ['spawn → initialize / minimal SDK server', cold?.pairedRatio ?? null, median(cold?.initialize?.summary), median(cold?.minimalServerInitialize?.summary), 1.1,
       `${fmt(median(cold?.initialize?.summary))} vs ${fmt(median(cold?.minimalServerInitialize?.summary))}`],
   ];

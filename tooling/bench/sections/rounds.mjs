@@ -15,7 +15,7 @@ import { evaluate, settle, startHttpServer, startServer } from '../lib/mcp.mjs';
 import { track, untrack } from '../lib/procs.mjs';
 import { quantile, spread, summarize } from '../lib/stats.mjs';
 import { detectEngine } from './code-mode.mjs';
-import { CELL, MINIMAL_SERVER, checkExecuteResult, startComposed, timeLoop, writeShapeFile } from './execute.mjs';
+import { CELL, COMPOSED_SERVER, MINIMAL_SERVER, checkExecuteResult, startComposed, timeLoop, writeShapeFile } from './execute.mjs';
 
 /** Untimed calls at the start of every block: the first call after another loop ran pays for cold caches. */
 const BLOCK_WARMUP = 2;
@@ -34,6 +34,7 @@ export const ROUND_RATIOS = [
   ['engineOverBridge', ['nestedEngine'], ['nestedBridge']],
   ['httpOverStdio', ['executeMcpHttp'], ['executeMcp']],
   ['httpFloorOverStdioFloor', ['httpShapedFloor'], ['mcpShapedFloor']],
+  ['httpOverComposedHttp', ['executeMcpHttp'], ['httpComposedFloor']],
 ];
 
 /** Times `count` sequential calls of `fn` after `warmup` untimed ones; samples in ms. */
@@ -205,6 +206,27 @@ async function startComposedFloor(ctx, file) {
   return mcpLoop('composedFloor', server, call);
 }
 
+/**
+ * The composed floor over HTTP: the same bare SDK server → pipe → run_cell child, served by the SDK's own Streamable
+ * HTTP transport (JSON answers) and called by the same SDK HTTP client as ours: the SDK's HTTP floor for our call.
+ */
+async function startComposedHttpFloor(ctx, file) {
+  const server = await startHttpServer(ctx.modules, {
+    args: [COMPOSED_SERVER],
+    env: { BENCH_HTTP: '1', BENCH_SHAPED_RESULT: file, BENCH_PYTHON: ctx.python },
+    label: 'composed floor over SDK HTTP (rounds)',
+  });
+  try {
+    const call = async () => checkExecuteResult(await server.call('execute', { code: CELL }));
+    await block(call, 0, ctx.n.warmup);
+    for (const pid of server.children()) track(pid, 'composed HTTP floor: run_cell child');
+    return mcpLoop('httpComposedFloor', server, call);
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+}
+
 /** Runtime.run's composed floor: this process writes one frame to a bare run_cell child and awaits its reply. */
 async function startComposedRuntimeFloor(ctx) {
   const child = startFrameChild(ctx.python, 'floor.py', ['--frames'], 'composed Runtime floor child (rounds)');
@@ -351,6 +373,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
       participants.push(await startShapedSdk(ctx, ours.shape, file));
       participants.push(await startComposedFloor(ctx, file));
       participants.push(await startShapedSdkHttp(ctx, ours.shape, file));
+      if (participants.some((item) => item.key === 'executeMcpHttp')) participants.push(await startComposedHttpFloor(ctx, file));
     }
 
     const nestedSized = ['pipeFloor', 'pipeCallFloor', 'minimalCallFloor'];
@@ -369,7 +392,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
     }
     // Ours and the composed floor, the same composition, always run back to back, which one first alternating; so do
     // Runtime.run and its composed floor.
-    const pairs = [['executeMcp', 'composedFloor'], ['executeRuntime', 'composedRuntimeFloor']]
+    const pairs = [['executeMcp', 'composedFloor'], ['executeMcpHttp', 'httpComposedFloor'], ['executeRuntime', 'composedRuntimeFloor']]
       .filter(([a, b]) => byKey[a] && byKey[b])
       .map(([a, b]) => [[byKey[a], executeBlock], [byKey[b], executeBlock]]);
     units.push(...pairs);
