@@ -31,6 +31,7 @@ from .protocol.constants import OPERATION_FACTS
 from .protocol.context import Handler, WorkerContext
 from .protocol.errors import OpError
 from .registry.dynamic_tools import Registry
+from .shell.execute import execute as execute_cell
 from .values.failure import trust_library_paths
 
 
@@ -97,11 +98,7 @@ class Operations:
         return self.handlers[op]
 
     def execute(self, params: dict[str, Any]) -> dict[str, Any]:
-        owner = self._context.owner
-        operation = owner.operation
-        if operation is None:
-            raise OpError("internal_error", "execute ran outside an operation")
-        return owner.execute(params, operation)
+        return execute_cell(self._context.owner, params)
 
     def health(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"pid": os.getpid(), "execution_count": self._context.shell.execution_count - 1}

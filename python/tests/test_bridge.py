@@ -9,6 +9,8 @@ import time
 import pytest
 from worker_process import WorkerProcess
 
+from ipython_mcp_worker.protocol.constants import RUN_CODE_DROPPED_FIELDS
+
 WEATHER = {
     "python_name": "get_weather",
     "tool_name": "get-weather",
@@ -238,6 +240,17 @@ def test_output_is_ordered_across_stdout_stderr_and_displays(worker):
     assert result["output_omitted_chars"] == 0
 
 
+def test_run_code_answers_its_own_fields_in_order_and_none_of_the_separate_streams(worker):
+    define(worker)
+    for code in ("print('x' * 50_000)\n1", "1/0"):
+        result = run(worker, code)
+        assert not set(RUN_CODE_DROPPED_FIELDS) & set(result)
+        assert not any(key.startswith(("stdout", "stderr")) for key in result)
+        assert list(result) == ["status", "execution_count", "truncated", "result", "displays", "displays_omitted",
+                                "error", "output", "output_omitted_chars", "result_cut", "tool_calls_made"]
+        assert list(result["truncated"]) == ["result", "displays", "output"]
+
+
 def test_image_displays_are_kept_apart_from_the_text(worker):
     define(worker)
     code = ("import matplotlib.pyplot as plt\nprint('before')\nplt.plot([1, 2, 3])\nplt.show()\nprint('after')\n"
@@ -330,3 +343,17 @@ def test_tool_values_arrive_with_every_number_exact(worker):
     assert result["result"]["value"] == [
         ["n", "int", "5000000000"], ["big", "int", "1180591620717411303424"], ["nan", "float", "nan"],
         ["inf", "float", "-inf"], ["f", "float", "1.5"], ["u", "float", "1e+300"]]
+
+
+def test_a_run_code_capture_is_freed_without_the_cyclic_collector(worker):
+    define(worker)
+    setup = ("import gc, weakref\n"
+             "_owner = next(o for o in gc.get_objects() if type(o).__name__ == 'ShellOwner')\n"
+             "_ended = weakref.ref(_owner.operation.capture)\n"
+             "_ended_display = weakref.ref(_owner.operation.capture.display)\n"
+             "gc.disable()")
+    assert run(worker, setup)["status"] == "ok"
+    try:
+        assert run(worker, "(_ended(), _ended_display())")["result"]["value"] == [None, None]
+    finally:
+        run(worker, "gc.enable()")

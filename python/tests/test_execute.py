@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from worker_process import WorkerProcess
 
+from ipython_mcp_worker.capture.displays import image_budget, normalize_display
+from ipython_mcp_worker.protocol.constants import MAX_IMAGE_BASE64_CHARS
 from ipython_mcp_worker.protocol.limits import Limits
-from ipython_mcp_worker.shell.owner import MAX_IMAGE_BASE64_CHARS, image_budget, normalize_display
 from ipython_mcp_worker.values.failure import fold_traceback
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

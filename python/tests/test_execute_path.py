@@ -115,9 +115,11 @@ def test_an_ended_operation_is_freed_without_the_cyclic_collector(worker):
     setup = ("import gc, weakref\n"
              "_owner = next(o for o in gc.get_objects() if type(o).__name__ == 'ShellOwner')\n"
              "_ended = weakref.ref(_owner.operation)\n"
+             "_ended_capture = weakref.ref(_owner.operation.capture)\n"
+             "_ended_display = weakref.ref(_owner.operation.capture.display)\n"
              "gc.disable()")
     assert worker.execute(setup)["status"] == "ok"
     try:
-        assert worker.execute("_ended() is None")["result"]["value"] is True
+        assert worker.execute("(_ended(), _ended_capture(), _ended_display())")["result"]["value"] == [None] * 3
     finally:
         worker.execute("gc.enable()")

@@ -281,12 +281,12 @@ def test_javascript_numbers_arrive_as_python_would_write_them(worker, value):
 
 
 BREAK_NEXT_RESULT = (
-    "import ipython_mcp_worker.shell.owner as _shell\n"
-    "_original = _shell.ShellOwner._execute_result\n"
-    "def _patched(self, result, operation):\n"
+    "import ipython_mcp_worker.shell.execute as _shell\n"
+    "_original = _shell.execute_result\n"
+    "def _patched(*args):\n"
     "    extra = get_ipython().user_ns.pop('_extra', {})\n"
-    "    return {**_original(self, result, operation), **extra}\n"
-    "_shell.ShellOwner._execute_result = _patched\n"
+    "    return {**_original(*args), **extra}\n"
+    "_shell.execute_result = _patched\n"
 )
 
 
@@ -295,7 +295,7 @@ def breakable(worker):
     """A worker whose next execute result gets the parts in the ``_extra`` variable added, past every value check."""
     assert answer(worker, "execute", {"code": BREAK_NEXT_RESULT})["ok"]
     yield worker
-    assert answer(worker, "execute", {"code": "_shell.ShellOwner._execute_result = _original"})["ok"]
+    assert answer(worker, "execute", {"code": "_shell.execute_result = _original"})["ok"]
     check_survives(worker)
 
 

@@ -15,9 +15,14 @@ if TYPE_CHECKING:
     from .spill import SpillFile
 
 
-class TextSink(Protocol):
-    """Where an operation's stdout or stderr goes: a HeadTailSink, or Code Mode's stand-in feeding one combined
-    output (bridge.py)."""
+class Writer(Protocol):
+    """Anything output can be written into: what the stream router and the fd drain need of a sink."""
+
+    def write(self, text: str) -> None: ...
+
+
+class TextSink(Writer, Protocol):
+    """A bounded stream an operation reads back: a HeadTailSink, with what it omitted and where, and its spill file."""
 
     @property
     def omitted(self) -> int: ...
@@ -30,8 +35,6 @@ class TextSink(Protocol):
 
     @property
     def spill(self) -> SpillFile | None: ...
-
-    def write(self, text: str) -> None: ...
 
     def text(self) -> str: ...
 

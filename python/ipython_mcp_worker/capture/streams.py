@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .sinks import HeadTailSink, PrefixSink, TextSink
+from .sinks import HeadTailSink, PrefixSink, TextSink, Writer
 
-__all__ = ["FdCapture", "HeadTailSink", "PrefixSink", "StreamRouter", "TextSink", "Throttle"]
+__all__ = ["FdCapture", "HeadTailSink", "PrefixSink", "StreamRouter", "TextSink", "Throttle", "Writer"]
 
 
 _MAIN_THREAD_IDENT = threading.main_thread().ident
@@ -100,7 +100,7 @@ class StreamRouter(io.TextIOBase):
     that thread belongs to the active operation (see the module docstring); otherwise they are dropped.
     """
 
-    def __init__(self, name: str, current: Callable[[], TextSink | None]) -> None:
+    def __init__(self, name: str, current: Callable[[], Writer | None]) -> None:
         super().__init__()
         self._name = name
         self._current = current
@@ -132,7 +132,7 @@ class StreamRouter(io.TextIOBase):
         sink.write(text)
         return len(text)
 
-    def _from_this_operation(self, sink: TextSink) -> bool:
+    def _from_this_operation(self, sink: Writer) -> bool:
         origin = _thread_origin()
         return origin is not None and origin.get(self) is sink
 
@@ -148,7 +148,7 @@ class FdCapture:
     repairs fd 1 / fd 2 if user code closed or replaced them.
     """
 
-    def __init__(self, current: Callable[[int], TextSink | None]) -> None:
+    def __init__(self, current: Callable[[int], Writer | None]) -> None:
         self._current = current
         self._lock = threading.Lock()
         self._pipes: dict[int, tuple[int, int]] = {}

@@ -2,9 +2,10 @@
 
 ``define_tools`` binds one function per tool. Calling one sends a ``tool_call`` frame for the active request
 and blocks the main thread until the parent answers with the matching ``tool_result`` (docs/protocol.md,
-"Nested tool calls"). ``run_code`` wraps ``execute`` for Code Mode: it re-binds deleted functions, resets the
-per-request call counter, and captures stdout, stderr and the text of non-image displays into one ordered,
-bounded output.
+"Nested tool calls"). ``run_code`` runs one cell for Code Mode: it re-binds deleted functions, resets the
+per-request call counter, and runs the cell with its own capture (capture/cell.py): stdout, stderr and the text of
+non-image displays go into one ordered, bounded output, image displays are kept, and the value must be exact JSON
+or is given as text.
 
 Nothing here evaluates strings: signatures are built with ``inspect.Parameter`` from structured parameter
 specs that the parent renders from each tool's JSON Schema.
@@ -21,10 +22,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..capture.cell import CellCapture, ValueCodec
+from ..capture.displays import DisplayCollector, ImageRoom
 from ..capture.matplotlib_backend import forget_inline, prefer_inline
-from ..capture.streams import PrefixSink
+from ..capture.sinks import PrefixSink
 from ..ipc.codec import FrameTooLarge, encode_frame
-from ..protocol.constants import RUN_CODE_DROPPED_FIELDS
 from ..protocol.context import WorkerContext
 from ..protocol.errors import OpError
 from ..values.jsonvalue import MAX_SAFE_INTEGER, encode_text
@@ -64,27 +66,6 @@ class _TypeText:
 
     def __repr__(self) -> str:
         return self.text
-
-
-class _StreamInto:
-    """Stands in for an operation's stdout or stderr sink so both feed one ordered output."""
-
-    omitted = 0
-    truncated = False
-    omitted_at = None
-    spill = None
-
-    def __init__(self, combined: PrefixSink) -> None:
-        self._combined = combined
-
-    def write(self, text: str) -> None:
-        self._combined.write(text)
-
-    def text(self) -> str:
-        return ""
-
-    def finish(self) -> None:
-        return None
 
 
 class ToolBridge:
@@ -127,8 +108,9 @@ class ToolBridge:
         return {"defined": list(functions), "removed": removed}
 
     def run_code(self, params: dict[str, Any]) -> dict[str, Any]:
-        """Run one cell for Code Mode: ``{"code", "max_tool_calls"?, "max_result_bytes"?}`` → execute's result plus
-        ordered output, and ``result_cut``: what bounding the result dropped, with exact counts, or None."""
+        """Run one cell for Code Mode: ``{"code", "max_tool_calls"?, "max_result_bytes"?}`` → the cell's status,
+        value, image displays and error, its ordered output, ``result_cut`` (what bounding the value dropped, with
+        exact counts, or None) and the number of tool calls it made."""
         code = params.get("code")
         if not isinstance(code, str):
             raise OpError("invalid_arguments", "run_code needs a string 'code'")
@@ -137,8 +119,7 @@ class ToolBridge:
         if max_result_bytes is not None:
             max_result_bytes = _count(max_result_bytes, "max_result_bytes")
         owner = self.worker.owner
-        operation = owner.operation
-        if operation is None:
+        if owner.operation is None:
             raise OpError("internal_error", "run_code ran outside an operation")
         self._bind_all(missing_only=True)
         prefer_inline()
@@ -146,42 +127,51 @@ class ToolBridge:
         self._calls_made = 0
         budget_before = self.max_tool_calls
         self.max_tool_calls = limit
-        combined = PrefixSink(self.worker.limits.max_text_chars)
-        operation.result_max_bytes = max_result_bytes
-        operation.stdout = _StreamInto(combined)
-        operation.stderr = _StreamInto(combined)
-        keep_display = operation.add_display
+        limits = self.worker.limits
+        # stdout, stderr and the text of displays, in the order they came.
+        output = PrefixSink(limits.max_text_chars)
+        images = ImageRoom.for_cell(limits)
+        image_displays = DisplayCollector(limits, images)
 
-        def add_display(data: dict[str, Any], metadata: dict[str, Any]) -> None:
-            images = {mime: value for mime, value in (data or {}).items()
-                      if isinstance(mime, str) and mime.startswith("image/")}
-            if images:
+        def display(data: dict[str, Any], metadata: dict[str, Any]) -> None:
+            kept = {mime: value for mime, value in (data or {}).items()
+                    if isinstance(mime, str) and mime.startswith("image/")}
+            if kept:
                 # Only the images of such a display reach the model; its other forms (a plotly figure's JSON,
                 # say) would only take room in the reply.
-                keep_display(images, metadata)
+                image_displays(kept, metadata)
                 return
             text = display_text(data or {})
             if text:
-                combined.write(text if text.endswith("\n") else text + "\n")
+                output.write(text if text.endswith("\n") else text + "\n")
 
-        operation.add_display = add_display
         # The model reads a run_code value as data: one that JSON cannot hold exactly is shown as IPython's text.
-        operation.exact_values = True
+        capture = CellCapture(output, output, display, ValueCodec(limits, images, exact=True), max_result_bytes)
         try:
-            result = owner.execute({"code": code}, operation)
+            outcome = owner.run_cell(code, capture)
         finally:
             self.max_tool_calls = budget_before
             forget_inline()
-        for field in RUN_CODE_DROPPED_FIELDS:  # operations.ts omits the same list from run_code's result schema
-            result.pop(field, None)
-        result["truncated"].pop("stdout", None)
-        result["truncated"].pop("stderr", None)
-        result["truncated"]["output"] = combined.truncated
-        result["output"] = combined.text()
-        result["output_omitted_chars"] = combined.omitted
-        result["result_cut"] = operation.result_cut
-        result["tool_calls_made"] = self._calls_made
-        return result
+        value = outcome.value
+        displays_truncated = image_displays.truncated
+        error = outcome.error_details(limits)
+        return {
+            "status": outcome.status,
+            "execution_count": outcome.execution_count,
+            "truncated": {
+                "result": value is not None and value.truncated,
+                "displays": displays_truncated,
+                "output": output.truncated,
+            },
+            "result": None if value is None else value.value,
+            "displays": image_displays.displays,
+            "displays_omitted": image_displays.omitted,
+            "error": error,
+            "output": output.text(),
+            "output_omitted_chars": output.omitted,
+            "result_cut": None if value is None else value.cut,
+            "tool_calls_made": self._calls_made,
+        }
 
     # ---- the call path ----------------------------------------------------------------------------------
 
