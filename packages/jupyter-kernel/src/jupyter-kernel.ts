@@ -1,0 +1,277 @@
+/**
+ * One kernel on a Jupyter server or Kernel Gateway: find or start it, open its channels, execute, interrupt, close.
+ */
+import { randomUUID } from 'node:crypto';
+import { KernelAPI, KernelConnection, KernelSpecAPI, SessionAPI } from '@jupyterlab/services';
+import type { Kernel, KernelMessage } from '@jupyterlab/services';
+import { JupyterKernelError } from './errors.js';
+import { toOutput } from './outputs.js';
+import type { JupyterExecuteError, JupyterExecuteResult, JupyterOutput } from './outputs.js';
+import { resolveServer, toJupyterError } from './server-settings.js';
+import type { JupyterServerOptions, ResolvedServer } from './server-settings.js';
+
+/** Default bound on opening the kernel's channels and getting its `kernel_info_reply`. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+
+/**
+ * Which kernel to use.
+ *
+ * - `kernelId`: a running kernel; it is left running on close.
+ * - `notebookPath`: the kernel of the open session for that notebook (what a JupyterLab user has); left running.
+ * - `kernelName`: a new kernel of that kernelspec, started here and shut down on close.
+ */
+export type JupyterKernelTarget =
+  | { readonly kernelId: string }
+  | { readonly notebookPath: string }
+  | { readonly kernelName: string };
+
+/** Options of {@link openJupyterKernel}. */
+export interface OpenJupyterKernelOptions {
+  readonly server: JupyterServerOptions;
+  readonly target: JupyterKernelTarget;
+  /** Bound on opening the channels and the kernel's first reply; default {@link DEFAULT_CONNECT_TIMEOUT_MS}. */
+  readonly connectTimeoutMs?: number | undefined;
+}
+
+/** Options of {@link JupyterKernel.execute}. */
+export interface JupyterExecuteOptions {
+  /** Record the cell in `In`/`Out` and history and advance the counter, as a notebook cell does; default `true`. */
+  readonly storeHistory?: boolean | undefined;
+  /** Run without publishing outputs or advancing the counter; default `false`. */
+  readonly silent?: boolean | undefined;
+  /** Abort requests queued behind this one if it fails; default `false`, so a human's queued cells still run. */
+  readonly stopOnError?: boolean | undefined;
+  /** Receives each output as it arrives, before the result resolves. */
+  readonly onOutput?: ((output: JupyterOutput) => void) | undefined;
+}
+
+const DEATH_STATUSES: ReadonlySet<Kernel.Status> = new Set<Kernel.Status>(['dead', 'restarting', 'autorestarting']);
+
+/**
+ * An open connection to one kernel. Requests are serialized by the kernel itself, alongside any other client's
+ * (a human's notebook), so several may be in flight.
+ */
+export class JupyterKernel {
+  /** The kernel's id on the server. */
+  readonly kernelId: string;
+  /** The kernelspec name the kernel runs. */
+  readonly kernelName: string;
+  /** Whether this connection started the kernel (and so shuts it down on close). */
+  readonly owned: boolean;
+  readonly #server: ResolvedServer;
+  readonly #connection: KernelConnection;
+  readonly #inFlight = new Set<(error: JupyterKernelError) => void>();
+  #lost: JupyterKernelError | undefined;
+  #closed = false;
+
+  /** @internal Use {@link openJupyterKernel}. */
+  constructor(server: ResolvedServer, connection: KernelConnection, owned: boolean) {
+    this.#server = server;
+    this.#connection = connection;
+    this.kernelId = connection.id;
+    this.kernelName = connection.name;
+    this.owned = owned;
+    connection.statusChanged.connect((_sender, status) => {
+      if (DEATH_STATUSES.has(status)) this.#fail(`the kernel is ${status}`);
+    });
+    connection.connectionStatusChanged.connect((_sender, status) => {
+      if (status === 'disconnected') this.#fail('its channels closed and could not be reopened');
+    });
+  }
+
+  /** The kernel's last reported status (`idle`, `busy`, `dead`, ...). */
+  get status(): Kernel.Status {
+    return this.#connection.status;
+  }
+
+  /** Set once the kernel died or restarted under this connection; every later request fails with it. */
+  get lostReason(): JupyterKernelError | undefined {
+    return this.#lost;
+  }
+
+  #fail(reason: string): void {
+    // A restart is fatal only to the requests in flight; death and a closed channel are fatal for good.
+    const error = new JupyterKernelError('jupyter_kernel_died', { url: this.#server.displayUrl, kernelId: this.kernelId, reason });
+    if (this.#connection.status === 'dead' || this.#connection.connectionStatus === 'disconnected') this.#lost = error;
+    for (const reject of [...this.#inFlight]) reject(error);
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new JupyterKernelError('jupyter_closed', { kernelId: this.kernelId });
+    if (this.#lost !== undefined) throw this.#lost;
+  }
+
+  /**
+   * Runs code as the kernel's own cell and collects what it published.
+   *
+   * @param code - the source to run
+   * @param options - history, silence, stop-on-error, streaming
+   * @returns status, execution count, outputs and the error, if the code raised
+   * @throws JupyterKernelError `jupyter_kernel_died` if the kernel dies, restarts or its channel closes before the
+   *   reply; `jupyter_closed` after {@link JupyterKernel.close}
+   */
+  async execute(code: string, options: JupyterExecuteOptions = {}): Promise<JupyterExecuteResult> {
+    this.#checkOpen();
+    const outputs: JupyterOutput[] = [];
+    const future = this.#connection.requestExecute({
+      code,
+      silent: options.silent ?? false,
+      store_history: options.storeHistory ?? true,
+      allow_stdin: false,
+      stop_on_error: options.stopOnError ?? false,
+    });
+    future.onIOPub = (message: KernelMessage.IIOPubMessage) => {
+      const output = toOutput(message);
+      if (output === undefined) return;
+      outputs.push(output);
+      options.onOutput?.(output);
+    };
+    let reject: ((error: JupyterKernelError) => void) | undefined;
+    const lost = new Promise<never>((_resolve, rejectLost) => {
+      reject = rejectLost;
+      this.#inFlight.add(rejectLost);
+    });
+    try {
+      const reply = await Promise.race([future.done, lost]).catch((error: unknown) => {
+        if (error instanceof JupyterKernelError) throw error;
+        // The services cancel a future whose kernel restarted or was disposed: the reply will never come.
+        throw this.#closed
+          ? new JupyterKernelError('jupyter_closed', { kernelId: this.kernelId })
+          : new JupyterKernelError('jupyter_kernel_died', { url: this.#server.displayUrl, kernelId: this.kernelId, cause: error });
+      });
+      const content = reply.content as unknown as Record<string, unknown>;
+      const status = content.status === 'error' ? 'error' : content.status === 'aborted' ? 'aborted' : 'ok';
+      const error: JupyterExecuteError | undefined =
+        status === 'error'
+          ? {
+              ename: String(content.ename ?? ''),
+              evalue: String(content.evalue ?? ''),
+              traceback: Array.isArray(content.traceback) ? content.traceback.map(String) : [],
+            }
+          : undefined;
+      return {
+        status,
+        executionCount: typeof content.execution_count === 'number' ? content.execution_count : null,
+        outputs,
+        error,
+      };
+    } finally {
+      if (reject !== undefined) this.#inFlight.delete(reject);
+      lost.catch(() => undefined);
+    }
+  }
+
+  /**
+   * Interrupts the kernel through the server's interrupt API (what JupyterLab's stop button does); the
+   * namespace is kept.
+   *
+   * @throws JupyterKernelError `jupyter_kernel_not_found` if the kernel is gone, or a server error code
+   */
+  async interrupt(): Promise<void> {
+    this.#checkOpen();
+    try {
+      await KernelAPI.interruptKernel(this.kernelId, this.#server.settings);
+    } catch (error) {
+      const typed = toJupyterError(error, this.#server, { kernelId: this.kernelId });
+      if (typed.status === 404) throw new JupyterKernelError('jupyter_kernel_not_found', { url: this.#server.displayUrl, kernelId: this.kernelId });
+      throw typed;
+    }
+  }
+
+  /**
+   * Closes the channels and, if this connection started the kernel, shuts it down. Requests in flight fail with
+   * `jupyter_closed`. Calling it again does nothing.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const closed = new JupyterKernelError('jupyter_closed', { kernelId: this.kernelId });
+    for (const reject of [...this.#inFlight]) reject(closed);
+    this.#connection.dispose();
+    if (!this.owned) return;
+    try {
+      await KernelAPI.shutdownKernel(this.kernelId, this.#server.settings);
+    } catch (error) {
+      const typed = toJupyterError(error, this.#server, { kernelId: this.kernelId });
+      // Already gone is what we wanted.
+      if (typed.status !== 404) throw typed;
+    }
+  }
+}
+
+/**
+ * Finds or starts the kernel the target names and opens its channels.
+ *
+ * @param options - server, target and connect timeout
+ * @returns the open kernel, ready for requests
+ * @throws JupyterKernelError with one code per failure: `jupyter_invalid_options`, `jupyter_unauthorized`,
+ *   `jupyter_unreachable`, `jupyter_bad_response`, `jupyter_kernel_not_found`, `jupyter_no_session`,
+ *   `jupyter_sessions_unsupported`, `jupyter_unknown_kernelspec`, `jupyter_kernel_died`
+ */
+export async function openJupyterKernel(options: OpenJupyterKernelOptions): Promise<JupyterKernel> {
+  const server = resolveServer(options.server);
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) {
+    throw new JupyterKernelError('jupyter_invalid_options', { reason: 'connectTimeoutMs must be a positive number' });
+  }
+  const { model, owned } = await findKernel(server, options.target);
+  const connection = new KernelConnection({ model, serverSettings: server.settings, clientId: randomUUID(), handleComms: true });
+  const kernel = new JupyterKernel(server, connection, owned);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new JupyterKernelError('jupyter_kernel_died', { url: server.displayUrl, kernelId: model.id, reason: `no kernel_info_reply within ${connectTimeoutMs} ms` })),
+        connectTimeoutMs,
+      );
+    });
+    await Promise.race([connection.info, timeout]);
+    return kernel;
+  } catch (error) {
+    await kernel.close().catch(() => undefined);
+    throw error instanceof JupyterKernelError ? error : toJupyterError(error, server, { kernelId: model.id });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function findKernel(server: ResolvedServer, target: JupyterKernelTarget): Promise<{ model: Kernel.IModel; owned: boolean }> {
+  const url = server.displayUrl;
+  if ('kernelId' in target) {
+    const model = await call(server, () => KernelAPI.getKernelModel(target.kernelId, server.settings), { kernelId: target.kernelId });
+    if (model === undefined) throw new JupyterKernelError('jupyter_kernel_not_found', { url, kernelId: target.kernelId });
+    return { model, owned: false };
+  }
+  if ('notebookPath' in target) {
+    const wanted = target.notebookPath.replace(/^\/+/, '');
+    let sessions;
+    try {
+      sessions = await SessionAPI.listRunning(server.settings);
+    } catch (error) {
+      const typed = toJupyterError(error, server, { notebookPath: target.notebookPath });
+      if (typed.status === 404) throw new JupyterKernelError('jupyter_sessions_unsupported', { url, notebookPath: target.notebookPath });
+      throw typed;
+    }
+    const session = sessions.find((candidate) => candidate.path.replace(/^\/+/, '') === wanted && candidate.kernel);
+    if (session?.kernel == null) throw new JupyterKernelError('jupyter_no_session', { url, notebookPath: target.notebookPath });
+    return { model: session.kernel, owned: false };
+  }
+  const specs = await call(server, () => KernelSpecAPI.getSpecs(server.settings), { kernelName: target.kernelName });
+  if (specs.kernelspecs[target.kernelName] === undefined) {
+    throw new JupyterKernelError('jupyter_unknown_kernelspec', {
+      url,
+      kernelName: target.kernelName,
+      reason: `the server has ${Object.keys(specs.kernelspecs).sort().join(', ') || 'none'}`,
+    });
+  }
+  const model = await call(server, () => KernelAPI.startNew({ name: target.kernelName }, server.settings), { kernelName: target.kernelName });
+  return { model, owned: true };
+}
+
+async function call<T>(server: ResolvedServer, request: () => Promise<T>, details: { kernelId?: string; kernelName?: string }): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    throw toJupyterError(error, server, details);
+  }
+}

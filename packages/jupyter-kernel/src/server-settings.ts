@@ -1,0 +1,131 @@
+/**
+ * The connection to one Jupyter server: validated options, `@jupyterlab/services` settings for Node, and the one
+ * place that turns what the server (or the network) said into a {@link JupyterKernelError}.
+ */
+import { format } from 'node:util';
+import { ServerConnection } from '@jupyterlab/services';
+import WebSocket from 'ws';
+import { JupyterKernelError, redactUrl } from './errors.js';
+import type { JupyterKernelErrorDetails } from './errors.js';
+
+/** Default bound on one REST call, so a server that accepts the connection and never answers cannot hang us. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+
+/** Where the Jupyter server is and how to authenticate to it. */
+export interface JupyterServerOptions {
+  /** The server's base URL, e.g. `http://127.0.0.1:8888/` (a path prefix such as `/user/ana/` is kept). */
+  readonly url: string;
+  /**
+   * The server's token, which the caller reads from `JUPYTER_TOKEN` or `IPYTHON_MCP_JUPYTER_TOKEN`. It is sent in
+   * the `Authorization` header (and, for the WebSocket, as the `token` query parameter) and never in a message.
+   */
+  readonly token: string;
+  /** Bound on one REST call in milliseconds; default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
+  readonly requestTimeoutMs?: number | undefined;
+}
+
+/** {@link JupyterServerOptions} with defaults filled in and the URL checked. */
+export interface ResolvedServer {
+  /** `@jupyterlab/services` settings: Node's fetch with a timeout, `ws` as the WebSocket. */
+  readonly settings: ServerConnection.ISettings;
+  /** The base URL without query, safe to log. */
+  readonly displayUrl: string;
+  readonly requestTimeoutMs: number;
+}
+
+/**
+ * Checks the options and builds the services settings.
+ *
+ * @param options - URL, token and timeout
+ * @returns the resolved server
+ * @throws JupyterKernelError `jupyter_invalid_options` for a URL that is not http(s) or a bad timeout
+ */
+export function resolveServer(options: JupyterServerOptions): ResolvedServer {
+  let parsed: URL;
+  try {
+    parsed = new URL(options.url);
+  } catch {
+    throw new JupyterKernelError('jupyter_invalid_options', { reason: 'url is not a URL' });
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new JupyterKernelError('jupyter_invalid_options', { url: redactUrl(options.url), reason: 'url must be http: or https:' });
+  }
+  if (parsed.search !== '' || parsed.username !== '' || parsed.password !== '') {
+    throw new JupyterKernelError('jupyter_invalid_options', {
+      url: redactUrl(options.url),
+      reason: 'pass the token separately, not in the URL',
+    });
+  }
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  if (!Number.isFinite(requestTimeoutMs) || requestTimeoutMs <= 0) {
+    throw new JupyterKernelError('jupyter_invalid_options', { reason: 'requestTimeoutMs must be a positive number' });
+  }
+  const baseUrl = parsed.href.endsWith('/') ? parsed.href : `${parsed.href}/`;
+  const wsUrl = `${parsed.protocol === 'https:' ? 'wss:' : 'ws:'}${baseUrl.slice(parsed.protocol.length)}`;
+  const boundedFetch = (input: Request | string | URL, init?: RequestInit): Promise<Response> =>
+    fetch(input, { ...init, signal: AbortSignal.timeout(requestTimeoutMs) });
+  const settings = ServerConnection.makeSettings({
+    baseUrl,
+    appUrl: '',
+    wsUrl,
+    token: options.token,
+    appendToken: true,
+    fetch: boundedFetch as ServerConnection.ISettings['fetch'],
+    // ws's WebSocket speaks the browser API the services use; the type definitions differ only in details.
+    WebSocket: WebSocket as unknown as ServerConnection.ISettings['WebSocket'],
+  });
+  keepServicesOffStdout();
+  return { settings, displayUrl: redactUrl(baseUrl), requestTimeoutMs };
+}
+
+let consoleRouted = false;
+
+/**
+ * `@jupyterlab/services` logs with `console.debug` and `console.log` (each WebSocket it opens, kernel status
+ * changes), and in Node those write to stdout, which in an MCP stdio server carries only protocol frames. Once per
+ * process this sends the three stdout-bound console methods to stderr instead; `warn` and `error` already go there.
+ */
+function keepServicesOffStdout(): void {
+  if (consoleRouted) return;
+  consoleRouted = true;
+  const toStderr = (...values: unknown[]): void => {
+    process.stderr.write(`${format(...values)}\n`);
+  };
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+}
+
+/**
+ * Turns a failure of one REST call into a typed error.
+ *
+ * @param error - what the services call threw
+ * @param server - the server it was sent to
+ * @param details - the names the call was about (kernel id, notebook path, kernelspec)
+ * @returns the typed error to throw
+ */
+export function toJupyterError(error: unknown, server: ResolvedServer, details: JupyterKernelErrorDetails = {}): JupyterKernelError {
+  if (error instanceof JupyterKernelError) return error;
+  const url = server.displayUrl;
+  if (error instanceof ServerConnection.ResponseError) {
+    const status = error.response.status;
+    if (status === 401 || status === 403) return new JupyterKernelError('jupyter_unauthorized', { url, status });
+    return new JupyterKernelError('jupyter_bad_response', { ...details, url, status, reason: error.message.slice(0, 200), cause: error });
+  }
+  const name = error instanceof Error ? error.name : '';
+  const message = error instanceof Error ? error.message : '';
+  // The services wrap fetch's rejection in a NetworkError (a TypeError) that keeps only the message.
+  if (name === 'TimeoutError' || name === 'AbortError' || /timeout|aborted/i.test(message)) {
+    return new JupyterKernelError('jupyter_unreachable', { url, reason: `no answer within ${server.requestTimeoutMs} ms`, cause: error });
+  }
+  if (error instanceof TypeError) {
+    // fetch's "fetch failed" hides the reason (ECONNREFUSED, ENOTFOUND) in its cause.
+    const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+    const reason = typeof cause?.code === 'string' ? cause.code : error.message;
+    return new JupyterKernelError('jupyter_unreachable', { url, reason, cause: error });
+  }
+  if (error instanceof SyntaxError) {
+    return new JupyterKernelError('jupyter_bad_response', { ...details, url, reason: 'the answer was not JSON', cause: error });
+  }
+  return new JupyterKernelError('jupyter_bad_response', { ...details, url, reason: String(error).slice(0, 200), cause: error });
+}
