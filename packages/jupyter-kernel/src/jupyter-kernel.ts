@@ -45,6 +45,9 @@ export interface JupyterExecuteOptions {
   readonly onOutput?: ((output: JupyterOutput) => void) | undefined;
 }
 
+/** How long {@link JupyterKernel.close} keeps asking a restarting kernel to shut down. */
+const SHUTDOWN_RETRY_MS = 10_000;
+
 const DEATH_STATUSES: ReadonlySet<Kernel.Status> = new Set<Kernel.Status>(['dead', 'restarting', 'autorestarting']);
 
 /**
@@ -71,6 +74,11 @@ export class JupyterKernel {
     this.kernelId = connection.id;
     this.kernelName = connection.name;
     this.owned = owned;
+    // After a server-side restart the services reconnect from a detached promise chain, so a reconnect that fails
+    // (or is cut short by dispose) would be an unhandled rejection, which ends a Node process. The failure is still
+    // seen: the connection status turns `disconnected`, which fails the requests in flight below.
+    const reconnect = connection.reconnect.bind(connection);
+    connection.reconnect = () => reconnect().catch(() => undefined);
     connection.statusChanged.connect((_sender, status) => {
       if (DEATH_STATUSES.has(status)) this.#fail(`the kernel is ${status}`);
     });
@@ -189,12 +197,19 @@ export class JupyterKernel {
     for (const reject of [...this.#inFlight]) reject(closed);
     this.#connection.dispose();
     if (!this.owned) return;
-    try {
-      await KernelAPI.shutdownKernel(this.kernelId, this.#server.settings);
-    } catch (error) {
-      const typed = toJupyterError(error, this.#server, { kernelId: this.kernelId });
-      // Already gone is what we wanted.
-      if (typed.status !== 404) throw typed;
+    // A kernel the server is restarting answers a shutdown with HTTP 500 until the restart is over: try again for a
+    // few seconds. Already gone (404) is what we wanted.
+    const deadline = Date.now() + SHUTDOWN_RETRY_MS;
+    for (;;) {
+      try {
+        await KernelAPI.shutdownKernel(this.kernelId, this.#server.settings);
+        return;
+      } catch (error) {
+        const typed = toJupyterError(error, this.#server, { kernelId: this.kernelId });
+        if (typed.status === 404) return;
+        if (typed.status !== 500 || Date.now() > deadline) throw typed;
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
     }
   }
 }

@@ -1,0 +1,168 @@
+// Real Jupyter servers for the tests: `jupyter server` and `jupyter kernelgateway` from the test .venv, each on a
+// free 127.0.0.1 port with a random token and its own temporary root, runtime, config and IPython directories.
+// stop() ends the server and every process under it (kernels included), so a test file leaves nothing behind.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { childPids, isAlive, survivors, testPython } from '@ipython-mcp/test-support';
+
+/** Which Jupyter server to start. */
+export type JupyterServerKind = 'server' | 'gateway';
+
+/** A started server; `stop()` must be called (afterAll). */
+export interface RunningJupyter {
+  readonly kind: JupyterServerKind;
+  readonly url: string;
+  readonly token: string;
+  /** The notebook root (jupyter server only; the gateway's working directory otherwise). */
+  readonly rootDir: string;
+  /** Where the kernels' connection files are (`kernel-<id>.json`). */
+  readonly runtimeDir: string;
+  readonly pid: number;
+  /** Calls the REST API with the token; returns the status and the parsed body (or `undefined`). */
+  rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+  /** Every process under the server (kernels), recursively. */
+  descendants(): number[];
+  stop(): Promise<void>;
+}
+
+/** A port nobody listens on right now (the kernel picks it, then we let it go). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const next = queue.shift() as number;
+    for (const child of childPids(next)) {
+      found.push(child);
+      queue.push(child);
+    }
+  }
+  return found;
+}
+
+/**
+ * Starts a Jupyter server or Kernel Gateway and waits until its REST API answers with the token.
+ *
+ * @param kind - `server` (jupyter_server 2.x, with sessions) or `gateway` (jupyter-kernel-gateway 3.x)
+ */
+export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupyter> {
+  const scratch = mkdtempSync(join(tmpdir(), `ipython-mcp-jupyter-${kind}-`));
+  const rootDir = join(scratch, 'root');
+  const runtimeDir = join(scratch, 'runtime');
+  spawnSync('mkdir', ['-p', rootDir, runtimeDir, join(scratch, 'config'), join(scratch, 'data'), join(scratch, 'ipython')]);
+  const port = await freePort();
+  const token = randomBytes(24).toString('hex');
+  const common = ['--no-browser', '--allow-root'];
+  const args =
+    kind === 'server'
+      ? ['-m', 'jupyter', 'server', ...common, '--ip=127.0.0.1', `--port=${port}`, '--port-retries=0', `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${rootDir}`]
+      : [
+          '-m',
+          'jupyter',
+          'kernelgateway',
+          '--KernelGatewayApp.ip=127.0.0.1',
+          `--KernelGatewayApp.port=${port}`,
+          '--KernelGatewayApp.port_retries=0',
+          `--KernelGatewayApp.auth_token=${token}`,
+        ];
+  const log = join(scratch, 'server.log');
+  const child = spawn(testPython(), kind === 'server' ? args : args.filter((arg) => !common.includes(arg)), {
+    cwd: rootDir,
+    env: {
+      ...process.env,
+      JUPYTER_RUNTIME_DIR: runtimeDir,
+      JUPYTER_CONFIG_DIR: join(scratch, 'config'),
+      JUPYTER_DATA_DIR: join(scratch, 'data'),
+      IPYTHONDIR: join(scratch, 'ipython'),
+      JUPYTER_TOKEN: '',
+      PYTHONUNBUFFERED: '1',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-20_000);
+  });
+  const pid = child.pid as number;
+  const url = `http://127.0.0.1:${port}/`;
+  const rest = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
+    const response = await fetch(`${url}${path.replace(/^\//, '')}`, {
+      method,
+      headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, body: parsed };
+  };
+  const stop = async (): Promise<void> => {
+    const everyone = [pid, ...descendantsOf(pid)];
+    // SIGTERM lets the server shut its kernels down; whatever is left after that is killed.
+    if (isAlive(pid)) process.kill(pid, 'SIGTERM');
+    const left = await survivors(everyone, 8_000);
+    for (const survivor of left) {
+      try {
+        process.kill(survivor, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+    await survivors(everyone, 3_000);
+    rmSync(scratch, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      rmSync(scratch, { recursive: true, force: true });
+      throw new Error(`jupyter ${kind} exited before it was ready:\n${stderr}`);
+    }
+    try {
+      const probe = await rest('GET', 'api/kernelspecs');
+      if (probe.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`jupyter ${kind} was not ready within 60 s:\n${stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 150));
+  }
+  return { kind, url, token, rootDir, runtimeDir, pid, rest, descendants: () => descendantsOf(pid), stop };
+}
+
+/**
+ * Runs code in a kernel as a second, human-side client would: Python's jupyter_client on the kernel's connection
+ * file, outside the Jupyter server's WebSocket. Returns the script's stdout (the reply status, then any output).
+ */
+export function humanExecute(server: RunningJupyter, kernelId: string, code: string): string {
+  const connectionFile = join(server.runtimeDir, `kernel-${kernelId}.json`);
+  readFileSync(connectionFile); // fails the test clearly if the server keeps its connection files elsewhere
+  const done = spawnSync(testPython(), [new URL('./human-client.py', import.meta.url).pathname, connectionFile, code], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (done.status !== 0) throw new Error(`human-client.py failed (${done.status}): ${done.stderr}`);
+  return done.stdout;
+}
