@@ -15,7 +15,8 @@
  * - `jupyter_bad_response`: something answered, but not as a Jupyter server does (unexpected status or body).
  * - `jupyter_kernel_not_found`: no running kernel has the given id.
  * - `jupyter_no_session`: no open session (notebook) has the given path.
- * - `jupyter_sessions_unsupported`: the server has no sessions API (a Kernel Gateway), so a notebook cannot be named.
+ * - `jupyter_sessions_unsupported`: the server has no sessions API or forbids listing it (a Kernel Gateway), so a
+ *   notebook cannot be named.
  * - `jupyter_unknown_kernelspec`: the server has no kernelspec of the given name.
  * - `jupyter_kernel_died`: the kernel died, was restarted or shut down under us, or its channel closed for good.
  * - `jupyter_closed`: this connection was closed by its owner.
@@ -57,7 +58,7 @@ const MESSAGES: Readonly<Record<JupyterKernelErrorCode, string>> = {
   jupyter_bad_response: 'The server at this URL did not answer as a Jupyter server',
   jupyter_kernel_not_found: 'No running kernel has this id',
   jupyter_no_session: 'No open notebook session has this path',
-  jupyter_sessions_unsupported: 'This server has no sessions API (a Kernel Gateway?): name a kernel id or a kernelspec instead',
+  jupyter_sessions_unsupported: 'This server has no sessions API or does not let us list sessions (a Kernel Gateway?): name a kernel id or a kernelspec instead',
   jupyter_unknown_kernelspec: 'The Jupyter server has no kernelspec of this name',
   jupyter_kernel_died: 'The kernel died or was restarted or shut down',
   jupyter_closed: 'The kernel connection is closed',

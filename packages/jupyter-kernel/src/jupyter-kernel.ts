@@ -252,6 +252,9 @@ export async function openJupyterKernel(options: OpenJupyterKernelOptions): Prom
 
 async function findKernel(server: ResolvedServer, target: JupyterKernelTarget): Promise<{ model: Kernel.IModel; owned: boolean }> {
   const url = server.displayUrl;
+  // Every server lets a valid token read the kernelspecs, so this call tells a wrong token (401/403 here) from a
+  // server that forbids one listing (a Kernel Gateway answers 403 to /api/sessions unless listing is enabled).
+  const specs = await call(server, () => KernelSpecAPI.getSpecs(server.settings), {});
   if ('kernelId' in target) {
     const model = await call(server, () => KernelAPI.getKernelModel(target.kernelId, server.settings), { kernelId: target.kernelId });
     if (model === undefined) throw new JupyterKernelError('jupyter_kernel_not_found', { url, kernelId: target.kernelId });
@@ -264,14 +267,15 @@ async function findKernel(server: ResolvedServer, target: JupyterKernelTarget): 
       sessions = await SessionAPI.listRunning(server.settings);
     } catch (error) {
       const typed = toJupyterError(error, server, { notebookPath: target.notebookPath });
-      if (typed.status === 404) throw new JupyterKernelError('jupyter_sessions_unsupported', { url, notebookPath: target.notebookPath });
+      if (typed.status === 404 || typed.code === 'jupyter_unauthorized') {
+        throw new JupyterKernelError('jupyter_sessions_unsupported', { url, notebookPath: target.notebookPath, status: typed.status });
+      }
       throw typed;
     }
     const session = sessions.find((candidate) => candidate.path.replace(/^\/+/, '') === wanted && candidate.kernel);
     if (session?.kernel == null) throw new JupyterKernelError('jupyter_no_session', { url, notebookPath: target.notebookPath });
     return { model: session.kernel, owned: false };
   }
-  const specs = await call(server, () => KernelSpecAPI.getSpecs(server.settings), { kernelName: target.kernelName });
   if (specs.kernelspecs[target.kernelName] === undefined) {
     throw new JupyterKernelError('jupyter_unknown_kernelspec', {
       url,
