@@ -2,7 +2,8 @@
 # Fails if anything started from this checkout's tests is left behind after the suites ran:
 # - a worker process re-parented to init (every worker must have an owner that ends it);
 # - a process a test's cell started (it carries IPYTHON_MCP_TEST_RUN_TAG and this checkout's paths in its
-#   environment) whose worker, the leader of its process group, is gone: the group must end with its worker.
+#   environment) whose worker, the leader of its process group, is gone: the group must end with its worker;
+# - a Jupyter server, Kernel Gateway or kernel started with this checkout's .venv (by absolute path, as they are).
 # A worker's group watchdog (`ipython-mcp-wd`) is re-parented to init by design; it is left behind only once its
 # worker is gone.
 set -euo pipefail
@@ -34,6 +35,12 @@ for status in /proc/[0-9]*/status; do
         orphans+=("$pid")
       fi
       continue ;;
+  esac
+  # A Jupyter server, Kernel Gateway or kernel from this checkout's test .venv outlives no suite: each test file
+  # stops its server and every kernel under it.
+  case "$cmdline" in
+    "$root"/.venv/bin/python*" -m jupyter "*|"$root"/.venv/bin/python*ipykernel_launcher*)
+      orphans+=("$pid"); continue ;;
   esac
   environ="$( { tr '\0' '\n' < "/proc/$pid/environ"; } 2>/dev/null || true)"
   case "$environ" in *IPYTHON_MCP_TEST_RUN_TAG=*) ;; *) continue ;; esac
