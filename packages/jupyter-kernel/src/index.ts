@@ -6,6 +6,8 @@
  */
 export { DEFAULT_CONNECT_TIMEOUT_MS, JupyterKernel, openJupyterKernel } from './jupyter-kernel.js';
 export type { JupyterExecuteOptions, JupyterKernelTarget, OpenJupyterKernelOptions } from './jupyter-kernel.js';
+export { JupyterComm } from './jupyter-comm.js';
+export type { CommData } from './jupyter-comm.js';
 export { JupyterKernelError, redactUrl } from './errors.js';
 export type { JupyterKernelErrorCode, JupyterKernelErrorDetails } from './errors.js';
 export type { JupyterExecuteError, JupyterExecuteResult, JupyterOutput, MimeBundle } from './outputs.js';

@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { KernelAPI, KernelConnection, KernelSpecAPI, SessionAPI } from '@jupyterlab/services';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { JupyterKernelError } from './errors.js';
+import { JupyterComm } from './jupyter-comm.js';
+import type { CommData } from './jupyter-comm.js';
 import { toOutput } from './outputs.js';
 import type { JupyterExecuteError, JupyterExecuteResult, JupyterOutput } from './outputs.js';
 import { resolveServer, toJupyterError } from './server-settings.js';
@@ -64,6 +66,7 @@ export class JupyterKernel {
   readonly #server: ResolvedServer;
   readonly #connection: KernelConnection;
   readonly #inFlight = new Set<(error: JupyterKernelError) => void>();
+  readonly #comms = new Set<JupyterComm>();
   #lost: JupyterKernelError | undefined;
   #closed = false;
 
@@ -100,8 +103,10 @@ export class JupyterKernel {
   #fail(reason: string): void {
     // A restart is fatal only to the requests in flight; death and a closed channel are fatal for good.
     const error = new JupyterKernelError('jupyter_kernel_died', { url: this.#server.displayUrl, kernelId: this.kernelId, reason });
+    // A restart also drops every comm: the kernel-side objects that answered them are gone.
     if (this.#connection.status === 'dead' || this.#connection.connectionStatus === 'disconnected') this.#lost = error;
     for (const reject of [...this.#inFlight]) reject(error);
+    for (const comm of [...this.#comms]) comm.markClosed();
   }
 
   #checkOpen(): void {
@@ -170,6 +175,28 @@ export class JupyterKernel {
   }
 
   /**
+   * Opens a comm to a target that code in the kernel registered (with its comm manager), and waits until the
+   * kernel has handled the `comm_open`.
+   *
+   * @param targetName - the registered target
+   * @param data - the `comm_open` payload
+   * @returns the open comm; it closes with this connection
+   */
+  async openComm(targetName: string, data: CommData = {}): Promise<JupyterComm> {
+    this.#checkOpen();
+    const comm = new JupyterComm(this.#connection.createComm(targetName));
+    this.#comms.add(comm);
+    comm.onClose(() => this.#comms.delete(comm));
+    try {
+      await comm.open(data);
+    } catch (error) {
+      comm.markClosed();
+      throw new JupyterKernelError('jupyter_kernel_died', { url: this.#server.displayUrl, kernelId: this.kernelId, reason: 'the comm could not be opened', cause: error });
+    }
+    return comm;
+  }
+
+  /**
    * Interrupts the kernel through the server's interrupt API (what JupyterLab's stop button does); the
    * namespace is kept.
    *
@@ -195,6 +222,7 @@ export class JupyterKernel {
     this.#closed = true;
     const closed = new JupyterKernelError('jupyter_closed', { kernelId: this.kernelId });
     for (const reject of [...this.#inFlight]) reject(closed);
+    for (const comm of [...this.#comms]) comm.close();
     this.#connection.dispose();
     if (!this.owned) return;
     // A kernel the server is restarting answers a shutdown with HTTP 500 until the restart is over: try again for a

@@ -8,6 +8,7 @@ describe('@ipython-mcp/jupyter-kernel public API', () => {
     expect(Object.keys(api).sort()).toEqual([
       'DEFAULT_CONNECT_TIMEOUT_MS',
       'DEFAULT_REQUEST_TIMEOUT_MS',
+      'JupyterComm',
       'JupyterKernel',
       'JupyterKernelError',
       'openJupyterKernel',

@@ -159,3 +159,42 @@ describe('one typed error per failure, never a hang', () => {
     }
   });
 });
+
+describe('a comm to kernel-side code', () => {
+  it('brings code in with a silent cell, then talks to it over a comm the human never sees as a cell', async () => {
+    const kernel = await open({ kernelName: 'python3' });
+    try {
+      const before = await kernel.execute('1');
+      // Kernel-side code, registered without a trace in In/Out or the execution count.
+      const bootstrap = [
+        'def _ipython_mcp_echo_target(comm, open_message):',
+        '    @comm.on_msg',
+        '    def _answer(message):',
+        '        data = message["content"]["data"]',
+        '        comm.send({"echo": data, "visible": sorted(k for k in globals() if not k.startswith("_"))[:5]})',
+        'try:',
+        '    from comm import get_comm_manager',
+        '    get_comm_manager().register_target("ipython_mcp_echo", _ipython_mcp_echo_target)',
+        'except ImportError:',
+        '    get_ipython().kernel.comm_manager.register_target("ipython_mcp_echo", _ipython_mcp_echo_target)',
+      ].join('\n');
+      const registered = await kernel.execute(bootstrap, { silent: true, storeHistory: false });
+      expect(registered.status).toBe('ok');
+      const comm = await kernel.openComm('ipython_mcp_echo', { hello: true });
+      const answer = new Promise<Readonly<Record<string, unknown>>>((resolve) => comm.onMessage(resolve));
+      comm.send({ ask: 42 });
+      expect(await answer).toMatchObject({ echo: { ask: 42 } });
+      const after = await kernel.execute('2');
+      expect(after.executionCount).toBe((before.executionCount ?? 0) + 1);
+      let closed = false;
+      comm.onClose(() => {
+        closed = true;
+      });
+      await kernel.close();
+      expect(closed).toBe(true);
+      expect(comm.closed).toBe(true);
+    } finally {
+      await kernel.close();
+    }
+  });
+});
