@@ -50,6 +50,9 @@ export interface JupyterExecuteOptions {
 /** How long {@link JupyterKernel.close} keeps asking a restarting kernel to shut down. */
 const SHUTDOWN_RETRY_MS = 10_000;
 
+/** How long a request may still get its reply after the kernel announced its shutdown. */
+const SHUTDOWN_GRACE_MS = 1_000;
+
 const DEATH_STATUSES: ReadonlySet<Kernel.Status> = new Set<Kernel.Status>(['dead', 'restarting', 'autorestarting']);
 
 /**
@@ -68,6 +71,7 @@ export class JupyterKernel {
   readonly #inFlight = new Set<(error: JupyterKernelError) => void>();
   readonly #comms = new Set<JupyterComm>();
   #lost: JupyterKernelError | undefined;
+  #everConnected = false;
   #closed = false;
 
   /** @internal Use {@link openJupyterKernel}. */
@@ -85,8 +89,26 @@ export class JupyterKernel {
     connection.statusChanged.connect((_sender, status) => {
       if (DEATH_STATUSES.has(status)) this.#fail(`the kernel is ${status}`);
     });
+    // A shutdown through the server (someone's DELETE, JupyterLab's "Shut Down Kernel") leaves the WebSocket open and
+    // the reply to a running request never comes; the kernel's last word is a shutdown_reply on IOPub. A short
+    // grace lets a reply already on its way land first.
+    connection.iopubMessage.connect((_sender, message) => {
+      if (message.header.msg_type !== 'shutdown_reply') return;
+      if ((message.content as { restart?: unknown }).restart === true) return;
+      setTimeout(() => {
+        if (this.#closed) return;
+        this.#fail('the kernel was shut down', true);
+        this.#connection.dispose();
+      }, SHUTDOWN_GRACE_MS).unref();
+    });
     connection.connectionStatusChanged.connect((_sender, status) => {
+      if (status === 'connected') this.#everConnected = true;
       if (status === 'disconnected') this.#fail('its channels closed and could not be reopened');
+      // The services keep retrying a WebSocket to a kernel that was shut down for a minute or more, and a request
+      // sent meanwhile waits for all of it. A lost channel is therefore checked at once: a kernel the server no
+      // longer has is gone for good. Anything else (a brief drop, the server restarting) is left to the retries;
+      // the server replays what the kernel sent meanwhile to the same session id.
+      if (status === 'connecting' && this.#everConnected && !this.#closed) void this.#checkStillThere();
     });
   }
 
@@ -100,11 +122,23 @@ export class JupyterKernel {
     return this.#lost;
   }
 
-  #fail(reason: string): void {
-    // A restart is fatal only to the requests in flight; death and a closed channel are fatal for good.
+  async #checkStillThere(): Promise<void> {
+    let model: Kernel.IModel | undefined | null = null;
+    try {
+      model = await KernelAPI.getKernelModel(this.kernelId, this.#server.settings);
+    } catch {
+      // the server did not answer: the reconnect attempts decide
+    }
+    if (model !== undefined || this.#closed) return;
+    this.#fail('the kernel was shut down', true);
+    this.#connection.dispose();
+  }
+
+  #fail(reason: string, permanent = false): void {
+    // A restart is fatal only to the requests in flight; death, shutdown and a closed channel are fatal for good.
     const error = new JupyterKernelError('jupyter_kernel_died', { url: this.#server.displayUrl, kernelId: this.kernelId, reason });
+    if (permanent || this.#connection.status === 'dead' || this.#connection.connectionStatus === 'disconnected') this.#lost ??= error;
     // A restart also drops every comm: the kernel-side objects that answered them are gone.
-    if (this.#connection.status === 'dead' || this.#connection.connectionStatus === 'disconnected') this.#lost = error;
     for (const reject of [...this.#inFlight]) reject(error);
     for (const comm of [...this.#comms]) comm.markClosed();
   }

@@ -92,6 +92,8 @@ describe('a kernel the human has', () => {
     await kernel.close();
     // The human's next cell sees what the agent left.
     expect(humanExecute(server, kernelId, 'helper()')).toBe('ok\n15\n');
+    // The agent's cells are the kernel's own: they are in its input history, as the human's are.
+    expect(humanExecute(server, kernelId, 'print(_ih[-3])')).toContain('def helper():');
     expect((await server.rest('GET', `api/kernels/${kernelId}`)).status).toBe(200);
     await server.rest('DELETE', `api/kernels/${kernelId}`);
   });
@@ -147,6 +149,22 @@ describe('one typed error per failure, never a hang', () => {
     const error = await rejection(open({ kernelName: 'python3' }, server.token, `${server.url}?token=${server.token}`));
     expect(error.code).toBe('jupyter_invalid_options');
     expect(error.message).not.toContain(server.token);
+  });
+
+  it('a kernel shut down by someone else is jupyter_kernel_died, for the cell in flight and every later one', async () => {
+    const kernelId = await startHumanKernel();
+    const kernel = await open({ kernelId });
+    try {
+      const sleeping = kernel.execute('import time; time.sleep(1e6)');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const started = Date.now();
+      expect((await server.rest('DELETE', `api/kernels/${kernelId}`)).status).toBe(204);
+      expect((await rejection(sleeping)).code).toBe('jupyter_kernel_died');
+      expect((await rejection(kernel.execute('1'))).code).toBe('jupyter_kernel_died');
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await kernel.close();
+    }
   });
 
   it('a kernel that dies mid-cell is jupyter_kernel_died for that cell', async () => {
