@@ -117,7 +117,7 @@ describe('catalog reconciliation', () => {
     expect(worker().ops.at(-1)).toBe('discover');
   });
 
-  it('without catalog_revision (an older worker): every execute with registrations reconciles, as before', async () => {
+  it('without catalog_revision (an older worker): every execute with registrations reconciles', async () => {
     const { client, worker } = await connect(false);
     await client.callTool({ name: 'register_tool', arguments: { name: 'double' } });
     await client.listTools();
