@@ -74,10 +74,14 @@ async function connect(sendsRevision: boolean): Promise<{ client: Client; worker
     python: 'unused',
     settings: { ...defaultSettings(), memoryLimitMb: null },
     warmStandby: false,
-    spawnWorker: () => {
-      const [near, far] = InMemoryChannel.createLinkedPair();
-      workers.push(new FakeWorker(far, sendsRevision));
-      return new ChannelWorker(near);
+    backend: {
+      name: 'scripted',
+      capabilities: new Set(),
+      start: () => {
+        const [near, far] = InMemoryChannel.createLinkedPair();
+        workers.push(new FakeWorker(far, sendsRevision));
+        return new ChannelWorker(near);
+      },
     },
   });
   servers.push(instance);

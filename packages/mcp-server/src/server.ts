@@ -40,8 +40,8 @@ export interface IpythonMcpServerOptions {
   /** Keep a warm standby worker (default true). */
   warmStandby?: boolean | undefined;
   forceJsonCodec?: boolean | undefined;
-  /** Starts each worker instead of a Python process (see {@link RuntimeOptions.spawnWorker}): tests, embedders. */
-  spawnWorker?: RuntimeOptions['spawnWorker'];
+  /** Where the workers run (see {@link RuntimeOptions.backend}; default: local Python processes): tests, embedders. */
+  backend?: RuntimeOptions['backend'];
   /**
    * The namespace's name (default `default`). Per-namespace files (the journal; see {@link namespaceFilePath})
    * derive their paths from it, so two namespaces of one server never share a file.
@@ -130,7 +130,7 @@ export function createNamespace(options: IpythonMcpServerOptions): Namespace {
   const runtime = new Runtime({
     ...runtimeOptionsFromSettings(settings),
     python: options.python,
-    spawnWorker: options.spawnWorker,
+    backend: options.backend,
     launch: options.launch,
     outputSpillParent: options.outputSpillParent,
     reservedToolNames: [...STABLE_TOOL_NAMES],

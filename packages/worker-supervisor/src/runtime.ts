@@ -7,6 +7,7 @@ import { admissionMessage, boundedMessage, loneSurrogateMessage } from './outcom
 import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type RuntimeOptions } from './runtime-options.js';
 import type { EpochChange, OperationOutcome, RunOptions, RuntimeState, RuntimeStatus } from './runtime-types.js';
 import { startupConfigurationProblem } from './startup-checks.js';
+import { capabilityProblem } from './worker-backend.js';
 import { WorkerPool } from './worker-pool.js';
 import { OutputSpill } from './output-spill.js';
 
@@ -51,7 +52,10 @@ export class Runtime {
     this.started = true;
     const spillBytes = this.options.outputSpillBytes;
     if (spillBytes !== null && spillBytes !== undefined && spillBytes > 0) this.pool.spill = OutputSpill.create(spillBytes, this.options.outputSpillParent);
-    const problem = startupConfigurationProblem(this.options.libraryPaths);
+    const options = this.options;
+    const problem =
+      capabilityProblem(options.backend, { state: options.state !== undefined, sandbox: options.launch !== undefined }) ??
+      startupConfigurationProblem(options.libraryPaths);
     if (problem !== undefined) {
       // Deferred, so a listener subscribed right after start() still hears it.
       queueMicrotask(() => this.pool.becomeUnavailable(problem));

@@ -5,7 +5,6 @@ import { MAX_ERROR_CHARS, unavailableMessage } from './outcome-wording.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
 import type { EpochChange, InterruptionKind, NamespaceOutcome, OperationFailure, RuntimeStatus } from './runtime-types.js';
 import type { WorkerHandle, WorkerInfo } from './worker-handle.js';
-import { WorkerProcess } from './worker-process.js';
 import { SPILL_DIRECTORY_ENV, SPILL_OWNER_ENV, type OutputSpill } from './output-spill.js';
 
 /**
@@ -50,7 +49,7 @@ export class WorkerPool {
   startFirst(): void {
     // Only the first worker of a lifespan restores the snapshot: a replacement starts empty (the seed's contract),
     // and the standby is started only once this one is ready, so it never serves first.
-    const first = this.spawnWorker(true);
+    const first = this.startWorker(true);
     this.current = first;
     this.watch(first);
     first.ready.then(
@@ -134,7 +133,7 @@ export class WorkerPool {
     return worker;
   }
 
-  private spawnWorker(restore = false): WorkerHandle {
+  private startWorker(restore = false): WorkerHandle {
     const options = this.options;
     const state = options.state;
     const spawnOptions = {
@@ -160,7 +159,7 @@ export class WorkerPool {
         ...(this.spill === undefined ? {} : { output_spill: { dir: this.spill.path, max_bytes: this.spill.maxBytes } }),
       },
     };
-    const worker = this.options.spawnWorker?.(spawnOptions) ?? WorkerProcess.spawn(spawnOptions);
+    const worker = options.backend.start(spawnOptions);
     if (state) {
       worker.onStateReport = (report) => {
         // A standby cannot save (it never runs a cell); only the active worker's saves are the namespace's.
@@ -173,7 +172,7 @@ export class WorkerPool {
 
   private ensureStandby(): void {
     if (this.options.warmStandby === false || this.standby !== undefined || this.closing || this.stateOverride === 'unavailable') return;
-    const standby = this.spawnWorker();
+    const standby = this.startWorker();
     this.standby = standby;
     this.standbyReady = false;
     standby.ready.then(
@@ -211,7 +210,7 @@ export class WorkerPool {
     let next = this.standby;
     this.standby = undefined;
     const fromStandby = next !== undefined && next.alive;
-    if (next === undefined || !next.alive) next = this.spawnWorker();
+    if (next === undefined || !next.alive) next = this.startWorker();
     this.replacementWorker = next;
     let info: WorkerInfo;
     try {
@@ -225,7 +224,7 @@ export class WorkerPool {
         return;
       }
       this.logger.warn('replacement.standby_failed', { reason: (error as Error).message.slice(0, 200) });
-      next = this.spawnWorker();
+      next = this.startWorker();
       this.replacementWorker = next;
       try {
         info = await next.ready;

@@ -1,0 +1,36 @@
+// The worker-backend contract against the local process backend inside the opt-in sandbox: the same cases the plain
+// backend and the in-memory fake pass (packages/worker-supervisor/src/worker-backend-contract.test.ts), with the
+// worker's launch wrapped by the sandbox engine. Skipped, with the engine's reason, where the engine cannot run.
+import { dirname } from 'node:path';
+import { DEFAULT_WORKER_LIMITS, workerLimits } from '@ipython-mcp/protocol';
+import { localProcessBackend, managedEnvironmentDirectory, workerBackendContract, type WorkerStartOptions } from '@ipython-mcp/worker-supervisor';
+import { afterAll, describe, it } from 'vitest';
+import { startSandbox, type RunningSandbox } from '../src/sandbox.js';
+import { testPython } from './harness.js';
+
+const started: RunningSandbox | Error = await startSandbox(
+  { enabled: true, allowDomains: [], write: [], denyRead: [] },
+  { cwd: process.cwd(), runtimeDirectories: [dirname(managedEnvironmentDirectory())] },
+).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+const sandbox = started instanceof Error ? undefined : started;
+
+afterAll(async () => {
+  await sandbox?.close();
+});
+
+function startOptions(): WorkerStartOptions {
+  return {
+    python: testPython(),
+    maxMessageBytes: DEFAULT_WORKER_LIMITS.maxIpcMessageBytes,
+    startupTimeoutMs: 30_000,
+    launch: sandbox?.launch,
+    env: sandbox === undefined ? undefined : { TMPDIR: sandbox.temporaryDirectory },
+    configure: { limits: workerLimits(DEFAULT_WORKER_LIMITS), library_paths: [], preload_modules: [], module_aliases: {}, reserved_tool_names: [] },
+  };
+}
+
+describe.skipIf(sandbox === undefined)(`worker backend contract: the local process backend under --sandbox${started instanceof Error ? ` (skipped: ${started.message})` : ''}`, () => {
+  for (const contractCase of workerBackendContract(() => ({ backend: localProcessBackend, startOptions }))) {
+    it.skipIf(contractCase.skip !== undefined)(contractCase.name, contractCase.run, contractCase.timeoutMs + 30_000);
+  }
+});
