@@ -6,7 +6,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { schemaFingerprint } from '@ipython-mcp/schema-fingerprint';
 import { ChannelWorker, InMemoryChannel } from '@ipython-mcp/worker-supervisor';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createIpythonMcpServer, type IpythonMcpServer } from './server.js';
+import { createIpythonMcpServer, type IpythonMcpServer } from './namespace.js';
 import { defaultSettings } from './settings.js';
 
 type Message = Record<string, unknown>;
