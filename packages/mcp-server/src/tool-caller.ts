@@ -6,7 +6,7 @@ import { dynamicCallable, stableCallable, staleOrUnknown, type CallableTool } fr
 import type { DynamicCatalog } from './dynamic-catalog.js';
 import type { JournalRecorder } from './journal-recorder.js';
 import { progressReporter } from './progress.js';
-import { findStableTool } from './stable-tools.js';
+import { STABLE_TOOLS } from './stable-tools.js';
 import type { RestoreFollowUp } from './state-notice.js';
 import type { CatalogEffect } from './tool-definition.js';
 import type { ResultWriter } from './tool-result.js';
@@ -41,7 +41,12 @@ export interface ToolCallRequest {
  * result → record it in the journal. What differs between tools lives in their {@link CallableTool}.
  */
 export class ToolCaller {
-  constructor(private readonly parts: ToolCallerParts) {}
+  /** The stable tools, made callable once: a call allocates nothing to find one. */
+  private readonly stable: ReadonlyMap<string, CallableTool>;
+
+  constructor(private readonly parts: ToolCallerParts) {
+    this.stable = new Map(STABLE_TOOLS.map((tool) => [tool.name, stableCallable(tool, parts.catalog)]));
+  }
 
   async call(request: ToolCallRequest): Promise<CallToolResult> {
     const { results } = request;
@@ -73,8 +78,8 @@ export class ToolCaller {
   /** The tool by its name: a stable tool, a dynamic one from the catalog snapshot, or the answer for a stale one. */
   private async find(request: ToolCallRequest): Promise<CallableTool | CallToolResult> {
     const { catalog, runtime } = this.parts;
-    const stable = findStableTool(request.name);
-    if (stable !== undefined) return stableCallable(stable, catalog);
+    const stable = this.stable.get(request.name);
+    if (stable !== undefined) return stable;
     if (catalog.get(request.name) === undefined && catalog.needsDiscovery) await catalog.refresh(runtime, request.signal);
     const entry = catalog.get(request.name);
     if (entry === undefined) return staleOrUnknown(catalog, request.name, request.results);
