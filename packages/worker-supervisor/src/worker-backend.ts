@@ -11,7 +11,7 @@ import type { WorkerSpawnOptions } from './worker-process.js';
  * - `fdCapture`: output written to file descriptors 1 and 2 (by C code, `os.write`, subprocesses) reaches the
  *   operation's stdout and stderr.
  * - `processGroup`: `kill()` ends the worker together with every process its code started.
- * - `sandbox`: the worker's launch can be wrapped in an isolation engine ({@link RuntimeOptions.launch}).
+ * - `sandbox`: the worker's launch can be wrapped in an isolation engine (`RuntimeOptions.launch`).
  * - `state`: the worker saves and restores a namespace snapshot (`--state`).
  */
 export type WorkerCapability = 'memoryGuard' | 'fdCapture' | 'processGroup' | 'sandbox' | 'state';
@@ -28,8 +28,8 @@ export type WorkerStartOptions = WorkerSpawnOptions;
  * {@link WorkerHandle}: `ready` after its handshake, `request` (send one operation), `interrupt`, `kill`,
  * `shutdown`, and `pid` where the backend has a local process (the memory guard measures its tree).
  *
- * The local process backend ({@link localProcessBackend}, plain or with a sandbox `launch`) is the default. Any
- * other backend runs the same contract ({@link workerBackendContract}) and says what it cannot do in
+ * The local process backend (`localProcessBackend`, plain or with a sandbox `launch`) is the default. Any
+ * other backend runs the same contract (`workerBackendContract`) and says what it cannot do in
  * {@link WorkerBackend.capabilities}.
  */
 export interface WorkerBackend {
