@@ -8,6 +8,7 @@ bash tooling/scripts/bootstrap.sh --dev
 export PATH="$root/.tooling/node_modules/.bin:$PATH" TURBO_TELEMETRY_DISABLED=1
 export IPYTHON_MCP_TEST_PYTHON="$root/.venv/bin/python"
 pnpm exec turbo run lint typecheck --output-logs=errors-only
+node --test tooling/scripts/lint-rules.test.mjs
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 pnpm exec turbo run test --concurrency=1 --output-logs=full 2>&1 | tee "$log"

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .code_mode.bridge import ToolBridge
-from .namespace.operations import Namespace
+from .namespace.operations import NamespaceOperations
 from .protocol.constants import OPERATION_FACTS
 from .protocol.context import Handler, WorkerContext
 from .protocol.errors import OpError
@@ -45,7 +45,7 @@ class Operations:
             if path not in sys.path:
                 sys.path.insert(0, path)
         trust_library_paths(library_paths)  # their traceback frames stay whole (failure.py)
-        self.namespace = Namespace(
+        self.namespace = NamespaceOperations(
             context.shell,
             context.limits,
             _string_list(configure.get("preload_modules"), "preload_modules"),
@@ -123,7 +123,7 @@ class Operations:
         return self.namespace.protected_names()
 
 
-def _state_store(wire: Any, context: WorkerContext, namespace: Namespace, registry: Registry) -> Any:
+def _state_store(wire: Any, context: WorkerContext, namespace: NamespaceOperations, registry: Registry) -> Any:
     if wire is None:
         return None
     if not isinstance(wire, dict) or not isinstance(wire.get("path"), str):

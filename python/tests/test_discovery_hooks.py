@@ -18,7 +18,7 @@ from traitlets.config import Config
 
 from ipython_mcp_worker.inspection.signature import NoSignature, signature_text
 from ipython_mcp_worker.inspection.signature_text import annotation_text, value_text
-from ipython_mcp_worker.namespace.operations import KINDS, Namespace
+from ipython_mcp_worker.namespace.operations import KINDS, NamespaceOperations
 from ipython_mcp_worker.protocol.limits import Limits
 from ipython_mcp_worker.registry.dynamic_tools import Registry
 
@@ -135,7 +135,7 @@ def hazards(request, shell):
     result = shell.run_cell(HAZARDS, store_history=False)
     assert result.success, result.error_in_exec
     shell.user_ns["calls"].clear()
-    namespace = Namespace(shell, Limits(), [], {})
+    namespace = NamespaceOperations(shell, Limits(), [], {})
     namespace.bind_configured_modules()
     return namespace
 

@@ -14,7 +14,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
 
-from ipython_mcp_worker.namespace.operations import RUNTIME_NAMES, Namespace
+from ipython_mcp_worker.namespace.operations import RUNTIME_NAMES, NamespaceOperations
 from ipython_mcp_worker.protocol.errors import OpError
 from ipython_mcp_worker.protocol.limits import Limits
 
@@ -28,8 +28,8 @@ def shell():
     InteractiveShell.clear_instance()
 
 
-def make(shell, limits=None, preload=(), aliases=None) -> Namespace:
-    namespace = Namespace(shell, limits or Limits(), list(preload), dict(aliases or {}))
+def make(shell, limits=None, preload=(), aliases=None) -> NamespaceOperations:
+    namespace = NamespaceOperations(shell, limits or Limits(), list(preload), dict(aliases or {}))
     namespace.bind_configured_modules()
     return namespace
 
@@ -123,13 +123,13 @@ def test_configured_modules_are_bound_and_protected(shell):
 
 
 def test_configured_module_failures_name_the_module(shell):
-    ns = Namespace(shell, Limits(), ["json", "ipython_mcp_no_such_module"], {})
+    ns = NamespaceOperations(shell, Limits(), ["json", "ipython_mcp_no_such_module"], {})
     error = op_error(lambda _: ns.bind_configured_modules(), None)
     assert error.code == "startup_failed"
     assert "ipython_mcp_no_such_module" in error.message
     assert error.details["module"] == "ipython_mcp_no_such_module"
     with pytest.raises(OpError) as caught:
-        Namespace(shell, Limits(), [], {"json": "not an identifier"})
+        NamespaceOperations(shell, Limits(), [], {"json": "not an identifier"})
     assert caught.value.code == "startup_failed"
 
 

@@ -21,6 +21,7 @@ const first = await ours.call('execute', { code: CELL });
 const { tools } = await ours.client.listTools();
 const file = writeShapeFile(mkdtempSync(join(tmpdir(), 'cpu-http-')), { tool: tools.find((tool) => tool.name === 'execute'), result: first });
 const floor = await startHttpServer(modules, { args: [COMPOSED_SERVER], env: { BENCH_HTTP: '1', BENCH_SHAPED_RESULT: file, BENCH_PYTHON: python } });
+await floor.client.listTools();
 await floor.call('execute', { code: CELL });
 const [childPid] = floor.children();
 const sides = {

@@ -1,9 +1,11 @@
 // Project lint for one TypeScript package (run from the package directory):
 //  - file names are kebab-case;
 //  - library code never writes to stdout (the MCP channel) and never uses console;
-//  - no relative import reaches into another package, and no package imports an app.
+//  - no relative import reaches into another package, and no package imports an app;
+//  - no function takes more than MAX_POSITIONAL_PARAMETERS positional parameters (lint-rules.mjs).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import { positionalParameterProblems } from './lint-rules.mjs';
 
 const root = process.cwd();
 const isApp = root.includes('/apps/');
@@ -27,6 +29,7 @@ function walk(directory) {
     }
     if (/from ['"]\.\.\/\.\.\/(packages|apps)\//.test(text)) problems.push(`${relative(root, path)}: import other packages by name, not by path`);
     if (!isApp && /from ['"](ipython-mcp|ipython-code-mode)['"]/.test(text)) problems.push(`${relative(root, path)}: packages must not import apps`);
+    if (!name.endsWith('.d.ts')) problems.push(...positionalParameterProblems(relative(root, path), text));
   }
 }
 

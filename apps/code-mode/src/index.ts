@@ -8,14 +8,18 @@ export type { NestedCallReporting } from './nested-call-telemetry.js';
 export { McpToolError, isMcpResult, mcpResultValue, mcpToolDefinitions } from './mcp-tools.js';
 export type { McpClientLike, McpToolInfo, McpToolOptions } from './mcp-tools.js';
 // The engine's kernel, errors and plain tool types, so users need only this package.
+// Every public error class of the engine is re-exported (error-exports.test.ts compares the two lists).
 export {
   CodeExecutionError,
   CodeMode,
   CodeModeCancelledError,
   CodeModeError,
+  CodeModeMemoryLimitError,
   CodeModeTimeoutError,
   DEFAULT_DESCRIPTION_BUDGET,
   IPythonKernel,
+  InvalidCodeModeOptionsError,
+  InvalidRunCodeInputError,
   KernelClosedError,
   KernelDiedError,
   KernelOperationError,
@@ -23,10 +27,14 @@ export {
   MaxRetriesExceededError,
   ToolApprovalRequiredError,
   ToolInputError,
+  ToolNotFoundError,
+  ToolResultError,
   isModelRetry,
 } from '@ipython-mcp/code-mode';
 export type {
   CodeModeErrorCode,
+  MemoryLimitOutcome,
+  TimeoutOutcome,
   CodeModeReturn,
   ContentPart,
   FunctionGroup,

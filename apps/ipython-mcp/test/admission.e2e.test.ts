@@ -1,4 +1,4 @@
-// Admission over a real stdio MCP client (issue 3): the pending bound, runtime_busy, queue_timeout, cancellation
+// Admission over a real stdio MCP client: the pending bound, runtime_busy, queue_timeout, cancellation
 // before and after dispatch, FIFO order, and runtime_status answering out of band while a long cell runs.
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';

@@ -50,7 +50,7 @@ const SESSION_SCRIPT: Step[] = [
   { text: 'All done.' },
 ];
 
-/** Issue 32's noise plot: 2000×2000 at 20×20 in, which the worker re-encodes to at most 1,568 px. */
+/** A noise plot: 2000×2000 at 20×20 in, which the worker re-encodes to at most 1,568 px. */
 const NOISE_SCRIPT: Step[] = [
   {
     tool: 'execute',

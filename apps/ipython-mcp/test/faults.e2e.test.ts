@@ -1,4 +1,4 @@
-// Fault suite over a real stdio MCP client and real worker processes (issue 3): every case ends with the expected
+// Fault suite over a real stdio MCP client and real worker processes: every case ends with the expected
 // epoch and namespace outcome, and (unless the runtime is meant to be unavailable) with a working execute.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

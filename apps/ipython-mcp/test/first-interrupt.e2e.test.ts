@@ -1,7 +1,7 @@
-// A just-promoted worker's very first cell, cancelled or past its deadline on a busy machine, keeps the namespace
-// (issue 33). A standby is handed work the moment it says ready; it used to warm its error path only after idling
-// 50 ms, so a promotion inside that window met a cold first interrupt (55-85 ms with CPU hogs, seconds under a whole
-// suite's load) that could outlast the grace period and cost the namespace. Every worker now warms before ready.
+// A just-promoted worker's very first cell, cancelled or past its deadline on a busy machine, keeps the namespace.
+// A standby is handed work the moment it says ready. A worker that warmed its error path only after idling would
+// meet a cold first interrupt when promoted inside that window (55-85 ms with CPU hogs, seconds under a whole
+// suite's load), which could outlast the grace period and cost the namespace; so every worker warms before ready.
 // The grace and the deadline stay as tight as the other fault suites use (1 s): nothing here is loosened to pass.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -31,7 +31,7 @@ async function status(): Promise<Record<string, any>> {
 
 /**
  * Ends the active worker the moment its standby says ready, so the standby is promoted with as little idle time as
- * the server allows (a worker that idled could have warmed itself late, as before), and waits for the promotion.
+ * the server allows (a worker that warmed only on idling would still be cold), and waits for the promotion.
  * Returns the new epoch.
  */
 async function promoteFreshStandby(): Promise<number> {

@@ -11,7 +11,7 @@ export { childPids, eventually, isAlive, processGroupMembers, survivors, taggedP
 export const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
 /**
- * The two ways the fault matrix runs (issue 30): the same cases and expectations, with the worker spawned directly
+ * The two ways the fault matrix runs: the same cases and expectations, with the worker spawned directly
  * and inside the opt-in sandbox. Environment, not a flag, so a file's own server helpers need no change.
  */
 export const SANDBOX_MODES = [

@@ -1,4 +1,4 @@
-// Real agent turns over Streamable HTTP (issue 28): one long-lived `ipython-mcp --http` server, started and
+// Real agent turns over Streamable HTTP: one long-lived `ipython-mcp --http` server, started and
 // configured exactly as docs/clients.md's "Over HTTP" blocks say (http-serve, claude-http-add, codex-http-toml;
 // the port is the only change), and the real `claude -p` / `codex exec` runs against it, each a new process with
 // a scripted stand-in model on 127.0.0.1. A name one run sets is read by the next run, and a Claude Code run and

@@ -1,4 +1,4 @@
-// The stdio fault tests that mean something over HTTP (issue 28): deadline and hard recovery, an output flood,
+// The stdio fault tests that mean something over HTTP: deadline and hard recovery, an output flood,
 // and a burst of 1,000 concurrent calls from two sessions on one namespace, all through real SDK HTTP clients.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// --http for a client on another machine (issue 43): allowed host names, HTTPS with a certificate made here, and
+// --http for a client on another machine: allowed host names, HTTPS with a certificate made here, and
 // connections that stay usable across an idle pause. "Another machine" is 127.0.0.2, a second loopback address, so
 // no traffic leaves this one; the server binds 0.0.0.0 as it would on a GPU box.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -203,7 +203,7 @@ describe('idle connections', () => {
             res.on('data', (chunk: Buffer) => {
               text += chunk.toString('utf8');
             });
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, text, keepAlive: res.headers['keep-alive'] }));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket, text, keepAlive: res.headers['keep-alive'] as string | undefined }));
           },
         );
         req.on('error', reject);

@@ -1,4 +1,4 @@
-// Streamable HTTP (issue 28): real SDK clients over HTTP to the built binary with --http. Sessions sharing one
+// Streamable HTTP: real SDK clients over HTTP to the built binary with --http. Sessions sharing one
 // namespace, named namespaces with their own workers and epochs, the refusals (401/403/413), disconnect, signals.
 import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// Log sentinel (issue 3): with debug logging on, code and arguments carrying a unique marker never reach a log line
+// Log sentinel: with debug logging on, code and arguments carrying a unique marker never reach a log line
 // or runtime_status; timeout and cancellation metadata name only control-plane facts.
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -20,7 +20,7 @@ const SWALLOW_INTERRUPTS = `import time\nwhile True:\n    try:\n        time.sle
 function expectMetadataOnly(result: CallToolResult, code: string, namespace: string): Record<string, any> {
   expect(result.isError).toBe(true);
   const body = result.structuredContent as Record<string, any>;
-  // Every execute failure states its status (issue 32): metadata too, and it carries nothing of the call.
+  // Every execute failure states its status: metadata too, and it carries nothing of the call.
   expect(Object.keys(body).sort()).toEqual(['error', 'runtime', 'status']);
   expect(body.status).toBe('error');
   expect(body.error.code).toBe(code);

@@ -1,4 +1,4 @@
-// The opt-in sandbox (issue 30) through a real SDK client: every escape below fails inside --sandbox with a Python
+// The opt-in sandbox through a real SDK client: every escape below fails inside --sandbox with a Python
 // error and the namespace kept, and the very same cell succeeds without --sandbox (so each test can fail).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';

@@ -11,7 +11,7 @@ export type CompiledSchema = (value: unknown) => string[];
  * order, with the same wording, for every value. Code Mode compiles each tool's input schema when the tool is
  * defined, so a nested call does not walk the schema's keywords (nor build their arrays and patterns) again.
  * A schema node whose keywords are not of the types JSON Schema gives them is left to the interpreter as it is,
- * so even a malformed schema behaves as before (and never fails to compile).
+ * so even a malformed schema behaves as the interpreter says (and never fails to compile).
  */
 export function compileJsonSchema(schema: JsonSchema | boolean): CompiledSchema {
   return compileAt(schema, 0);

@@ -8,7 +8,7 @@ import { silentLogger } from '@ipython-mcp/worker-supervisor';
 import { answerableAsJson, webRequest, writeWebResponse } from './http-exchange.js';
 import { AllowedHostError, allowedHostNames, hostHeaderName, isWildcardAddress, originHostName } from './http-hosts.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_NAME } from './namespace-files.js';
-import { createNamespace, type IpythonMcpServerOptions, type Namespace, type NamespaceSession } from './server.js';
+import { createNamespace, namespaceOptionsOf, type IpythonMcpServerOptions, type Namespace, type NamespaceSession } from './namespace.js';
 
 /** Options of {@link serveHttp}: the server's, plus where to listen and the bearer token every request needs. */
 export interface HttpServeOptions extends IpythonMcpServerOptions {
@@ -98,7 +98,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
     if (namespaces.size >= options.settings.maxNamespaces) {
       return `this server already holds ${namespaces.size} namespaces, its limit (IPYTHON_MCP_MAX_NAMESPACES); use one of them or raise the setting`;
     }
-    const created = createNamespace({ ...options, namespace: name, reportSessions: true });
+    const created = createNamespace({ ...namespaceOptionsOf(options), namespace: name, reportSessions: true });
     namespaces.set(name, created);
     logger.info('namespace created', { namespace: name, namespaces: namespaces.size });
     return created;

@@ -1,8 +1,8 @@
 // Any new export here becomes public API of @ipython-mcp/mcp-server.
 export { DynamicCatalog } from './dynamic-catalog.js';
 export type { DiscoverResult, Registration } from './dynamic-catalog.js';
-export { createIpythonMcpServer, createNamespace } from './server.js';
-export type { IpythonMcpServer, IpythonMcpServerOptions, Namespace, NamespaceSession } from './server.js';
+export { createIpythonMcpServer, createNamespace } from './namespace.js';
+export type { IpythonMcpServer, IpythonMcpServerOptions, Namespace, NamespaceOptions, NamespaceSession, NamespaceSettings } from './namespace.js';
 export type { SandboxStatus } from './status-report.js';
 export { DEFAULT_NAMESPACE, NAMESPACE_NAME, namespaceFilePath } from './namespace-files.js';
 export { HTTP_HEADERS_TIMEOUT_MS, HTTP_KEEP_ALIVE_MS, isLoopbackHost, namespaceName, serveHttp } from './http.js';

@@ -83,7 +83,7 @@ export class JournalRecorder {
 }
 
 /** The recorder for `settings.journal`, or undefined when the journal is off. */
-export function openJournal(settings: Settings, runtime: Runtime, logger: Logger, version: string): JournalRecorder | undefined {
+export function openJournal(settings: Pick<Settings, 'journal' | 'journalMaxBytes'>, runtime: Runtime, logger: Logger, version: string): JournalRecorder | undefined {
   if (settings.journal === null) return undefined;
   const journal = new SessionJournal({ path: settings.journal, maxBytes: settings.journalMaxBytes, logger, title: `ipython-mcp ${version}` });
   return new JournalRecorder(journal, runtime);

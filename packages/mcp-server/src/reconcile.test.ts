@@ -6,7 +6,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { schemaFingerprint } from '@ipython-mcp/schema-fingerprint';
 import { ChannelWorker, InMemoryChannel } from '@ipython-mcp/worker-supervisor';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createIpythonMcpServer, type IpythonMcpServer } from './server.js';
+import { createIpythonMcpServer, type IpythonMcpServer } from './namespace.js';
 import { defaultSettings } from './settings.js';
 
 type Message = Record<string, unknown>;
@@ -74,10 +74,14 @@ async function connect(sendsRevision: boolean): Promise<{ client: Client; worker
     python: 'unused',
     settings: { ...defaultSettings(), memoryLimitMb: null },
     warmStandby: false,
-    spawnWorker: () => {
-      const [near, far] = InMemoryChannel.createLinkedPair();
-      workers.push(new FakeWorker(far, sendsRevision));
-      return new ChannelWorker(near);
+    backend: {
+      name: 'scripted',
+      capabilities: new Set(),
+      start: () => {
+        const [near, far] = InMemoryChannel.createLinkedPair();
+        workers.push(new FakeWorker(far, sendsRevision));
+        return new ChannelWorker(near);
+      },
     },
   });
   servers.push(instance);
@@ -117,7 +121,7 @@ describe('catalog reconciliation', () => {
     expect(worker().ops.at(-1)).toBe('discover');
   });
 
-  it('without catalog_revision (an older worker): every execute with registrations reconciles, as before', async () => {
+  it('without catalog_revision (an older worker): every execute with registrations reconciles', async () => {
     const { client, worker } = await connect(false);
     await client.callTool({ name: 'register_tool', arguments: { name: 'double' } });
     await client.listTools();

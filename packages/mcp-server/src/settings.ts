@@ -310,7 +310,7 @@ export function resolveSettings(
 }
 
 /** The worker limits among the settings (every key of `WorkerLimits`, from the generated defaults). */
-function workerLimitsOf(settings: Settings): WorkerLimits {
+function workerLimitsOf(settings: WorkerLimits): WorkerLimits {
   const limits = { ...DEFAULT_WORKER_LIMITS };
   for (const key of Object.keys(DEFAULT_WORKER_LIMITS) as (keyof WorkerLimits)[]) limits[key] = settings[key];
   return limits;
@@ -320,7 +320,7 @@ function workerLimitsOf(settings: Settings): WorkerLimits {
  * The runtime's options from the server's settings: the one place seconds become milliseconds. The rest of
  * {@link RuntimeOptions} (interpreter, logger, hooks) is the caller's.
  */
-export function runtimeOptionsFromSettings(settings: Settings): Omit<RuntimeOptions, 'python'> {
+export function runtimeOptionsFromSettings(settings: Omit<Settings, 'httpMaxSessions' | 'maxNamespaces'>): Omit<RuntimeOptions, 'python'> {
   return {
     worker: {
       limits: workerLimitsOf(settings),

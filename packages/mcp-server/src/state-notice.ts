@@ -1,7 +1,7 @@
 // `--state FILE` as the server shows it: runtime_status.state_file, and the one line the first execute after a
 // restore carries, so the model is told what came back (and what did not) instead of guessing.
 import type { StateReport } from '@ipython-mcp/protocol';
-import type { RuntimeStatus } from '@ipython-mcp/worker-supervisor';
+import type { Runtime, RuntimeStatus } from '@ipython-mcp/worker-supervisor';
 
 /** Names listed in the first execute's line before "…" (the report holds more; runtime_status shows them). */
 const LINE_NAMES = 10;
@@ -32,4 +32,43 @@ export function restoreNotice(report: StateReport): string | undefined {
     line += `; not restored: ${skipped.join(', ')}${more(skipped.length, report.skipped_count)}`;
   }
   return line;
+}
+
+/**
+ * What a namespace still owes its sessions after a `--state` restore: the first listing asks the worker for the
+ * registrations it restored, and the first cell result carries the line naming what came back. Each is owed once,
+ * across every session of the namespace; without `--state` nothing is owed.
+ */
+export class RestoreFollowUp {
+  private toolsOwed: boolean;
+  private lineOwed: boolean;
+
+  constructor(
+    private readonly runtime: Pick<Runtime, 'status'>,
+    stateFile: boolean,
+  ) {
+    this.toolsOwed = stateFile;
+    this.lineOwed = stateFile;
+  }
+
+  /** Whether the next listing must still ask the worker for restored registrations. */
+  get toolsDue(): boolean {
+    return this.toolsOwed;
+  }
+
+  /** The worker was asked: no later listing needs to. */
+  toolsListed(): void {
+    this.toolsOwed = false;
+  }
+
+  /**
+   * The line for the first cell result, once: undefined for every later one, and for a first one that ran on a
+   * replacement worker (epoch past 1, which restored nothing) or after a restore with nothing to say.
+   */
+  takeLine(epoch: number): string | undefined {
+    if (!this.lineOwed) return undefined;
+    this.lineOwed = false;
+    const restored = this.runtime.status().snapshot?.lastRestore;
+    return restored && epoch === 1 ? restoreNotice(restored) : undefined;
+  }
 }

@@ -40,7 +40,7 @@ export function statusOf(runtime: Runtime, catalog: DynamicCatalog, journal: Jou
       : {}),
     dynamic_tools: catalog.size,
     registry_revision: catalog.revision,
-    // Only when a journal is configured: what the model reads stays as short as before for everyone else.
+    // Only when a journal is configured: what the model reads stays short for everyone else.
     ...(journal ? { journal: journal.status() } : {}),
     // Likewise only with --state (`state` itself is the control-plane state above).
     ...(status.snapshot ? { state_file: stateFileStatus(status.snapshot) } : {}),

@@ -1,5 +1,5 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createIpythonMcpServer, type IpythonMcpServer, type IpythonMcpServerOptions } from './server.js';
+import { createIpythonMcpServer, type IpythonMcpServer, type IpythonMcpServerOptions } from './namespace.js';
 
 /** Largest JSON-RPC line the stdio transport buffers (the SDK's default of 10 MiB would close the transport). */
 const STDIO_MAX_BUFFER_BYTES = 256 * 1024 * 1024;

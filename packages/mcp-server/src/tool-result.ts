@@ -32,7 +32,7 @@ export function plainJson(structured: Json): Json {
   return JSON.parse(text) as Json;
 }
 
-/** Deeper than this, the walk gives up and lets JSON.stringify decide (it copies then, exactly as before). */
+/** Deeper than this, the walk gives up and lets JSON.stringify decide (it copies then). */
 const MAX_WALK_DEPTH = 256;
 
 function holdsBigInt(value: unknown, depth: number): boolean {

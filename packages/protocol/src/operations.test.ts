@@ -35,7 +35,7 @@ describe('the operations catalogue', () => {
     expect(checkOperationResult('execute', withoutStdout).success).toBe(false);
   });
 
-  it("derives run_code's result from execute's without the fields bridge.py drops", () => {
+  it("derives run_code's result from execute's without the fields run_code never has", () => {
     const runCode = examples.find((example) => example.op === 'run_code')!.result as Record<string, unknown>;
     for (const field of RUN_CODE_DROPPED_FIELDS) {
       expect(runCode).not.toHaveProperty(field);

@@ -60,7 +60,7 @@ const droppedByRunCode = Object.fromEntries(RUN_CODE_DROPPED_FIELDS.map((field) 
 };
 
 /**
- * run_code's result: execute's, without the separate streams (`RUN_CODE_DROPPED_FIELDS`, which bridge.py drops too),
+ * run_code's result: execute's, without the separate streams (`RUN_CODE_DROPPED_FIELDS`, which bridge.py never builds),
  * with one ordered `output`, what bounding the result cut, and how many tool calls the code made.
  */
 export const RunCodeResultSchema = ExecuteResultSchema.omit(droppedByRunCode).extend({

@@ -7,7 +7,7 @@ const MAX_DEPTH = 64;
 /**
  * A Python string literal, quoted and escaped the way `repr(str)` does it. The one copy in the workspace: the
  * server's result text and Code Mode's generated stubs import it from here, as DESIGN.md lets both import this
- * package and lets this one import nothing of ours (issue 31 suggested protocol; the layering rule wins).
+ * package and lets this one import nothing of ours.
  * `escapedAlready`: text the value contract already escaped (`encoded` kind `text`: lone surrogates written as
  * `\\udcXX`, its own backslashes doubled), whose backslashes are written as they are.
  */

@@ -23,8 +23,8 @@ export class Alarm {
 /**
  * Many short-lived alarms on one Node timeout, armed lazily.
  *
- * Why: every operation has a deadline and a memory watch, and each used to be a timeout of its own, set at dispatch
- * and cleared at the answer. Measured on the warm execute path (Node and the worker on one vCPU), one timeout set and
+ * Why: every operation has a deadline and a memory watch; as a timeout of its own each, set at dispatch and cleared
+ * at the answer, they cost too much. Measured on the warm execute path (Node and the worker on one vCPU), one timeout set and
  * cleared per operation cost ~20 µs of Node CPU, and the watch's 2 ms baseline timeout ~25 µs more in the wake-ups
  * it caused, on an operation whose whole Node side is ~120 µs. Here an alarm that comes due after the armed timeout
  * touches no timer at all: the timeout rings what is due when it fires and re-arms for the next one. Cancelling

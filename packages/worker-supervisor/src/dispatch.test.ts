@@ -60,10 +60,14 @@ function fakeRuntime(script: Script, options: Partial<RuntimeOptions> = {}): { r
     operationTimeoutMs: 200,
     interruptionGraceMs: 200,
     ...options,
-    spawnWorker: () => {
-      const [near, far] = InMemoryChannel.createLinkedPair();
-      ends.push(new FakeEnd(far, script));
-      return new ChannelWorker(near);
+    backend: {
+      name: 'scripted',
+      capabilities: new Set(),
+      start: () => {
+        const [near, far] = InMemoryChannel.createLinkedPair();
+        ends.push(new FakeEnd(far, script));
+        return new ChannelWorker(near);
+      },
     },
   });
   runtimes.push(runtime);

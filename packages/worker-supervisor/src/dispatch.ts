@@ -12,6 +12,23 @@ import { WorkerExitedError } from './worker-process.js';
 
 type Settled = Promise<{ kind: 'reply'; value: WorkerReply } | { kind: 'failed'; error: unknown }>;
 
+/** An operation that was stopped (deadline, cancellation, memory), as its interruption needs it. */
+interface StoppedOperation {
+  worker: WorkerHandle;
+  /** The request's id, which the interrupt names. */
+  id: number;
+  /** Settles with the request's reply or failure, however late. */
+  settled: Settled;
+  kind: InterruptionKind;
+  /** The epoch the operation was dispatched in. */
+  epoch: number;
+  options: RunOptions;
+  finish: () => OperationMeta;
+  watch?: OperationMemoryWatch | undefined;
+  /** Set when the worker stopped the operation itself (the allocation backstop): no interrupt is sent. */
+  trigger?: MemoryTrigger | undefined;
+}
+
 /**
  * Runs one admitted operation on the active worker: the deadline (measured from dispatch, paused while a nested
  * tool call is outstanding), the caller's cancellation, the memory guard, and what follows a stop: a cooperative
@@ -94,14 +111,15 @@ export class Dispatcher {
       if (first.kind === 'reply') {
         if (!first.value.ok && first.value.error.code === 'memory_limit' && this.memory.bounds) {
           // The worker's backstop turned an allocation into MemoryError: the operation already stopped.
-          return await this.interrupt(worker, id, settled, 'memory_limit', epoch, options, finish, watch, 'allocation');
+          return await this.interrupt({ worker, id, settled, kind: 'memory_limit', epoch, options, finish, watch, trigger: 'allocation' });
         }
         const meta = finish();
         if (first.value.catalogRevision !== undefined) meta.catalogRevision = first.value.catalogRevision;
         return first.value.ok ? { ok: true, result: first.value.result, meta } : { ok: false, error: first.value.error, meta };
       }
       if (first.kind === 'failed' && watch?.tripped !== 'hard') return await this.onRequestFailure(worker, first.error, finish);
-      return await this.interrupt(worker, id, settled, first.kind === 'stop' ? first.stop : 'memory_limit', epoch, options, finish, watch);
+      const kind = first.kind === 'stop' ? first.stop : 'memory_limit';
+      return await this.interrupt({ worker, id, settled, kind, epoch, options, finish, watch });
     } finally {
       watch?.stop();
       deadline.clear();
@@ -136,17 +154,8 @@ export class Dispatcher {
     };
   }
 
-  private async interrupt(
-    worker: WorkerHandle,
-    id: number,
-    settled: Settled,
-    kind: InterruptionKind,
-    epoch: number,
-    options: RunOptions,
-    finish: () => OperationMeta,
-    watch?: OperationMemoryWatch | undefined,
-    trigger?: MemoryTrigger | undefined,
-  ): Promise<OperationOutcome> {
+  private async interrupt(stopped: StoppedOperation): Promise<OperationOutcome> {
+    const { worker, id, settled, kind, epoch, options, finish, watch, trigger } = stopped;
     const graceMs = options.graceMs ?? this.options.interruptionGraceMs;
     // A stop the worker reported itself (trigger 'allocation') needs no interrupt.
     if (trigger === undefined) worker.interrupt(id, kind === 'memory_limit' ? 'memory_limit' : undefined);

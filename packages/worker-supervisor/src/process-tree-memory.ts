@@ -61,7 +61,7 @@ interface Member {
  * and whose size no cell changes. A sample without discovery, the one taken at every dispatch, then reads the worker
  * and its descendants fresh and counts the rest at their last read; every sample with discovery (the watch's periodic
  * reads, runtime_status) reads the whole tree. So the dispatch read costs what it costs without a wrapper, and the
- * guard's stops, taken on the periodic reads, see every process as before.
+ * guard's stops, taken on the periodic reads, see every process.
  */
 export class ProcessTreeMemory {
   /** The root process. */

@@ -6,6 +6,7 @@ import * as api from './index.js';
 describe('@ipython-mcp/worker-supervisor public API', () => {
   it('exports exactly these names', () => {
     expect(Object.keys(api).sort()).toEqual([
+      'CONTRACT_CELLS',
       'ChannelWorker',
       'EXIT_NO_IPYTHON',
       'InMemoryChannel',
@@ -13,6 +14,7 @@ describe('@ipython-mcp/worker-supervisor public API', () => {
       'RUNTIME_DEFAULTS',
       'Runtime',
       'StreamChannel',
+      'WORKER_CAPABILITIES',
       'WorkerExitedError',
       'WorkerProcess',
       'WorkerStartupError',
@@ -20,10 +22,12 @@ describe('@ipython-mcp/worker-supervisor public API', () => {
       'createStderrLogger',
       'defaultMemoryLimitMb',
       'environmentPython',
+      'localProcessBackend',
       'managedEnvironmentDirectory',
       'probePython',
       'silentLogger',
       'statePathFor',
+      'workerBackendContract',
       'workerSourceDirectory',
     ]);
   });

@@ -3,10 +3,10 @@ import type { Logger } from './logger.js';
 import { defaultMemoryLimitMb } from './memory-watch.js';
 import type { AfterInterruptPolicy } from './runtime-types.js';
 import type { WorkerLaunch } from './worker-launch.js';
-import type { WorkerHandle } from './worker-handle.js';
+import { localProcessBackend } from './local-process-backend.js';
+import type { WorkerBackend } from './worker-backend.js';
 // For the TSDoc links only.
 import type { ChannelWorker } from './channel-worker.js';
-import type { WorkerProcess, WorkerSpawnOptions } from './worker-process.js';
 
 /** What each worker is started with (the `configure` message); every field defaults. */
 export interface WorkerConfiguration {
@@ -109,14 +109,17 @@ export interface RuntimeOptions {
    */
   afterInterrupt?: AfterInterruptPolicy | undefined;
   /**
-   * Starts one worker (default: a {@link WorkerProcess}, a real Python process). A seam for tests and embedders: a
-   * {@link ChannelWorker} over an in-memory channel runs the runtime without Python.
+   * Where the workers run (default: {@link localProcessBackend}, a real Python process each). The seam for other
+   * homes of a namespace, tests and embedders: a backend whose workers are {@link ChannelWorker}s over in-memory
+   * channels runs the runtime without Python. What the backend lacks (its capabilities) turns the memory guard
+   * off, and makes `state` or `launch` a start-up failure.
    */
-  spawnWorker?: ((options: WorkerSpawnOptions) => WorkerHandle) | undefined;
+  backend?: WorkerBackend | undefined;
 }
 
 /** {@link RuntimeOptions} with every default filled in: all durations in ms. */
 export interface ResolvedRuntimeOptions extends RuntimeOptions {
+  backend: WorkerBackend;
   limits: WorkerLimits;
   libraryPaths: string[];
   preloadModules: string[];
@@ -141,8 +144,10 @@ export const RUNTIME_DEFAULTS = Object.freeze({
 /** Fills in every default, once. */
 export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeOptions {
   const worker = options.worker ?? {};
+  const backend = options.backend ?? localProcessBackend;
   return {
     ...options,
+    backend,
     limits: { ...DEFAULT_WORKER_LIMITS, ...definedOnly(worker.limits ?? {}) },
     libraryPaths: [...(worker.libraryPaths ?? [])],
     preloadModules: [...(worker.preloadModules ?? [])],
@@ -152,8 +157,14 @@ export function resolveRuntimeOptions(options: RuntimeOptions): ResolvedRuntimeO
     startupTimeoutMs: options.startupTimeoutMs ?? RUNTIME_DEFAULTS.startupTimeoutMs,
     maxPendingOperations: options.maxPendingOperations ?? RUNTIME_DEFAULTS.maxPendingOperations,
     queueWaitTimeoutMs: options.queueWaitTimeoutMs ?? RUNTIME_DEFAULTS.queueWaitTimeoutMs,
-    memoryLimitMb: options.memoryLimitMb === undefined ? defaultMemoryLimitMb() : options.memoryLimitMb,
+    memoryLimitMb: resolveMemoryLimit(backend, options.memoryLimitMb),
   };
+}
+
+/** A backend without a measurable local process cannot guard memory: the guard is off rather than blind. */
+function resolveMemoryLimit(backend: WorkerBackend, limitMb: number | null | undefined): number | null {
+  if (!backend.capabilities.has('memoryGuard')) return null;
+  return limitMb === undefined ? defaultMemoryLimitMb() : limitMb;
 }
 
 function definedOnly<T extends object>(value: T): Partial<T> {

@@ -7,6 +7,7 @@ import { admissionMessage, boundedMessage, loneSurrogateMessage } from './outcom
 import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type RuntimeOptions } from './runtime-options.js';
 import type { EpochChange, OperationOutcome, RunOptions, RuntimeState, RuntimeStatus } from './runtime-types.js';
 import { startupConfigurationProblem } from './startup-checks.js';
+import { capabilityProblem } from './worker-backend.js';
 import { WorkerPool } from './worker-pool.js';
 import { OutputSpill } from './output-spill.js';
 
@@ -50,13 +51,13 @@ export class Runtime {
     if (this.started || this.closing) return;
     this.started = true;
     const spillBytes = this.options.outputSpillBytes;
-    if (spillBytes !== null && spillBytes !== undefined && spillBytes > 0) this.pool.spill = OutputSpill.create(spillBytes, this.options.outputSpillParent);
-    const problem = startupConfigurationProblem(this.options.libraryPaths);
+    if (spillBytes !== null && spillBytes !== undefined && spillBytes > 0) this.pool.useSpill(OutputSpill.create(spillBytes, this.options.outputSpillParent));
+    const options = this.options;
+    const problem =
+      capabilityProblem(options.backend, { state: options.state !== undefined, sandbox: options.launch !== undefined }) ??
+      startupConfigurationProblem(options.libraryPaths);
     if (problem !== undefined) {
-      // Deferred, so a listener subscribed right after start() still hears it.
-      queueMicrotask(() => this.pool.becomeUnavailable(problem));
-      this.pool.stateOverride = 'unavailable';
-      this.pool.unavailableError = problem;
+      this.pool.refuseToStart(problem);
       return;
     }
     this.pool.startFirst();
@@ -69,14 +70,12 @@ export class Runtime {
 
   /** Subscribes to worker replacements (the namespace and registry are gone). */
   onEpochChange(listener: (change: EpochChange) => void): () => void {
-    this.pool.epochListeners.add(listener);
-    return () => this.pool.epochListeners.delete(listener);
+    return this.pool.onEpochChange(listener);
   }
 
   /** Subscribes to the runtime becoming unavailable (a start-up failure); the listener gets the error text. */
   onUnavailable(listener: (error: string) => void): () => void {
-    this.pool.unavailableListeners.add(listener);
-    return () => this.pool.unavailableListeners.delete(listener);
+    return this.pool.onUnavailable(listener);
   }
 
   /** Control-plane status; answers immediately, never queued. */
@@ -95,14 +94,14 @@ export class Runtime {
       lastInterruption: pool.lastInterruption,
       replacementStartupMs: pool.replacementStartupMs,
       workerStartupMs: pool.info ? Math.round(pool.info.startupMs) : null,
-      standby: pool.standby === undefined ? 'none' : pool.standbyReady ? 'ready' : 'starting',
+      standby: pool.standbyState,
       error: pool.unavailableError,
       python: pool.info?.python ?? null,
       ipython: pool.info?.ipython ?? null,
       codec: pool.info?.codec ?? null,
       memoryMb: pool.info === undefined ? null : toMb(this.memory.current(pool.current)),
       memoryLimitMb: toMb(this.memory.bounds?.limitBytes),
-      snapshot: this.options.state ? { file: this.options.state.path, lastRestore: pool.stateRestore, lastSave: pool.stateSave } : null,
+      snapshot: this.options.state ? { file: this.options.state.path, ...pool.snapshotReports } : null,
       activeOperation:
         running === undefined
           ? null
@@ -204,7 +203,7 @@ export class Runtime {
 
   /** Stops admission, completes queued work as runtime_closed, interrupts the active one, ends every worker. */
   close(): Promise<void> {
-    this.pool.closing = true;
+    this.pool.beginClose();
     this.closing ??= this.doClose();
     this.pool.holdWorkers();
     return this.closing;
@@ -212,7 +211,7 @@ export class Runtime {
 
   private async doClose(): Promise<void> {
     const pool = this.pool;
-    pool.stateOverride = 'closed';
+    pool.markClosed();
     this.logger.info('runtime.closing', { epoch: pool.epoch, queueDepth: this.admission.pending, active: this.admission.active });
     // The standby holds no user state: end it at once rather than after the active operation's grace.
     const standby = pool.killSpares();

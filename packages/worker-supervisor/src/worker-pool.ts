@@ -5,7 +5,6 @@ import { MAX_ERROR_CHARS, unavailableMessage } from './outcome-wording.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
 import type { EpochChange, InterruptionKind, NamespaceOutcome, OperationFailure, RuntimeStatus } from './runtime-types.js';
 import type { WorkerHandle, WorkerInfo } from './worker-handle.js';
-import { WorkerProcess } from './worker-process.js';
 import { SPILL_DIRECTORY_ENV, SPILL_OWNER_ENV, type OutputSpill } from './output-spill.js';
 
 /**
@@ -13,28 +12,28 @@ import { SPILL_DIRECTORY_ENV, SPILL_OWNER_ENV, type OutputSpill } from './output
  * replacement. It knows nothing about operations: dispatch asks it for the active worker and to replace one.
  */
 export class WorkerPool {
-  current: WorkerHandle | undefined;
-  standby: WorkerHandle | undefined;
-  standbyReady = false;
-  epoch = 1;
+  private currentWorker: WorkerHandle | undefined;
+  private standbyWorker: WorkerHandle | undefined;
+  private standbyStarted = false;
+  private currentEpoch = 1;
   /** Set while replacing, after a start-up failure (for the rest of the runtime's lifespan), and by close. */
-  stateOverride: 'recovering' | 'unavailable' | 'closed' | undefined;
-  unavailableError: string | null = null;
-  lastInterruption: RuntimeStatus['lastInterruption'] = null;
-  replacementStartupMs: number | null = null;
-  info: WorkerInfo | undefined;
+  private override: 'recovering' | 'unavailable' | 'closed' | undefined;
+  private unavailableReason: string | null = null;
+  private interruption: RuntimeStatus['lastInterruption'] = null;
+  private replacementMs: number | null = null;
+  private workerInfo: WorkerInfo | undefined;
   /** `--state`: the first worker's restore, and the latest save any active worker reported. */
-  stateRestore: StateReport | null = null;
-  stateSave: StateReport | null = null;
-  replacing: Promise<void> | undefined;
+  private lastRestore: StateReport | null = null;
+  private lastSave: StateReport | null = null;
+  private replacement: Promise<void> | undefined;
   /** The replacement being started, so close() can end it rather than wait out its start-up. */
-  replacementWorker: WorkerHandle | undefined;
-  /** Set by the runtime's close(): nothing started from now on is a failure. */
-  closing = false;
-  /** The runtime's spill directory, named to every worker it starts (set by the runtime at start). */
-  spill: OutputSpill | undefined;
-  readonly epochListeners = new Set<(change: EpochChange) => void>();
-  readonly unavailableListeners = new Set<(error: string) => void>();
+  private replacementWorker: WorkerHandle | undefined;
+  /** Set by {@link beginClose}: nothing started from now on is a failure. */
+  private closingNow = false;
+  /** The runtime's spill directory, named to every worker it starts (see {@link useSpill}). */
+  private outputSpill: OutputSpill | undefined;
+  private readonly epochListeners = new Set<(change: EpochChange) => void>();
+  private readonly unavailableListeners = new Set<(error: string) => void>();
 
   constructor(
     private readonly options: ResolvedRuntimeOptions,
@@ -46,24 +45,125 @@ export class WorkerPool {
     private readonly operationActive: () => boolean,
   ) {}
 
+  /** The worker serving operations now (undefined before the first start). */
+  get current(): WorkerHandle | undefined {
+    return this.currentWorker;
+  }
+
+  /** The warm standby, if one is kept. */
+  get standby(): WorkerHandle | undefined {
+    return this.standbyWorker;
+  }
+
+  /** The standby as runtime_status reports it. */
+  get standbyState(): 'ready' | 'starting' | 'none' {
+    if (this.standbyWorker === undefined) return 'none';
+    return this.standbyStarted ? 'ready' : 'starting';
+  }
+
+  /** Advances on every atomic replacement. */
+  get epoch(): number {
+    return this.currentEpoch;
+  }
+
+  /** Replacing, unavailable for good, or closed; undefined otherwise. */
+  get stateOverride(): 'recovering' | 'unavailable' | 'closed' | undefined {
+    return this.override;
+  }
+
+  /** Why the runtime is unavailable, once it is. */
+  get unavailableError(): string | null {
+    return this.unavailableReason;
+  }
+
+  get lastInterruption(): RuntimeStatus['lastInterruption'] {
+    return this.interruption;
+  }
+
+  /** How long the latest replacement took, in ms. */
+  get replacementStartupMs(): number | null {
+    return this.replacementMs;
+  }
+
+  /** The active worker's handshake, once it answered one. */
+  get info(): WorkerInfo | undefined {
+    return this.workerInfo;
+  }
+
+  /** `--state`: the first worker's restore and the latest save of an active worker. */
+  get snapshotReports(): { lastRestore: StateReport | null; lastSave: StateReport | null } {
+    return { lastRestore: this.lastRestore, lastSave: this.lastSave };
+  }
+
+  /** The replacement under way, if any. */
+  get replacing(): Promise<void> | undefined {
+    return this.replacement;
+  }
+
+  /** Whether the runtime is closing: nothing that ends from now on is a failure. */
+  get closing(): boolean {
+    return this.closingNow;
+  }
+
+  get spill(): OutputSpill | undefined {
+    return this.outputSpill;
+  }
+
+  /** Names `spill` to every worker started from now on (set once, before the first start). */
+  useSpill(spill: OutputSpill | undefined): void {
+    this.outputSpill = spill;
+  }
+
+  /** Subscribes to replacements; returns the unsubscribe. */
+  onEpochChange(listener: (change: EpochChange) => void): () => void {
+    this.epochListeners.add(listener);
+    return () => void this.epochListeners.delete(listener);
+  }
+
+  /** Subscribes to the runtime becoming unavailable; returns the unsubscribe. */
+  onUnavailable(listener: (error: string) => void): () => void {
+    this.unavailableListeners.add(listener);
+    return () => void this.unavailableListeners.delete(listener);
+  }
+
+  /**
+   * The runtime cannot start (a configuration problem found before any worker): unavailable at once, and the
+   * listeners told on the next microtask, so one subscribed right after start() still hears it.
+   */
+  refuseToStart(problem: string): void {
+    this.override = 'unavailable';
+    this.unavailableReason = problem;
+    queueMicrotask(() => this.becomeUnavailable(problem));
+  }
+
+  /** From now on nothing started or ended is a failure (the runtime's close). */
+  beginClose(): void {
+    this.closingNow = true;
+  }
+
+  /** The runtime is closed: status says so from now on, even through a replacement still finishing. */
+  markClosed(): void {
+    this.override = 'closed';
+  }
+
   /** Starts the first worker; `onReady` runs once it answered the handshake. */
   startFirst(): void {
     // Only the first worker of a lifespan restores the snapshot: a replacement starts empty (the seed's contract),
     // and the standby is started only once this one is ready, so it never serves first.
-    const first = this.spawnWorker(true);
-    this.current = first;
+    const first = this.startWorker(true);
+    this.currentWorker = first;
     this.watch(first);
     first.ready.then(
       (info) => {
-        this.info = info;
-        if (info.stateRestore !== undefined) this.stateRestore = info.stateRestore;
-        this.logger.info('worker.ready', { epoch: this.epoch, pid: info.pid, startupMs: Math.round(info.startupMs) });
+        this.workerInfo = info;
+        if (info.stateRestore !== undefined) this.lastRestore = info.stateRestore;
+        this.logger.info('worker.ready', { epoch: this.currentEpoch, pid: info.pid, startupMs: Math.round(info.startupMs) });
         this.ensureStandby();
       },
       (error: Error) => {
         // A start-up the runtime abandoned because it is closing is not a failure: one info line, no error.
-        if (this.closing) {
-          this.logger.info('runtime.startup_abandoned', { epoch: this.epoch });
+        if (this.closingNow) {
+          this.logger.info('runtime.startup_abandoned', { epoch: this.currentEpoch });
           return;
         }
         this.becomeUnavailable(error.message);
@@ -75,31 +175,31 @@ export class WorkerPool {
   holdWorkers(worker?: WorkerHandle): void {
     if (this.options.unrefWhenIdle !== true) return;
     const held = this.held();
-    for (const each of worker === undefined ? [this.current, this.standby] : [worker]) each?.setHeld(held);
+    for (const each of worker === undefined ? [this.currentWorker, this.standbyWorker] : [worker]) each?.setHeld(held);
   }
 
   /** Ends the standby and any replacement still starting: they hold no user state. */
   killSpares(): WorkerHandle | undefined {
-    const standby = this.standby;
-    this.standby = undefined;
+    const standby = this.standbyWorker;
+    this.standbyWorker = undefined;
     standby?.kill();
     this.replacementWorker?.kill();
     return standby;
   }
 
   recordInterruption(kind: InterruptionKind, namespace: NamespaceOutcome): void {
-    this.lastInterruption = { kind, namespace, epoch: this.epoch };
+    this.interruption = { kind, namespace, epoch: this.currentEpoch };
   }
 
   becomeUnavailable(message: string): void {
-    if (this.closing) return; // a start-up cut short by close() says nothing about the runtime
-    this.stateOverride = 'unavailable';
-    this.unavailableError = message.slice(0, MAX_ERROR_CHARS);
-    this.logger.error('runtime.unavailable', { reason: this.unavailableError });
-    const standby = this.standby;
-    this.standby = undefined;
+    if (this.closingNow) return; // a start-up cut short by close() says nothing about the runtime
+    this.override = 'unavailable';
+    this.unavailableReason = message.slice(0, MAX_ERROR_CHARS);
+    this.logger.error('runtime.unavailable', { reason: this.unavailableReason });
+    const standby = this.standbyWorker;
+    this.standbyWorker = undefined;
     standby?.kill();
-    for (const listener of this.unavailableListeners) listener(this.unavailableError);
+    for (const listener of this.unavailableListeners) listener(this.unavailableReason);
   }
 
   /**
@@ -107,20 +207,20 @@ export class WorkerPool {
    * the start-up bound. On failure the runtime becomes unavailable for the rest of its lifespan.
    */
   replace(failed: WorkerHandle, reason: InterruptionKind): Promise<void> {
-    if (this.current !== failed) return this.replacing ?? Promise.resolve();
-    if (this.replacing) return this.replacing;
-    this.replacing = this.doReplace(failed, reason).finally(() => {
-      this.replacing = undefined;
+    if (this.currentWorker !== failed) return this.replacement ?? Promise.resolve();
+    if (this.replacement) return this.replacement;
+    this.replacement = this.doReplace(failed, reason).finally(() => {
+      this.replacement = undefined;
       this.replacementWorker = undefined;
     });
-    return this.replacing;
+    return this.replacement;
   }
 
   /** The worker to dispatch to, once any replacement has finished; or why there is none. */
   async activeWorker(): Promise<WorkerHandle | OperationFailure> {
-    if (this.replacing) await this.replacing;
-    if (this.stateOverride === 'unavailable') return { code: 'runtime_unavailable', message: unavailableMessage(this.unavailableError) };
-    const worker = this.current;
+    if (this.replacement) await this.replacement;
+    if (this.override === 'unavailable') return { code: 'runtime_unavailable', message: unavailableMessage(this.unavailableReason) };
+    const worker = this.currentWorker;
     if (worker === undefined) return { code: 'runtime_unavailable', message: 'the runtime has not started' };
     try {
       await worker.ready;
@@ -134,7 +234,7 @@ export class WorkerPool {
     return worker;
   }
 
-  private spawnWorker(restore = false): WorkerHandle {
+  private startWorker(restore = false): WorkerHandle {
     const options = this.options;
     const state = options.state;
     const spawnOptions = {
@@ -143,7 +243,7 @@ export class WorkerPool {
       // A restore may take up to the state time cap on top of the usual start-up.
       startupTimeoutMs: options.startupTimeoutMs + (restore && state ? state.saveTimeoutMs : 0),
       cwd: options.cwd,
-      env: this.spill?.watchedByWorker ? { ...options.env, [SPILL_DIRECTORY_ENV]: this.spill.path, [SPILL_OWNER_ENV]: String(process.pid) } : options.env,
+      env: this.outputSpill?.watchedByWorker ? { ...options.env, [SPILL_DIRECTORY_ENV]: this.outputSpill.path, [SPILL_OWNER_ENV]: String(process.pid) } : options.env,
       forceJsonCodec: options.forceJsonCodec,
       launch: options.launch,
       logger: this.logger,
@@ -157,14 +257,14 @@ export class WorkerPool {
         ...(state
           ? { state: { path: state.path, restore, max_bytes: state.maxBytes, save_seconds: state.saveTimeoutMs / 1000 } }
           : {}),
-        ...(this.spill === undefined ? {} : { output_spill: { dir: this.spill.path, max_bytes: this.spill.maxBytes } }),
+        ...(this.outputSpill === undefined ? {} : { output_spill: { dir: this.outputSpill.path, max_bytes: this.outputSpill.maxBytes } }),
       },
     };
-    const worker = this.options.spawnWorker?.(spawnOptions) ?? WorkerProcess.spawn(spawnOptions);
+    const worker = options.backend.start(spawnOptions);
     if (state) {
       worker.onStateReport = (report) => {
         // A standby cannot save (it never runs a cell); only the active worker's saves are the namespace's.
-        if (worker === this.current) this.stateSave = report;
+        if (worker === this.currentWorker) this.lastSave = report;
       };
     }
     this.holdWorkers(worker);
@@ -172,82 +272,82 @@ export class WorkerPool {
   }
 
   private ensureStandby(): void {
-    if (this.options.warmStandby === false || this.standby !== undefined || this.closing || this.stateOverride === 'unavailable') return;
-    const standby = this.spawnWorker();
-    this.standby = standby;
-    this.standbyReady = false;
+    if (this.options.warmStandby === false || this.standbyWorker !== undefined || this.closingNow || this.override === 'unavailable') return;
+    const standby = this.startWorker();
+    this.standbyWorker = standby;
+    this.standbyStarted = false;
     standby.ready.then(
       () => {
-        if (this.standby === standby) this.standbyReady = true;
+        if (this.standbyWorker === standby) this.standbyStarted = true;
       },
       (error: Error) => {
-        if (this.standby === standby) this.standby = undefined;
-        if (this.closing) return; // killed by close: not a failure worth a warning
+        if (this.standbyWorker === standby) this.standbyWorker = undefined;
+        if (this.closingNow) return; // killed by close: not a failure worth a warning
         this.logger.warn('standby.failed', { reason: error.message.slice(0, 200) });
       },
     );
     void standby.exited.then(() => {
-      if (this.standby === standby) this.standby = undefined;
+      if (this.standbyWorker === standby) this.standbyWorker = undefined;
     });
   }
 
   /** Replaces the active worker when it dies while idle. */
   private watch(worker: WorkerHandle): void {
     void worker.exited.then(({ code, signal }) => {
-      if (this.current !== worker || this.closing || this.info === undefined) return;
-      this.logger.warn('worker.exited', { epoch: this.epoch, code, signal });
+      if (this.currentWorker !== worker || this.closingNow || this.workerInfo === undefined) return;
+      this.logger.warn('worker.exited', { epoch: this.currentEpoch, code, signal });
       if (this.operationActive()) return; // the active operation's own failure path replaces it
       void this.replace(worker, 'crash').then(() => {
-        if (this.closing) return;
-        this.recordInterruption('crash', this.stateOverride === 'unavailable' ? 'unknown' : 'reset');
+        if (this.closingNow) return;
+        this.recordInterruption('crash', this.override === 'unavailable' ? 'unknown' : 'reset');
       });
     });
   }
 
   private async doReplace(failed: WorkerHandle, reason: InterruptionKind): Promise<void> {
     const startedAt = performance.now();
-    if (this.stateOverride !== 'closed') this.stateOverride = 'recovering';
+    if (this.override !== 'closed') this.override = 'recovering';
     failed.kill();
-    let next = this.standby;
-    this.standby = undefined;
+    let next = this.standbyWorker;
+    this.standbyWorker = undefined;
     const fromStandby = next !== undefined && next.alive;
-    if (next === undefined || !next.alive) next = this.spawnWorker();
+    if (next === undefined || !next.alive) next = this.startWorker();
     this.replacementWorker = next;
     let info: WorkerInfo;
     try {
       info = await next.ready;
     } catch (error) {
       next.kill();
-      if (this.closing) return; // close() ended this start-up: nothing failed, nothing to retry
+      if (this.closingNow) return; // close() ended this start-up: nothing failed, nothing to retry
       if (!fromStandby) {
         // A cold start already had its full start-up bound: do not try again (that would double the bound).
         this.becomeUnavailable(`replacement worker failed to start: ${(error as Error).message}`);
         return;
       }
       this.logger.warn('replacement.standby_failed', { reason: (error as Error).message.slice(0, 200) });
-      next = this.spawnWorker();
+      next = this.startWorker();
       this.replacementWorker = next;
       try {
         info = await next.ready;
       } catch (coldError) {
         next.kill();
-        if (this.closing) return;
+        if (this.closingNow) return;
         this.becomeUnavailable(`replacement worker failed to start: ${(coldError as Error).message}`);
         return;
       }
     }
-    if (this.closing) {
+    if (this.closingNow) {
       next.kill();
       return;
     }
-    this.current = next;
-    this.info = info;
-    this.epoch += 1;
-    this.replacementStartupMs = Math.round(performance.now() - startedAt);
-    this.stateOverride = undefined;
+    this.currentWorker = next;
+    this.workerInfo = info;
+    this.currentEpoch += 1;
+    this.replacementMs = Math.round(performance.now() - startedAt);
+    this.override = undefined;
     this.watch(next);
-    this.logger.info('worker.replaced', { epoch: this.epoch, reason, replacementMs: this.replacementStartupMs });
-    for (const listener of this.epochListeners) listener({ epoch: this.epoch, reason });
+    this.logger.info('worker.replaced', { epoch: this.currentEpoch, reason, replacementMs: this.replacementMs });
+    for (const listener of this.epochListeners) listener({ epoch: this.currentEpoch, reason });
     this.ensureStandby();
   }
 }

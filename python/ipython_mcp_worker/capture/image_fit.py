@@ -1,9 +1,9 @@
 """Images the model can see: a PNG or JPEG too large to send, or larger than a model reads, is re-encoded smaller.
 
 Claude reads images up to 1,568 px on the long edge (larger ones are downscaled by the API anyway), and a display
-image above ``MAX_IMAGE_BASE64_CHARS`` used to be dropped, leaving the model ``<Figure size 2000x2000 …>``. With
+image above ``MAX_IMAGE_BASE64_CHARS`` cannot be sent, which would leave the model ``<Figure size 2000x2000 …>``. With
 Pillow in the worker's environment (matplotlib depends on it), ``fit_image`` downscales to 1,568 px, then tries
-PNG, then JPEG, halving the size until the image fits. Without Pillow the image is kept or dropped as before, and the
+PNG, then JPEG, halving the size until the image fits. Without Pillow the image is kept as it is or dropped, and the
 display's metadata says why. A note in the display's metadata (``ipython-mcp/resized``) says from what to what.
 """
 

@@ -93,7 +93,7 @@ class HeadTailSink:
     Why this split: the start of a long output says what ran (the command, its settings, the first lines), and a
     couple of KiB of it is enough for that; the end holds what the agent needs next (the final loss, a test summary,
     the last traceback), which is longer and matters more, so it gets three quarters. Output within ``limit`` is kept
-    whole, as before.
+    whole.
 
     ``on_text`` (progress streaming) is handed the first ``limit`` characters, as the prefix sink did, so progress
     notifications are unchanged. ``open_spill``, when given, is called once the output first outgrows ``limit``: the

@@ -7,7 +7,7 @@ call ``repr`` on the object, on default values and on annotations. ``signature_o
 nothing of the user's: plain functions and builtins. ``render`` formats a Signature as ``str()`` would, but shows
 default values and annotations only through reprs that are C code or built from static reads.
 
-When Python itself has no signature, ``NoSignature.reported`` is False (discovery shows none, as before); when
+When Python itself has no signature, ``NoSignature.reported`` is False (discovery shows none); when
 only user code could tell (a property ``__signature__``, a class whose metaclass hooks attribute access on a text
 signature path, ...), it is True and the message says why.
 """

@@ -24,10 +24,10 @@ from . import listing as namespace_listing
 from .names import FUNCTION_TYPES, KINDS, Names, classify
 from .runtime_names import RUNTIME_NAMES
 
-__all__ = ["FUNCTION_TYPES", "KINDS", "RUNTIME_NAMES", "Namespace", "classify", "describe_exception"]
+__all__ = ["FUNCTION_TYPES", "KINDS", "RUNTIME_NAMES", "NamespaceOperations", "classify", "describe_exception"]
 
 
-class Namespace(Names):
+class NamespaceOperations(Names):
     """The namespace operations of one shell (one module per section). Owner (main) thread only."""
 
     def list(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ IMAGE_MIME_TYPES = ("image/png", "image/jpeg")
 MAX_IMAGE_BASE64_CHARS = 2097152
 # 2^31 - 1: Node's longest timer delay in ms (a longer one fires at once), and the largest SyntaxError line number the worker reports.
 MAX_INT32 = 2147483647
-# The fields of execute's result that run_code replaces by one ordered output (bridge.py deletes them; operations.ts omits them).
+# The fields of execute's result that run_code replaces by one ordered output (bridge.py never builds them; operations.ts omits them from the schema).
 RUN_CODE_DROPPED_FIELDS = ("stdout", "stderr", "stdout_omitted_chars", "stderr_omitted_chars")
 # Every stable error code the parent and the worker use (error-codes.json).
 ERROR_CODE_LIST = ("runtime_busy", "queue_timeout", "runtime_closed", "runtime_unavailable", "operation_timeout", "operation_cancelled", "memory_limit", "invalid_request", "invalid_arguments", "message_too_large", "protocol_error", "name_not_found", "not_callable", "binding_failed", "call_raised", "result_not_json", "protected_name", "invalid_name", "name_collision", "unsupported_signature", "registry_full", "stale_registration", "tool_not_found", "startup_failed", "worker_crashed", "internal_error")

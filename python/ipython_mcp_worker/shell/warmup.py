@@ -4,8 +4,8 @@ The first traceback a shell renders costs tens of milliseconds of one-time work 
 stack_data (imports of stack_data, executing, pure_eval, asttokens and pygments' formatters, caches, the first parse
 of each source file it shows): 40-90 ms on a quiet machine, more with the CPUs busy, against 3-10 ms for every later
 one. An interrupt's response waits for that traceback, and the parent gives an interrupt a bounded grace period
-before it replaces the worker. The warm-up used to run the first time the worker idled 50 ms; a standby promoted
-inside that window (a replacement right after another) met a cold first interrupt, which under a loaded machine's
+before it replaces the worker. Warmed only once the worker idled, a standby promoted
+before that (a replacement right after another) would meet a cold first interrupt, which under a loaded machine's
 scheduling could outlast the grace and cost the namespace. Run before ``ready``, it costs every worker about 30 ms of
 start-up, which a standby pays in the background and a first worker pays before its first request.
 """
@@ -39,7 +39,7 @@ def warm_error_path(shell: Any) -> None:
             runner.send(None)
         except StopIteration:
             pass
-    except BaseException:  # noqa: BLE001, S110 - best effort: the first real traceback then pays the cost, as before
+    except BaseException:  # noqa: BLE001, S110 - best effort: the first real traceback then pays the cost
         pass
     finally:
         linecache.cache.pop(_FILENAME, None)

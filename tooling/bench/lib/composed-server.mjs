@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The composed floor: the least program with our composition (MCP client → Node server → Python child, four
-// wake-ups per call) and none of our code. A bare McpServer of the same SDK with one tool, execute({code}) (zod
-// input), whose handler writes one length-prefixed JSON frame to a Python child over a pipe and awaits its reply:
+// wake-ups per call) and none of our code. A bare SDK Server with one tool, execute({code}) (zod input), listed
+// as ours lists it (our recorded definition, output schema included, so the client checks the same schema), whose
+// handler writes one length-prefixed JSON frame to a Python child over a pipe and awaits its reply:
 // python/floor.py --frames, a plain IPython shell's run_cell configured like the run_cell floor (history off).
 // It answers in our execute result's shape: the recorded result (BENCH_SHAPED_RESULT, as for minimal-server.mjs)
 // with its text and structured content filled from the child's reply. BENCH_PYTHON is the child's interpreter;
@@ -13,18 +14,26 @@ import { startFrameChild } from './pipe-echo.mjs';
 
 const load = (path) => import(pathToFileURL(sdkFile(path)).href);
 // The zod the SDK itself imports (its sibling in the pnpm store), so its schema checks see one zod.
-const [{ McpServer }, { StdioServerTransport }, { z }] = await Promise.all([
-  load('dist/esm/server/mcp.js'),
+const [{ Server }, { StdioServerTransport }, types, { z }] = await Promise.all([
+  load('dist/esm/server/index.js'),
   load('dist/esm/server/stdio.js'),
+  load('dist/esm/types.js'),
   load('../../zod/index.js'),
 ]);
 
-const template = process.env.BENCH_SHAPED_RESULT ? JSON.parse(readFileSync(process.env.BENCH_SHAPED_RESULT, 'utf8')).result : {};
+const recorded = process.env.BENCH_SHAPED_RESULT ? JSON.parse(readFileSync(process.env.BENCH_SHAPED_RESULT, 'utf8')) : {};
+const template = recorded.result ?? {};
+// The tool as ours lists it (with its output schema, which an SDK client then checks every result against), else a
+// bare one.
+const tool = recorded.tool ?? { name: 'execute', description: 'Run Python in a plain IPython shell (bench floor).', inputSchema: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] } };
+const input = z.object({ code: z.string() });
 const child = startFrameChild(process.env.BENCH_PYTHON || 'python3', 'floor.py', ['--frames'], 'composed floor child');
-// One McpServer per connection: over stdio one; over HTTP (BENCH_HTTP=1) one per session, as the SDK requires.
+// One Server per connection: over stdio one; over HTTP (BENCH_HTTP=1) one per session, as the SDK requires.
 const newServer = () => {
-  const server = new McpServer({ name: 'bench-composed', version: '1.0.0' });
-  server.registerTool('execute', { description: 'Run Python in a plain IPython shell (bench floor).', inputSchema: { code: z.string() } }, async ({ code }) => {
+  const server = new Server({ name: 'bench-composed', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools: [tool] }));
+  server.setRequestHandler(types.CallToolRequestSchema, async (request) => {
+    const { code } = input.parse(request.params.arguments ?? {});
     const reply = JSON.parse(await child.request(Buffer.from(JSON.stringify({ code }))));
     return {
       ...template,

@@ -592,7 +592,7 @@ export function goalRows(results) {
       comparison = `${separate} (medians of separate loops, same run)`;
     }
     rows.push(
-      row(`${rows.length === 0 ? 'goal ratio (issue 18): ' : '  '}${label.trim()}`, {
+      row(`${rows.length === 0 ? 'goal ratio: ' : '  '}${label.trim()}`, {
         value: formatRatio(over),
         goal: goal === null ? '(decomposition)' : `≤ ${goal.toFixed(2)}×`,
         verdict: goal === null ? '' : over <= goal ? MET : MISSED,

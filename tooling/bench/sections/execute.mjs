@@ -210,6 +210,8 @@ export async function startComposed(ctx, shapeFile, label) {
   const server = await startServer(ctx.modules, { args: [COMPOSED_SERVER], env: { BENCH_SHAPED_RESULT: shapeFile, BENCH_PYTHON: ctx.python }, label });
   const call = async () => checkExecuteResult(await server.call('execute', { code: CELL }));
   try {
+    // As for ours: the client knows the tool's output schema, and checks every result against it.
+    await server.client.listTools();
     await call();
   } catch (error) {
     await server.close();

@@ -218,6 +218,7 @@ async function startComposedHttpFloor(ctx, file) {
   });
   try {
     const call = async () => checkExecuteResult(await server.call('execute', { code: CELL }));
+    await server.client.listTools();
     await block(call, 0, ctx.n.warmup);
     for (const pid of server.children()) track(pid, 'composed HTTP floor: run_cell child');
     return mcpLoop('httpComposedFloor', server, call);
