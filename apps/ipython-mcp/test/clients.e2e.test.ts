@@ -21,7 +21,7 @@ import {
 } from './fixtures/processes.js';
 
 const STABLE_TOOLS = [
-  'call_function', 'execute', 'inspect', 'list', 'register_tool', 'reload', 'remove', 'reset', 'runtime_status', 'search', 'unregister_tool',
+  'call_function', 'execute', 'inspect', 'job', 'list', 'register_tool', 'reload', 'remove', 'reset', 'runtime_status', 'search', 'unregister_tool',
 ];
 
 const scratch = mkdtempSync(join(tmpdir(), 'ipython-mcp-clients-'));
@@ -206,7 +206,7 @@ describe('MCP Inspector CLI', () => {
     return JSON.parse(result.stdout) as Record<string, any>;
   }
 
-  it('lists the eleven stable tools', async () => {
+  it('lists the twelve stable tools', async () => {
     const listed = await inspect(['--method', 'tools/list']);
     expect((listed.tools as Array<{ name: string }>).map((tool) => tool.name).sort()).toEqual(STABLE_TOOLS);
   });

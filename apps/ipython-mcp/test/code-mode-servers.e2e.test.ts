@@ -72,8 +72,8 @@ describe('code-mode over the fixture server and ipython-mcp', () => {
     expect(text).toContain('def echo_json(*, value: Any) -> Any:');
     expect(text).toContain('def a_echo(*, text: str)');
     expect(text).not.toContain('def b_fail(');
-    // ipython-mcp's eleven tools; `list` is a builtin, so it is `list_`.
-    for (const name of ['execute', 'call_function', 'list_', 'search', 'inspect', 'reload', 'remove', 'reset', 'register_tool', 'unregister_tool', 'runtime_status']) {
+    // ipython-mcp's twelve tools; `list` is a builtin, so it is `list_`.
+    for (const name of ['execute', 'call_function', 'list_', 'search', 'inspect', 'reload', 'remove', 'reset', 'register_tool', 'unregister_tool', 'job', 'runtime_status']) {
       expect(text).toContain(`def ${name}(`);
     }
     expect(text).toMatch(/- broken: NOT AVAILABLE \(it did not start/);

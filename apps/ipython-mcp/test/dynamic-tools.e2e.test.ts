@@ -455,7 +455,7 @@ describe('a client with a tools/list_changed handler', () => {
     await s.notifiedAfter(before);
     expect(await s.revision()).toBeGreaterThan(revision);
     const names = await s.listNames();
-    expect(names.filter((name) => !['execute', 'call_function', 'list', 'search', 'inspect', 'reload', 'remove', 'reset', 'register_tool', 'unregister_tool', 'runtime_status'].includes(name))).toEqual([]);
+    expect(names.filter((name) => !['execute', 'call_function', 'list', 'search', 'inspect', 'reload', 'remove', 'reset', 'register_tool', 'unregister_tool', 'job', 'runtime_status'].includes(name))).toEqual([]);
     for (const cached of ['survivor', 'add', 'collide']) {
       expect(errorOf(await s.server.call(cached, { a: 1 })).code).toBe('stale_registration');
     }
@@ -642,10 +642,10 @@ describe('discovery cost', () => {
     const sdk = async (): Promise<number> => (await s.server.client.listTools()).tools.length;
     // Baseline: the MCP round trip alone (runtime_status never reaches the worker).
     const lines = [await measure('runtime_status round trip', 1, async () => ((await s.server.structured('runtime_status')) ? 1 : 0))];
-    lines.push(await measure('tools/list request, 0 dynamic tools', 11, raw));
+    lines.push(await measure('tools/list request, 0 dynamic tools', 12, raw));
     for (let index = 0; index < 100; index += 1) structuredOf(await s.register(`tool_${index}`));
-    lines.push(await measure('tools/list request, 100 dynamic tools', 111, raw));
-    lines.push(await measure('Client.listTools(), 100 dynamic tools', 111, sdk));
+    lines.push(await measure('tools/list request, 100 dynamic tools', 112, raw));
+    lines.push(await measure('Client.listTools(), 100 dynamic tools', 112, sdk));
     process.stderr.write(`[bench] discovery in a 100k-name namespace (11 rounds each)\n${lines.map((line) => `[bench]   ${line}\n`).join('')}`);
     expect(structuredOf(await s.server.call('tool_99', { a: 1 })).value).toBe(100);
   });

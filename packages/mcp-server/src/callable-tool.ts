@@ -23,6 +23,10 @@ export interface CallableTool {
   readonly rules: ResultRules;
   /** Whether `timeout_seconds` is taken off the arguments as the call's deadline. */
   readonly takesDeadline: boolean;
+  /** Whether `detach_after_seconds` is taken off the arguments (detached-cells.ts). */
+  readonly detachable: boolean;
+  /** Without an operation: what the server answers from. */
+  readonly answeredFrom: 'status' | 'detached' | undefined;
   /** Checks the arguments (the deadline already taken off). */
   check(args: Json): CheckedArguments;
   /** The worker operation; `null` when the server answers itself (runtime_status). */
@@ -51,6 +55,8 @@ export function stableCallable(tool: StableToolDefinition, catalog: DynamicCatal
     name: tool.name,
     rules: tool,
     takesDeadline: tool.takesDeadline === true,
+    detachable: tool.detachable === true,
+    answeredFrom: tool.answeredFrom,
     check(args) {
       // The usual well-formed execute skips zod (plainInput); anything else is checked by the tool's model.
       const plain = tool.plainInput?.(args);
@@ -95,6 +101,8 @@ export function dynamicCallable(entry: DynamicEntry, name: string, catalog: Dyna
     rules: DYNAMIC_TOOL_RESULT,
     // Unless the function takes a `timeout_seconds` of its own: then it is the function's.
     takesDeadline: !takesOwnTimeout(entry.registration.input_schema),
+    detachable: false,
+    answeredFrom: undefined,
     check(args) {
       if (entry.validate(args)) return { ok: true, data: args };
       const errors = (entry.validate.errors ?? []).slice(0, 5);

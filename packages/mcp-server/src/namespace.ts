@@ -159,7 +159,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
     ...(options.reportSessions ? { namespace: name, sessions: sessions.size } : {}),
   });
   const maxTimeoutSeconds = settings.maxOperationTimeoutSeconds;
-  const caller = new ToolCaller({ runtime, catalog, journal, restore, status, maxTimeoutSeconds });
+  const caller = new ToolCaller({ runtime, catalog, journal, restore, status, maxTimeoutSeconds, namespace: name });
   return {
     name,
     runtime,
@@ -176,6 +176,8 @@ export function createNamespace(options: NamespaceOptions): Namespace {
     },
     async close() {
       await runtime.close();
+      // Detached cells ended with the runtime (their calls answered runtime_closed); nothing keeps their results.
+      caller.detached.close();
       await journal?.close();
       const open = [...sessions];
       sessions.clear();

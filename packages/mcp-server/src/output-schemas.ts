@@ -62,6 +62,11 @@ export const COMPACT_EXECUTE: z.ZodObject = withDefaults(OPERATIONS.execute.resu
   error: withDefaults(cellError.omit({ full_traceback: true }), EXECUTE_ERROR_DEFAULTS, {
     traceback: z.string().describe('Library frames one line each; whole: _meta["ipython-mcp/traceback"].'),
   }).nullable(),
+}).extend({
+  // A cell still running at detach_after_seconds (detached-cells.ts): its handle and its output so far.
+  status: z.enum(['ok', 'error', 'running']).default('ok'),
+  job: z.string().optional().describe('status "running": the handle to pass to the job tool.'),
+  elapsed_s: z.number().nonnegative().optional().describe('status "running": seconds since the cell started.'),
 });
 
 /** A value result (call_function, dynamic tools): compactValue's shape. */
@@ -143,6 +148,15 @@ export function output(properties: Json, required: string[], failureFields: Json
     anyOf: [{ required }, { required: ['error', ...Object.keys(failureFields)], properties: { error: errorSchema, ...failureFields } }],
     additionalProperties: true,
   };
+}
+
+/**
+ * `schema` (a compact output schema) with a third shape beside a result and a failure: a call still running at its
+ * `detach_after_seconds` (detached-cells.ts), which says `status: "running"` and its `job` handle.
+ */
+export function withRunningShape(schema: Json): Json {
+  const running = { required: ['status', 'job'], properties: { status: { const: 'running' } } };
+  return { ...schema, anyOf: [...(schema.anyOf as Json[]), running] };
 }
 
 /** Part of runtime_status's schema, which describes the server's own state rather than a worker result. */

@@ -1,6 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { timeoutProperty } from './call-deadline.js';
+import { detachProperty } from './detached-cells.js';
 import { pruneSchema } from './schema-prune.js';
 import type { StableToolDefinition } from './tool-definition.js';
 
@@ -32,6 +33,7 @@ function nullableAsTypeList(node: Record<string, unknown>): Record<string, unkno
 export function toMcpTool(tool: StableToolDefinition, maxTimeoutSeconds: number): Tool {
   const inputSchema = publishedInputSchema(tool.input);
   if (tool.takesDeadline === true) inputSchema.properties = { ...inputSchema.properties, timeout_seconds: timeoutProperty(maxTimeoutSeconds) };
+  if (tool.detachable === true) inputSchema.properties = { ...inputSchema.properties, detach_after_seconds: detachProperty() };
   return {
     name: tool.name,
     title: tool.title,

@@ -19,7 +19,7 @@ import {
   compactValue,
   compactWith,
 } from './compact-result.js';
-import { COMPACT_EXECUTE, compactOutputSchema, flag, listingResult, trueFlagsSchema, valueResult, withDefaults } from './output-schemas.js';
+import { COMPACT_EXECUTE, compactOutputSchema, flag, listingResult, trueFlagsSchema, valueResult, withDefaults, withRunningShape } from './output-schemas.js';
 import { executeText, jsonText, valueText } from './result-text.js';
 import { defineStableTools, type StableToolDefinition } from './tool-definition.js';
 
@@ -62,13 +62,15 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     annotations: { readOnly: false, openWorld: true },
     op: 'execute',
     takesDeadline: true,
+    detachable: true,
     journal: 'cell',
     description:
       'Run Python, magics and `!` shell in the persistent IPython namespace. Returns stdout/stderr (bounded, with ' +
-      'omitted counts), the last value, displays/images and errors. Long work: set timeout_seconds.',
+      'omitted counts), the last value, displays/images and errors. Long work: timeout_seconds; detach_after_seconds ' +
+      'returns a job handle.',
     input: z.object({ code: z.string() }).strict(),
     plainInput: plainExecuteInput,
-    outputSchema: compactOutputSchema(COMPACT_EXECUTE, EXECUTE_FAILURE),
+    outputSchema: withRunningShape(compactOutputSchema(COMPACT_EXECUTE, EXECUTE_FAILURE)),
     compact: compactExecute,
     text: executeText,
     cellContent: true,
@@ -218,11 +220,34 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     // Unregister's own fields (remove's `unknown` lists namespace names, not tools).
     withdrawnTools: (result) => [...stringList(result.unregistered), ...stringList(result.unknown)],
   },
+  job: {
+    name: 'job',
+    title: 'Detached cell',
+    annotations: { readOnly: false },
+    op: null,
+    answeredFrom: 'detached',
+    journal: 'none',
+    description:
+      'A detached cell: output so far; wait_seconds: its execute result once done; stop: interrupt (names kept).',
+    input: z
+      .object({
+        job: z.string().min(1).max(200),
+        // The upper bound is checked, not published (the tool list goes out with every model request).
+        wait_seconds: z.number().min(0).optional().refine((value) => value === undefined || value <= 600, 'at most 600 seconds'),
+        stop: z.boolean().optional(),
+      })
+      .strict(),
+    // A running cell's look, or the finished call's own result (execute's): any object.
+    outputSchema: { type: 'object', additionalProperties: true },
+    compact: (full) => full,
+    text: jsonText,
+  },
   runtime_status: {
     name: 'runtime_status',
     title: 'Runtime status',
     annotations: { readOnly: true },
     op: null,
+    answeredFrom: 'status',
     journal: 'none',
     description:
       'Worker state, epoch, queue, running call, last interruption, memory; answers even while code runs.',
@@ -259,7 +284,7 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
 /** One stable tool name. */
 export type StableToolName = keyof typeof STABLE_TOOL_DEFINITIONS;
 
-/** The eleven stable tool names, in the order tools/list publishes them. */
+/** The stable tool names (the seed's eleven and job), in the order tools/list publishes them. */
 export const STABLE_TOOL_NAMES: readonly StableToolName[] = Object.freeze(Object.keys(STABLE_TOOL_DEFINITIONS) as StableToolName[]);
 
 /** Every stable tool, in the order tools/list publishes them. */

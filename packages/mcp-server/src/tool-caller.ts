@@ -3,6 +3,7 @@ import type { OperationName, OperationParams } from '@ipython-mcp/protocol';
 import type { OperationMeta, RunOptions, Runtime } from '@ipython-mcp/worker-supervisor';
 import { takeTimeout } from './call-deadline.js';
 import { dynamicCallable, stableCallable, staleOrUnknown, type CallableTool } from './callable-tool.js';
+import { DetachedCells, OutputTail, takeDetach, type DetachedLimits, type JobRequest } from './detached-cells.js';
 import type { DynamicCatalog } from './dynamic-catalog.js';
 import type { JournalRecorder } from './journal-recorder.js';
 import { progressReporter } from './progress.js';
@@ -21,6 +22,10 @@ export interface ToolCallerParts {
   status: () => Record<string, unknown>;
   /** The largest `timeout_seconds` a call may ask for. */
   maxTimeoutSeconds: number;
+  /** The namespace's name: every detached cell's handle starts with it. */
+  namespace: string;
+  /** Bounds on detached cells' results kept unread (defaults: detached-cells.ts). */
+  detachedLimits?: DetachedLimits | undefined;
 }
 
 /** One tools/call as the session received it. */
@@ -44,8 +49,12 @@ export class ToolCaller {
   /** The stable tools, made callable once: a call allocates nothing to find one. */
   private readonly stable: ReadonlyMap<string, CallableTool>;
 
+  /** The cells detached from this namespace's calls, and their results until read. */
+  readonly detached: DetachedCells;
+
   constructor(private readonly parts: ToolCallerParts) {
     this.stable = new Map(STABLE_TOOLS.map((tool) => [tool.name, stableCallable(tool, parts.catalog)]));
+    this.detached = new DetachedCells(parts.namespace, parts.detachedLimits);
   }
 
   async call(request: ToolCallRequest): Promise<CallToolResult> {
@@ -63,16 +72,75 @@ export class ToolCaller {
       args = taken.args;
       if (taken.timeoutMs !== undefined) runOptions.timeoutMs = taken.timeoutMs;
     }
+    let detachMs: number | undefined;
+    if (tool.detachable) {
+      const taken = takeDetach(args, this.parts.maxTimeoutSeconds);
+      if (!taken.ok) return results.failure(tool.rules, { code: 'invalid_arguments', message: `invalid arguments for ${tool.name}: ${taken.message}`, details: taken.details });
+      args = taken.args;
+      detachMs = taken.detachMs;
+    }
     const checked = tool.check(args);
     if (!checked.ok) return results.failure(tool.rules, checked.failure);
-    if (tool.op === null) return results.success(tool.rules, this.parts.status());
+    if (tool.op === null) {
+      if (tool.answeredFrom === 'detached') return this.answerJob(tool, checked.data as unknown as JobRequest, request);
+      return results.success(tool.rules, this.parts.status());
+    }
     const progress = tool.streams ? progressReporter(request.progressToken, request.sendNotification) : undefined;
     if (progress) runOptions.onEvent = progress.onEvent;
     try {
+      if (detachMs !== undefined) return await this.runDetachable(tool, checked.data, runOptions, { request, detachMs, progress });
       return await this.run(tool, checked.data, runOptions, results);
     } finally {
       if (progress) await progress.settle();
     }
+  }
+
+  /**
+   * Runs a call that may detach: it runs on a signal of its own (the request's cancellation stops it until it
+   * detaches; after that only the job tool does), with its output's tail kept. Finished within `detachMs`, its
+   * result is the answer; otherwise the answer is a handle and a look at it, and the call goes on.
+   */
+  private async runDetachable(
+    tool: CallableTool,
+    data: Record<string, unknown>,
+    runOptions: RunOptions,
+    context: { request: ToolCallRequest; detachMs: number; progress: ReturnType<typeof progressReporter> },
+  ): Promise<CallToolResult> {
+    const { request, detachMs, progress } = context;
+    const stop = new AbortController();
+    const cancel = () => stop.abort(request.signal.reason);
+    request.signal.addEventListener('abort', cancel, { once: true });
+    const tail = new OutputTail();
+    const startedAt = performance.now();
+    const epoch = this.parts.runtime.epoch;
+    runOptions.signal = stop.signal;
+    runOptions.onEvent = (event) => {
+      tail.add(event);
+      progress?.onEvent(event);
+    };
+    const running = this.run(tool, data, runOptions, request.results);
+    let timer: NodeJS.Timeout | undefined;
+    const detachAt = new Promise<undefined>((resolve) => {
+      timer = setTimeout(resolve, detachMs, undefined);
+    });
+    try {
+      const finished = await Promise.race([running, detachAt]);
+      if (finished !== undefined) return finished;
+    } finally {
+      clearTimeout(timer);
+      request.signal.removeEventListener('abort', cancel);
+    }
+    const job = this.detached.adopt({ epoch, startedAt, tail, stop, running });
+    const look = this.detached.running(job);
+    return { content: [{ type: 'text', text: look.text }], structuredContent: look.structured };
+  }
+
+  /** The job tool: a look at a detached cell, its whole result once done, or a refusal for a bad handle. */
+  private async answerJob(tool: CallableTool, job: JobRequest, request: ToolCallRequest): Promise<CallToolResult> {
+    const answer = await this.detached.answer(job, this.parts.runtime.epoch, request.signal);
+    if (answer.kind === 'result') return answer.result;
+    if (answer.kind === 'refused') return request.results.failure(tool.rules, answer.failure);
+    return { content: [{ type: 'text', text: answer.text }], structuredContent: answer.structured };
   }
 
   /** The tool by its name: a stable tool, a dynamic one from the catalog snapshot, or the answer for a stale one. */

@@ -77,6 +77,13 @@ export interface StableToolDefinition<Name extends string = string> extends Resu
   readonly op: OperationName | null;
   /** Takes the optional per-call deadline `timeout_seconds` (call-deadline.ts), bounded by the server's setting. */
   readonly takesDeadline?: true | undefined;
+  /**
+   * Takes the optional `detach_after_seconds` (detached-cells.ts): a call still running then answers with a handle
+   * and goes on. Only a tool whose output schema has the running shape (`status: "running"`, `job`) may.
+   */
+  readonly detachable?: true | undefined;
+  /** For a tool without an operation: what the server answers from (its runtime status, or its detached cells). */
+  readonly answeredFrom?: 'status' | 'detached' | undefined;
   /** Dynamic tool names a successful result withdrew: the catalog forgets them (plain unknown tools, not stale). */
   readonly withdrawnTools?: ((result: Json) => string[]) | undefined;
   readonly journal: JournalPolicy;

@@ -11,7 +11,7 @@ export const MAX_INT32 = 2147483647;
 /** The fields of execute's result that run_code replaces by one ordered output (bridge.py never builds them; operations.ts omits them from the schema). */
 export const RUN_CODE_DROPPED_FIELDS = ["stdout","stderr","stdout_omitted_chars","stderr_omitted_chars"] as const;
 /** Every stable error code the parent and the worker use (error-codes.json). */
-export const ERROR_CODE_LIST = ["runtime_busy","queue_timeout","runtime_closed","runtime_unavailable","operation_timeout","operation_cancelled","memory_limit","invalid_request","invalid_arguments","message_too_large","protocol_error","name_not_found","not_callable","binding_failed","call_raised","result_not_json","protected_name","invalid_name","name_collision","unsupported_signature","registry_full","stale_registration","tool_not_found","startup_failed","worker_crashed","internal_error"] as const;
+export const ERROR_CODE_LIST = ["runtime_busy","queue_timeout","runtime_closed","runtime_unavailable","operation_timeout","operation_cancelled","memory_limit","invalid_request","invalid_arguments","message_too_large","protocol_error","name_not_found","not_callable","binding_failed","call_raised","result_not_json","protected_name","invalid_name","name_collision","unsupported_signature","registry_full","stale_registration","tool_not_found","job_not_found","startup_failed","worker_crashed","internal_error"] as const;
 /** Codes whose operation never ran, so the caller may simply try again (error-codes.json). */
 export const RETRYABLE_ERROR_CODE_LIST = ["runtime_busy","queue_timeout"] as const;
 /** IPython's own bindings in the user namespace (runtime-names.json). */
