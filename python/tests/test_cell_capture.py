@@ -8,6 +8,7 @@ pytest's process) with a capture of its own making and checks that every part of
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -144,7 +145,9 @@ def test_the_owner_honours_a_capture_it_was_handed(tmp_path):
     report_path = tmp_path / "report.json"
     script = tmp_path / "own_capture.py"
     script.write_text(OWN_CAPTURE)
-    completed = subprocess.run([sys.executable, str(script), str(report_path)], cwd=str(PYTHON_ROOT),
+    # The worker package from this checkout, also in an interpreter where it is not installed (the release matrix).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(PYTHON_ROOT), os.environ.get("PYTHONPATH")]))}
+    completed = subprocess.run([sys.executable, str(script), str(report_path)], cwd=str(PYTHON_ROOT), env=env,
                                capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0, completed.stderr
     report = json.loads(report_path.read_text())
