@@ -1,4 +1,4 @@
-// The 47-tool set of the Code Mode context issue: three reference MCP servers from the npm registry
+// The tool set of the Code Mode context issue (47 tools then, 48 since ipython-mcp has `job`): three reference MCP servers from the npm registry
 // (@modelcontextprotocol/server-filesystem, -memory, -everything) plus ipython-mcp itself, as a servers file for
 // `ipython-mcp code-mode --servers FILE`, and the tool-list sizes a model reads through each way of serving them.
 // The npm servers are installed once into the test suites' client cache (the same place and layout as
