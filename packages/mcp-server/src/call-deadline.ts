@@ -37,20 +37,34 @@ export type TakenTimeout =
   | { ok: true; args: Record<string, unknown>; timeoutMs: number | undefined }
   | { ok: false; message: string; details: Record<string, unknown> };
 
+/** What {@link takeSeconds} found: the other arguments and the value in ms, or the problem. */
+export type TakenSeconds =
+  | { ok: true; args: Record<string, unknown>; ms: number | undefined }
+  | { ok: false; message: string; details: Record<string, unknown> };
+
+/**
+ * Takes the seconds argument `name` out of `args` and checks it: a finite number above 0 and at most `maxSeconds`
+ * (`bound` names the setting behind it, for the message). Absent, `ms` is undefined. `args` itself is never changed.
+ */
+export function takeSeconds(args: Record<string, unknown>, name: string, maxSeconds: number, bound = ''): TakenSeconds {
+  if (!Object.hasOwn(args, name)) return { ok: true, args, ms: undefined };
+  const { [name]: value, ...rest } = args;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > maxSeconds) {
+    const got = typeof value === 'number' ? String(value) : value === null ? 'null' : `a ${Array.isArray(value) ? 'list' : typeof value}`;
+    return {
+      ok: false,
+      message: `${name} must be a number of seconds above 0 and at most ${maxSeconds}${bound ? ` (${bound})` : ''}, got ${got}`,
+      details: { path: name, maximum: maxSeconds },
+    };
+  }
+  return { ok: true, args: rest, ms: value * 1000 };
+}
+
 /**
  * Takes `timeout_seconds` out of `args` and checks it: a finite number above 0 and at most `maxSeconds`. Absent,
  * the call keeps the server's deadline (`timeoutMs` undefined). `args` itself is never changed.
  */
 export function takeTimeout(args: Record<string, unknown>, maxSeconds: number): TakenTimeout {
-  if (!Object.hasOwn(args, TIMEOUT_ARGUMENT)) return { ok: true, args, timeoutMs: undefined };
-  const { [TIMEOUT_ARGUMENT]: value, ...rest } = args;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > maxSeconds) {
-    const got = typeof value === 'number' ? String(value) : value === null ? 'null' : `a ${Array.isArray(value) ? 'list' : typeof value}`;
-    return {
-      ok: false,
-      message: `${TIMEOUT_ARGUMENT} must be a number of seconds above 0 and at most ${maxSeconds} (IPYTHON_MCP_MAX_OPERATION_TIMEOUT_SECONDS), got ${got}`,
-      details: { path: TIMEOUT_ARGUMENT, maximum: maxSeconds },
-    };
-  }
-  return { ok: true, args: rest, timeoutMs: value * 1000 };
+  const taken = takeSeconds(args, TIMEOUT_ARGUMENT, maxSeconds, 'IPYTHON_MCP_MAX_OPERATION_TIMEOUT_SECONDS');
+  return taken.ok ? { ok: true, args: taken.args, timeoutMs: taken.ms } : taken;
 }

@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { WorkerEvent } from '@ipython-mcp/protocol';
 import type { OperationFailure } from '@ipython-mcp/worker-supervisor';
+import { takeSeconds } from './call-deadline.js';
 
 /**
  * Detached cells: an `execute` that asks for `detach_after_seconds` and is still running then returns a handle
@@ -28,17 +29,8 @@ export type TakenDetach =
 
 /** Takes `detach_after_seconds` out of `args` and checks it: a finite number above 0 and at most `maxSeconds`. */
 export function takeDetach(args: Record<string, unknown>, maxSeconds: number): TakenDetach {
-  if (!Object.hasOwn(args, DETACH_ARGUMENT)) return { ok: true, args, detachMs: undefined };
-  const { [DETACH_ARGUMENT]: value, ...rest } = args;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > maxSeconds) {
-    const got = typeof value === 'number' ? String(value) : value === null ? 'null' : `a ${Array.isArray(value) ? 'list' : typeof value}`;
-    return {
-      ok: false,
-      message: `${DETACH_ARGUMENT} must be a number of seconds above 0 and at most ${maxSeconds}, got ${got}`,
-      details: { path: DETACH_ARGUMENT, maximum: maxSeconds },
-    };
-  }
-  return { ok: true, args: rest, detachMs: value * 1000 };
+  const taken = takeSeconds(args, DETACH_ARGUMENT, maxSeconds);
+  return taken.ok ? { ok: true, args: taken.args, detachMs: taken.ms } : taken;
 }
 
 /** Characters of each stream a look at a running cell shows: its end, where the latest lines are. */

@@ -45,8 +45,8 @@ const REPLY_BOUND_MS = 10_000;
  * promises. Every case ends every worker it started.
  *
  * ```ts
- * for (const contractCase of workerBackendContract(() => subject)) {
- *   it.skipIf(contractCase.skip !== undefined)(contractCase.name, contractCase.run, contractCase.timeoutMs);
+ * for (const contractCase of workerBackendContract(() => subject).filter((each) => each.skip === undefined)) {
+ *   it(contractCase.name, contractCase.run, contractCase.timeoutMs);
  * }
  * ```
  */
