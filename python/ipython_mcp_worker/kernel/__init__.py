@@ -25,14 +25,11 @@ from typing import Any
 from .. import __version__
 from ..ipc.channel import Channel
 from ..ipc.codec import CODEC_JSON
-from ..protocol.constants import PROTOCOL_VERSION
+from ..protocol.constants import OPERATION_FACTS, PROTOCOL_VERSION
 from ..protocol.errors import OpError
 
 COMM_TARGET = "_ipython_mcp_worker"
 METADATA_KEY = "ipython_mcp"
-# Operations that call back into the host mid-operation (Code Mode): a kernel's shell channel is busy running the
-# operation, so the answer could never arrive.
-_HOST_CALLBACK_OPS = frozenset({"define_tools", "run_code"})
 
 
 class _CommChannel(Channel):
@@ -153,7 +150,9 @@ class KernelSide:
             return
         op = data.get("op")
         request_id = data.get("id")
-        if op in _HOST_CALLBACK_OPS and isinstance(request_id, int):
+        facts = OPERATION_FACTS.get(op) if isinstance(op, str) else None
+        # Its host's answers would arrive on the shell channel, which is busy running the operation itself.
+        if facts is not None and facts.calls_host and isinstance(request_id, int):
             self.channel.send({"type": "response", "id": request_id, "ok": False, "error": {
                 "code": "invalid_request",
                 "message": f"{op} calls back into the host mid-operation, which is not available in a Jupyter kernel"}})
