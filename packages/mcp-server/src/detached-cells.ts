@@ -82,8 +82,13 @@ interface Job {
   /** Settles with the call's result (a failure result included); never rejects. */
   readonly done: Promise<CallToolResult>;
   result?: CallToolResult;
+  /** When the call settled (performance.now()). */
+  endedAt?: number;
   bytes: number;
 }
+
+/** A detached call as {@link DetachedCells.peek} shows it, without reading its result. */
+export type DetachedJob = Readonly<Pick<Job, 'id' | 'startedAt' | 'stop' | 'done' | 'result' | 'endedAt'>>;
 
 /** What `job` was asked: a handle, how long to wait for the end (0: just look), and whether to stop the cell. */
 export interface JobRequest {
@@ -132,6 +137,7 @@ export class DetachedCells {
     this.jobs.set(id, job);
     void done.then((result) => {
       job.result = result;
+      job.endedAt = performance.now();
       job.bytes = Buffer.byteLength(JSON.stringify(result));
       this.keepWithinBounds();
     });
@@ -161,6 +167,16 @@ export class DetachedCells {
     this.jobs.delete(job.id);
     this.remember(job.id, 'read');
     return { kind: 'result', result: job.result };
+  }
+
+  /** A running or finished-unread call, without reading it (MCP tasks report its state: cell-tasks.ts). */
+  peek(id: string): DetachedJob | undefined {
+    return this.jobs.get(id);
+  }
+
+  /** The handles of the running and finished-unread calls, oldest first. */
+  handles(): string[] {
+    return [...this.jobs.keys()];
   }
 
   /** Forgets every cell (the namespace closed: the runtime answered the running ones runtime_closed). */
