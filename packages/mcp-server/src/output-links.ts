@@ -1,0 +1,80 @@
+import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/sdk/types.js';
+import type { OutputResources } from './output-resources.js';
+import { CHARS_PER_TOKEN, INLINE_IMAGE_TOKEN_BUDGET, RESULT_TOKEN_BUDGET, cutLongStrings, imageTokens, resultTokens } from './result-budget.js';
+
+type Json = Record<string, unknown>;
+
+/** The reference tool-result.ts leaves in the structured content where an image's base64 was. */
+const IMAGE_REFERENCE = /^\[image (\d+): ([^,\]]+), (\d+) base64 characters, returned as MCP image content\]$/;
+
+/** Rewrites the references to the images in `moved` (1-based) to name their links instead. */
+function retarget(value: unknown, moved: Map<number, string>, depth: number): void {
+  if (depth > 8 || value === null || typeof value !== 'object') return;
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item === 'string') {
+      const match = IMAGE_REFERENCE.exec(item);
+      const uri = match === null ? undefined : moved.get(Number(match[1]));
+      if (match !== null && uri !== undefined) (value as Json)[key] = `[image ${match[1]}: ${match[2]}, ${match[3]} base64 characters, returned as resource link ${uri}]`;
+    } else {
+      retarget(item, moved, depth + 1);
+    }
+  }
+}
+
+/**
+ * Gives a written result its resource links (output-resources.ts), in place: one per image (after the images), one
+ * per spill file the structured content names; then holds the result within what a client's tool-result cap allows
+ * (result-budget.ts). Images past the inline budget go as links only; if the result still needs more, the whole
+ * structured content is kept as a resource and its longest strings are cut, each ending with a note naming it.
+ * `text` writes the model's text block from the structured content.
+ */
+export function linkOutputs(result: CallToolResult, structured: Json, text: (structured: Json) => string, outputs: OutputResources): void {
+  const links: ResourceLink[] = [];
+  const kept: CallToolResult['content'] = [];
+  const moved = new Map<number, string>();
+  let imageNumber = 0;
+  let inlineTokens = 0;
+  for (const block of result.content) {
+    if (block.type !== 'image') {
+      kept.push(block);
+      continue;
+    }
+    imageNumber += 1;
+    const link = outputs.keepImage(block.mimeType, block.data, imageNumber);
+    links.push(link);
+    const tokens = imageTokens(Buffer.from(block.data, 'base64'));
+    if (inlineTokens + tokens <= INLINE_IMAGE_TOKEN_BUDGET) {
+      inlineTokens += tokens;
+      kept.push(block);
+    } else {
+      moved.set(imageNumber, link.uri);
+    }
+  }
+  for (const stream of ['stdout', 'stderr']) {
+    const path = structured[`${stream}_spill`];
+    const link = typeof path === 'string' ? outputs.spillLink(path, stream) : undefined;
+    if (link !== undefined) links.push(link);
+  }
+  if (moved.size > 0) retarget(structured, moved, 0);
+  result.content = [...kept, ...links];
+  const textAt = result.content.findIndex((block) => block.type === 'text');
+  const rewrite = (): void => {
+    if (textAt >= 0) result.content[textAt] = { type: 'text', text: text(structured) };
+  };
+  if (moved.size > 0) rewrite();
+  const over = resultTokens(result) - RESULT_TOKEN_BUDGET;
+  if (over > 0) fitWithin(result, structured, rewrite, outputs, over);
+}
+
+/** Cuts long strings until the result is within the budget; the whole structured content is kept as a resource first. */
+function fitWithin(result: CallToolResult, structured: Json, rewrite: () => void, outputs: OutputResources, over: number): void {
+  const whole = outputs.keepResult(JSON.stringify(structured));
+  const note = (omitted: number): string => `…[${omitted} more characters cut to fit the client's result cap; whole result: ${whole.uri}]`;
+  let excess = over * CHARS_PER_TOKEN;
+  for (let round = 0; round < 8 && excess > 0; round += 1) {
+    if (!cutLongStrings(structured, excess + 512, note)) break;
+    rewrite();
+    excess = (resultTokens({ ...result, content: [...result.content, whole] }) - RESULT_TOKEN_BUDGET) * CHARS_PER_TOKEN;
+  }
+  result.content = [...result.content, whole];
+}
