@@ -4,7 +4,7 @@
 // the same links over stdio and on a detached cell's result; and the largest result the default bounds allow stays
 // within Claude Code's 25,000-token cap on a tool result.
 import { execFile } from 'node:child_process';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -179,42 +179,56 @@ describe('over stdio', () => {
     expect((await readAll(server.client, link!.uri)).data.toString('utf8')).toBe(`${'y'.repeat(20000)}\n`);
   });
 
-  it("keeps the largest result the default bounds allow within Claude Code's 25,000-token cap", async () => {
-    server = await startServer({ IPYTHON_MCP_TEST_RUN_TAG: TAG });
-    // Every bound at once: stdout and stderr at their 8,192 characters of characters JSON escapes, 20 displays whose
-    // HTML tables widen when turned into text, 21 images at the largest size a model reads (solid, so they are
-    // small on the wire), and a long value.
-    const code = `${PNG_HELPER}
+  /** The estimate: the longer of what Claude Code forwards (the structured JSON) and Codex forwards (the text), links
+   * included, at 3 characters a token; each image at most 1,600 tokens (width × height / 750 after scaling to 1,568
+   * px: 1568² / 750 = 3,278, which the API scales down to about 1,600). */
+  function estimate(result: CallToolResult): number {
+    const text = result.content.filter((block) => block.type === 'text').reduce((sum, block) => sum + (block as { text: string }).text.length, 0);
+    const linkChars = links(result).reduce((sum, link) => sum + JSON.stringify(link).length, 0);
+    const images = result.content.filter((block) => block.type === 'image').length;
+    return Math.ceil((Math.max(text, JSON.stringify(result.structuredContent).length) + linkChars) / 3) + images * 1600;
+  }
+
+  // Every bound at once: stdout and stderr at their 8,192 characters, of characters JSON escapes to two; a long
+  // value; and the 20 display slots either as HTML tables that widen when turned into text or as images at the
+  // largest size a model reads (solid, so small on the wire), with one more image as the value's.
+  const STREAMS = `${PNG_HELPER}
 import sys
 from IPython.display import HTML
 big = png(1568, 1568, b''.join(b'\\x00' + bytes(1568 * 3) for _ in range(1568)))
 print('"\\\\' * 20000)
 print('\\t"' * 20000, file=sys.stderr)
-for i in range(20):
-    display(HTML('<table>' + '<tr>' + '<td>a</td>' * 30 + '</tr>' * 1 + ('<tr>' + '<td>"</td>' * 30 + '</tr>') * 60 + '</table>'))
-for i in range(21):
-    display(Image(data=big, format='png'))
-'"' * 100000
 `;
-    const result = await server.call('execute', { code });
-    const structured = result.structuredContent as Record<string, unknown>;
-    const images = result.content.filter((block) => block.type === 'image').length;
-    const linked = links(result);
-    // The estimate: the longer of what Claude Code forwards (the structured JSON) and Codex forwards (the text),
-    // links included, at 3 characters a token; each image at most 1,600 tokens (width × height / 750 after
-    // scaling to 1,568 px: 1568² / 750 = 3,278, which the API scales down to about 1,600).
-    const text = result.content.filter((block) => block.type === 'text').reduce((sum, block) => sum + (block as { text: string }).text.length, 0);
-    const linkChars = linked.reduce((sum, link) => sum + JSON.stringify(link).length, 0);
-    const tokens = Math.ceil((Math.max(text, JSON.stringify(structured).length) + linkChars) / 3) + images * 1600;
-    expect(tokens).toBeLessThanOrEqual(25_000);
-    // Nothing is lost: every image has a link, and what was cut is in the whole result.
-    expect(linked.filter((link) => link.mimeType === 'image/png')).toHaveLength(21);
-    expect(images).toBeLessThan(21);
-    const whole = linked.find((link) => link.name === 'whole-result');
+
+  it("keeps the largest text result the default bounds allow within Claude Code's 25,000-token cap; the whole of it is a resource", async () => {
+    server = await startServer({ IPYTHON_MCP_TEST_RUN_TAG: TAG });
+    const table = `'<table><tr>' + '<td>a</td>' * 30 + '</tr>' + ('<tr>' + '<td>"</td>' * 30 + '</tr>') * 60 + '</table>'`;
+    const result = await server.call('execute', { code: `${STREAMS}\nfor i in range(20):\n    display(HTML(${table}))\n'"' * 100000` });
+    const structured = result.structuredContent as Record<string, any>;
+    expect(structured.displays).toHaveLength(20);
+    expect(estimate(result)).toBeLessThanOrEqual(25_000);
+    const whole = links(result).find((link) => link.name === 'whole-result');
     expect(whole).toBeDefined();
+    expect(structured.stdout).toContain(whole!.uri);
     const kept = JSON.parse((await readAll(server.client, whole!.uri)).data.toString('utf8')) as Record<string, any>;
-    expect(JSON.stringify(kept).length).toBeGreaterThan(JSON.stringify(structured).length);
-    expect(JSON.stringify(structured)).toContain(whole!.uri);
-    expect(createHash('sha256').update(kept.stdout).digest('hex')).not.toBe('');
+    expect(kept.stdout.length).toBeGreaterThan(structured.stdout.length);
+    expect(kept.displays).toHaveLength(20);
+    expect(JSON.stringify(kept).length).toBeGreaterThan(3 * 25_000);
+  });
+
+  it("keeps the largest image result the default bounds allow within the cap: images past the inline budget go as links", async () => {
+    server = await startServer({ IPYTHON_MCP_TEST_RUN_TAG: TAG });
+    const code = `${STREAMS}\nfor i in range(20):\n    display(Image(data=big, format='png'))\nclass Picture:\n    def _repr_png_(self):\n        return big\nPicture()`;
+    const result = await server.call('execute', { code });
+    const imageLinks = links(result).filter((link) => link.mimeType === 'image/png');
+    expect(imageLinks).toHaveLength(21);
+    const inline = result.content.filter((block) => block.type === 'image').length;
+    expect(inline).toBeGreaterThan(0);
+    expect(inline).toBeLessThan(21);
+    expect(estimate(result)).toBeLessThanOrEqual(25_000);
+    // An image sent as a link only says so where its data would be.
+    expect(JSON.stringify(result.structuredContent)).toContain(`returned as resource link ${imageLinks[20]!.uri}`);
+    const last = await readAll(server.client, imageLinks[20]!.uri);
+    expect(last.data.subarray(1, 4).toString('latin1')).toBe('PNG');
   });
 });
