@@ -1,6 +1,6 @@
 import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import type { OutputResources } from './output-resources.js';
-import { CHARS_PER_TOKEN, INLINE_IMAGE_TOKEN_BUDGET, RESULT_TOKEN_BUDGET, cutLongStrings, imageTokens, resultTokens } from './result-budget.js';
+import { CHARS_PER_TOKEN, INLINE_IMAGE_TOKEN_BUDGET, RESULT_TOKEN_BUDGET, base64ImageTokens, cutLongStrings, resultTokens } from './result-budget.js';
 
 type Json = Record<string, unknown>;
 
@@ -42,7 +42,7 @@ export function linkOutputs(result: CallToolResult, structured: Json, text: (str
     imageNumber += 1;
     const link = outputs.keepImage(block.mimeType, block.data, imageNumber);
     links.push(link);
-    const tokens = imageTokens(Buffer.from(block.data, 'base64'));
+    const tokens = base64ImageTokens(block.data);
     if (inlineTokens + tokens <= INLINE_IMAGE_TOKEN_BUDGET) {
       inlineTokens += tokens;
       kept.push(block);
@@ -62,19 +62,28 @@ export function linkOutputs(result: CallToolResult, structured: Json, text: (str
     if (textAt >= 0) result.content[textAt] = { type: 'text', text: text(structured) };
   };
   if (moved.size > 0) rewrite();
-  const over = resultTokens(result) - RESULT_TOKEN_BUDGET;
-  if (over > 0) fitWithin(result, structured, rewrite, outputs, over);
+  const over = resultTokens(result, inlineTokens) - RESULT_TOKEN_BUDGET;
+  if (over > 0) fitWithin({ result, structured, rewrite, outputs, imageTokens: inlineTokens }, over);
+}
+
+/** What {@link fitWithin} works on: the result, its structured content, how to rewrite its text, and its images' tokens. */
+interface Fitting {
+  result: CallToolResult;
+  structured: Json;
+  rewrite: () => void;
+  outputs: OutputResources;
+  imageTokens: number;
 }
 
 /** Cuts long strings until the result is within the budget; the whole structured content is kept as a resource first. */
-function fitWithin(result: CallToolResult, structured: Json, rewrite: () => void, outputs: OutputResources, over: number): void {
+function fitWithin({ result, structured, rewrite, outputs, imageTokens }: Fitting, over: number): void {
   const whole = outputs.keepResult(JSON.stringify(structured));
   const note = (omitted: number): string => `…[${omitted} more characters cut to fit the client's result cap; whole result: ${whole.uri}]`;
   let excess = over * CHARS_PER_TOKEN;
   for (let round = 0; round < 8 && excess > 0; round += 1) {
     if (!cutLongStrings(structured, excess + 512, note)) break;
     rewrite();
-    excess = (resultTokens({ ...result, content: [...result.content, whole] }) - RESULT_TOKEN_BUDGET) * CHARS_PER_TOKEN;
+    excess = (resultTokens({ ...result, content: [...result.content, whole] }, imageTokens) - RESULT_TOKEN_BUDGET) * CHARS_PER_TOKEN;
   }
   result.content = [...result.content, whole];
 }

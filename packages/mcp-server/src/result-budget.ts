@@ -43,6 +43,10 @@ export function imageSize(raw: Uint8Array): { width: number; height: number } | 
         at += 1;
         continue;
       }
+      if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7)) {
+        at += 2;
+        continue;
+      }
       const length = view.getUint16(at + 2);
       const frame = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
       if (frame) return { width: view.getUint16(at + 7), height: view.getUint16(at + 5) };
@@ -63,16 +67,28 @@ export function imageTokens(raw: Uint8Array): number {
   return Math.min(MAX_IMAGE_TOKENS, Math.ceil((size.width * scale * (size.height * scale)) / 750));
 }
 
-/** The estimate of what `result` needs of a client's cap (see the module's note). */
-export function resultTokens(result: CallToolResult): number {
+/** Base64 characters of an image decoded to find its size: 64 KiB, past any header a PNG or a camera JPEG has. */
+const HEADER_BASE64_CHARS = 87_384;
+
+/** {@link imageTokens} of a base64 image, decoding only its start. */
+export function base64ImageTokens(base64: string): number {
+  return imageTokens(Buffer.from(base64.slice(0, HEADER_BASE64_CHARS), 'base64'));
+}
+
+/**
+ * The estimate of what `result` needs of a client's cap (see the module's note). `imageTokenSum`, when the caller
+ * has it, saves decoding the image blocks again.
+ */
+export function resultTokens(result: CallToolResult, imageTokenSum?: number): number {
   let text = 0;
   let links = 0;
   let images = 0;
   for (const block of result.content) {
     if (block.type === 'text') text += block.text.length;
-    else if (block.type === 'image') images += imageTokens(Buffer.from(block.data, 'base64'));
+    else if (block.type === 'image') images += imageTokenSum === undefined ? base64ImageTokens(block.data) : 0;
     else links += JSON.stringify(block).length;
   }
+  images += imageTokenSum ?? 0;
   const structured = result.isError !== true && result.structuredContent !== undefined ? JSON.stringify(result.structuredContent).length : 0;
   return Math.ceil((Math.max(text, structured) + links) / CHARS_PER_TOKEN) + images;
 }
