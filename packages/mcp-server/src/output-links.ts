@@ -75,15 +75,24 @@ interface Fitting {
   imageTokens: number;
 }
 
-/** Cuts long strings until the result is within the budget; the whole structured content is kept as a resource first. */
+/**
+ * Cuts long strings until the result is within the budget; the whole structured content is kept as a resource
+ * first. Each round cuts the original strings afresh, deeper by what the previous round still overran.
+ */
 function fitWithin({ result, structured, rewrite, outputs, imageTokens }: Fitting, over: number): void {
-  const whole = outputs.keepResult(JSON.stringify(structured));
-  const note = (omitted: number): string => `…[${omitted} more characters cut to fit the client's result cap; whole result: ${whole.uri}]`;
-  let excess = over * CHARS_PER_TOKEN;
-  for (let round = 0; round < 8 && excess > 0; round += 1) {
-    if (!cutLongStrings(structured, excess + 512, note)) break;
-    rewrite();
-    excess = (resultTokens({ ...result, content: [...result.content, whole] }, imageTokens) - RESULT_TOKEN_BUDGET) * CHARS_PER_TOKEN;
-  }
+  const json = JSON.stringify(structured);
+  const whole = outputs.keepResult(json);
   result.content = [...result.content, whole];
+  const note = (omitted: number): string => `…[${omitted} more characters cut to fit the client's result cap; whole result: ${whole.uri}]`;
+  let excess = over * CHARS_PER_TOKEN + 512;
+  for (let round = 0; round < 8; round += 1) {
+    // The structured content is the result's own object: it is refilled in place from the kept JSON.
+    for (const key of Object.keys(structured)) delete structured[key];
+    Object.assign(structured, JSON.parse(json) as Json);
+    if (!cutLongStrings(structured, excess, note)) break;
+    rewrite();
+    const left = resultTokens(result, imageTokens) - RESULT_TOKEN_BUDGET;
+    if (left <= 0) break;
+    excess += left * CHARS_PER_TOKEN + 512;
+  }
 }

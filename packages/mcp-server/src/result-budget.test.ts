@@ -69,6 +69,19 @@ describe('linkOutputs', () => {
     expect(whole).toBe(before);
   });
 
+  it('converges when many strings share the cut (each cut counts its note)', () => {
+    const outputs = new OutputResources('ns', () => undefined);
+    const structured: Record<string, unknown> = {
+      stdout: '"\\'.repeat(4096),
+      stderr: '\t"'.repeat(4096),
+      displays: Array.from({ length: 20 }, () => ({ data: { 'text/plain': 'a   "   '.repeat(500) } })),
+    };
+    const result: CallToolResult = { content: [{ type: 'text', text: '' }], structuredContent: structured };
+    linkOutputs(result, structured, () => '', outputs);
+    expect(resultTokens(result)).toBeLessThanOrEqual(RESULT_TOKEN_BUDGET);
+    expect(resultTokens(result)).toBeGreaterThan(RESULT_TOKEN_BUDGET * 0.8);
+  });
+
   it('leaves a small result as it is', () => {
     const outputs = new OutputResources('ns', () => undefined);
     const structured = { stdout: 'hi' };

@@ -118,7 +118,8 @@ function longStrings(value: unknown, found: Place[], depth: number): void {
 
 /**
  * Cuts the longest strings in `structured` (in place) so that together they lose at least `excess` JSON characters:
- * every string above a waterline is cut to it (never below {@link MIN_KEPT_CHARS}), and ends with `note(omitted)`.
+ * every string above a waterline is cut to it, `note(omitted)` included at its end (the line never goes below
+ * {@link MIN_KEPT_CHARS}).
  * Returns whether anything was cut.
  */
 export function cutLongStrings(structured: Record<string, unknown>, excess: number, note: (omitted: number) => string): boolean {
@@ -140,8 +141,10 @@ export function cutLongStrings(structured: Record<string, unknown>, excess: numb
   let cut = false;
   for (const place of found) {
     if (place.weight <= line) continue;
-    // Characters kept in proportion to JSON weight (escapes make a character weigh more than one).
-    const kept = Math.max(0, Math.floor((place.value.length * line) / place.weight));
+    // Characters kept in proportion to JSON weight (escapes make a character weigh more than one), the note
+    // included in the line.
+    const room = Math.max(0, line - note(place.value.length).length);
+    const kept = Math.floor((place.value.length * room) / place.weight);
     const shown = place.value.slice(0, kept);
     (place.holder as Record<string | number, unknown>)[place.key] = `${shown}${note(place.value.length - shown.length)}`;
     cut = true;
