@@ -214,6 +214,14 @@ print('\\t"' * 20000, file=sys.stderr)
     expect(kept.stdout.length).toBeGreaterThan(structured.stdout.length);
     expect(kept.displays).toHaveLength(20);
     expect(JSON.stringify(kept).length).toBeGreaterThan(3 * 25_000);
+
+    // A value of many small items (no long string to cut) is cut to a prefix; the whole value is a resource.
+    const nested = await server.call('execute', { code: '[[list(range(100)) for _ in range(100)] for _ in range(10)]' });
+    expect(estimate(nested)).toBeLessThanOrEqual(25_000);
+    const wholeValue = links(nested).find((link) => link.name === 'whole-result');
+    const value = JSON.parse((await readAll(server.client, wholeValue!.uri)).data.toString('utf8')).result.value as number[][][];
+    expect(value).toHaveLength(10);
+    expect(value[9]![99]![99]).toBe(99);
   });
 
   it("keeps the largest image result the default bounds allow within the cap: images past the inline budget go as links", async () => {

@@ -1,6 +1,6 @@
 import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import type { OutputResources } from './output-resources.js';
-import { CHARS_PER_TOKEN, INLINE_IMAGE_TOKEN_BUDGET, RESULT_TOKEN_BUDGET, base64ImageTokens, cutLongStrings, resultTokens } from './result-budget.js';
+import { CHARS_PER_TOKEN, INLINE_IMAGE_TOKEN_BUDGET, RESULT_TOKEN_BUDGET, base64ImageTokens, cutLongStrings, prefixWithin, resultTokens } from './result-budget.js';
 
 type Json = Record<string, unknown>;
 
@@ -75,24 +75,45 @@ interface Fitting {
   imageTokens: number;
 }
 
+/** Where a result holds a free-form value: execute's `result.value`, call_function's and a dynamic tool's `value`. */
+function valueHolder(structured: Json): Json | undefined {
+  const result = structured.result;
+  if (result !== null && typeof result === 'object' && !Array.isArray(result) && 'value' in result) return result as Json;
+  return 'value' in structured ? structured : undefined;
+}
+
 /**
  * Cuts long strings until the result is within the budget; the whole structured content is kept as a resource
- * first. Each round cuts the original strings afresh, deeper by what the previous round still overran.
+ * first. Each round cuts the original strings afresh, deeper by what the previous round still overran. A result
+ * whose bulk is many small items of a value (a nested list of numbers) then has that value cut to a prefix.
  */
 function fitWithin({ result, structured, rewrite, outputs, imageTokens }: Fitting, over: number): void {
   const json = JSON.stringify(structured);
   const whole = outputs.keepResult(json);
   result.content = [...result.content, whole];
-  const note = (omitted: number): string => `…[${omitted} more characters cut to fit the client's result cap; whole result: ${whole.uri}]`;
+  const tail = `cut to fit the client's result cap; whole result: ${whole.uri}]`;
+  const note = (omitted: number): string => `…[${omitted} more characters ${tail}`;
+  const itemsNote = (omitted: number): string => `…[${omitted} more items ${tail}`;
   let excess = over * CHARS_PER_TOKEN + 512;
+  let left = over;
   for (let round = 0; round < 8; round += 1) {
     // The structured content is the result's own object: it is refilled in place from the kept JSON.
     for (const key of Object.keys(structured)) delete structured[key];
     Object.assign(structured, JSON.parse(json) as Json);
     if (!cutLongStrings(structured, excess, note)) break;
     rewrite();
-    const left = resultTokens(result, imageTokens) - RESULT_TOKEN_BUDGET;
-    if (left <= 0) break;
+    left = resultTokens(result, imageTokens) - RESULT_TOKEN_BUDGET;
+    if (left <= 0) return;
     excess += left * CHARS_PER_TOKEN + 512;
+  }
+  const holder = valueHolder(structured);
+  if (holder === undefined) return;
+  const value = holder.value;
+  let allowance = JSON.stringify(value).length;
+  for (let round = 0; round < 8 && left > 0 && allowance > 0; round += 1) {
+    allowance = Math.max(0, allowance - left * CHARS_PER_TOKEN - 512);
+    holder.value = prefixWithin(value, allowance, itemsNote);
+    rewrite();
+    left = resultTokens(result, imageTokens) - RESULT_TOKEN_BUDGET;
   }
 }

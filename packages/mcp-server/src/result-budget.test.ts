@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { linkOutputs } from './output-links.js';
 import { OutputResources } from './output-resources.js';
-import { MAX_IMAGE_TOKENS, RESULT_TOKEN_BUDGET, cutLongStrings, imageSize, imageTokens, resultTokens } from './result-budget.js';
+import { MAX_IMAGE_TOKENS, RESULT_TOKEN_BUDGET, cutLongStrings, imageSize, imageTokens, prefixWithin, resultTokens } from './result-budget.js';
 
 function pngHeader(width: number, height: number): Buffer {
   const header = Buffer.alloc(24);
@@ -47,7 +47,29 @@ describe('cutLongStrings', () => {
   });
 });
 
+describe('prefixWithin', () => {
+  it('keeps a depth-first prefix of about the allowance, each container cut short saying how many items it lost', () => {
+    const value = { a: Array.from({ length: 1000 }, (_, index) => index), b: { c: 1 } };
+    const kept = prefixWithin(value, 200, (omitted) => `[${omitted} more]`) as { a: unknown[]; '…'?: string };
+    expect(kept.a.slice(0, 3)).toEqual([0, 1, 2]);
+    expect(kept.a.at(-1)).toMatch(/^\[\d+ more\]$/);
+    expect(kept['…']).toBe('[1 more]');
+    expect(JSON.stringify(kept).length).toBeLessThan(300);
+    expect(prefixWithin([1, 'two', null], 1000, () => 'cut')).toEqual([1, 'two', null]);
+  });
+});
+
 describe('linkOutputs', () => {
+  it('cuts a value of many small items to a prefix when no long string is left to cut', () => {
+    const outputs = new OutputResources('ns', () => undefined);
+    const structured: Record<string, unknown> = { result: { value: Array.from({ length: 10 }, () => Array.from({ length: 100 }, () => Array.from({ length: 100 }, (_, index) => index))) } };
+    const result: CallToolResult = { content: [{ type: 'text', text: '' }], structuredContent: structured };
+    linkOutputs(result, structured, () => '', outputs);
+    expect(resultTokens(result)).toBeLessThanOrEqual(RESULT_TOKEN_BUDGET);
+    expect(JSON.stringify(structured)).toMatch(/more items cut to fit the client's result cap; whole result: ipython-mcp:\/\/ns\/result\//);
+  });
+
+
   it('holds a result over the budget within it, with the whole result behind a link', async () => {
     const outputs = new OutputResources('ns', () => undefined);
     const structured: Record<string, unknown> = { stdout: 'a'.repeat(50_000), stderr: '\u0001'.repeat(20_000), displays: [] };

@@ -151,3 +151,47 @@ export function cutLongStrings(structured: Record<string, unknown>, excess: numb
   }
   return cut;
 }
+
+/** A JSON value that holds at most about `allowance` JSON characters: see {@link prefixWithin}. */
+interface Allowance {
+  left: number;
+}
+
+function within(value: unknown, allowance: Allowance, note: (omittedItems: number) => string, depth: number): unknown {
+  if (value === null || typeof value !== 'object' || depth > 64) {
+    allowance.left -= value === undefined ? 0 : JSON.stringify(value).length + 1;
+    return value;
+  }
+  if (Array.isArray(value)) {
+    const kept: unknown[] = [];
+    for (let index = 0; index < value.length; index += 1) {
+      if (allowance.left <= 0) {
+        kept.push(note(value.length - index));
+        break;
+      }
+      kept.push(within(value[index], allowance, note, depth + 1));
+    }
+    return kept;
+  }
+  const entries = Object.entries(value);
+  const kept: Record<string, unknown> = {};
+  for (let index = 0; index < entries.length; index += 1) {
+    const [key, item] = entries[index] as [string, unknown];
+    if (allowance.left <= 0) {
+      kept['…'] = note(entries.length - index);
+      break;
+    }
+    allowance.left -= key.length + 3;
+    kept[key] = within(item, allowance, note, depth + 1);
+  }
+  return kept;
+}
+
+/**
+ * The longest prefix of a free-form JSON value (depth first) that takes about `allowance` JSON characters: each
+ * list or mapping cut short ends with `note(items left out)` (a last item, or a `"…"` key). For values only (their
+ * schema is any JSON), where a result's bulk is many small items rather than long strings.
+ */
+export function prefixWithin(value: unknown, allowance: number, note: (omittedItems: number) => string): unknown {
+  return within(value, { left: allowance }, note, 0);
+}
