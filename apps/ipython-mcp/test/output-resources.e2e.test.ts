@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { startServer, taggedProcesses, type TestServer } from './harness.js';
+import { SANDBOX_MODES, startServer, taggedProcesses, type TestServer } from './harness.js';
 import { connectHttp, retry, startHttpServer, type HttpTestClient, type HttpTestServer } from './http-harness.js';
 
 const READER = fileURLToPath(new URL('./fixtures/resource-reader.mjs', import.meta.url));
@@ -158,8 +158,8 @@ describe('over stdio', () => {
     server = undefined;
   });
 
-  it('links a spill file and an image; the link reads back; a detached cell carries the same links', async () => {
-    server = await startServer({ IPYTHON_MCP_TEST_RUN_TAG: TAG });
+  it.each(SANDBOX_MODES)('links a spill file and an image; the link reads back; a detached cell carries the same links ($mode)', async ({ env }) => {
+    server = await startServer({ IPYTHON_MCP_TEST_RUN_TAG: TAG, ...env });
     const result = await server.call('execute', { code: `${PNG_HELPER}\nprint('x' * 50000)\ndisplay(Image(data=png(8, 8, b''.join(b'\\x00' + bytes(24) for _ in range(8))), format='png'))` });
     const found = links(result);
     expect(found.map((link) => link.uri)).toEqual([expect.stringMatching(/^ipython-mcp:\/\/default\/image\/.+\.png$/), expect.stringMatching(/^ipython-mcp:\/\/default\/spill\//)]);
