@@ -152,7 +152,9 @@ describe('a journal with every kind of cell and outcome', () => {
 
   it('is served as an MCP resource', async () => {
     const { resources } = await server.client.listResources();
-    expect(resources).toEqual([expect.objectContaining({ uri: 'ipython-mcp://journal', mimeType: 'application/x-ipynb+json' })]);
+    // The journal first; after it the namespace's outputs (this session's images), output-resources.e2e tests those.
+    expect(resources[0]).toEqual(expect.objectContaining({ uri: 'ipython-mcp://journal', mimeType: 'application/x-ipynb+json' }));
+    for (const resource of resources.slice(1)) expect(resource.uri).toMatch(/^ipython-mcp:\/\/default\/(?:spill|image)\//);
     const read = await server.client.readResource({ uri: 'ipython-mcp://journal' });
     const text = (read.contents[0] as { text: string }).text;
     expect(JSON.parse(text).cells).toHaveLength(summary.cells.length);
@@ -263,11 +265,13 @@ describe('a journal that cannot be written', () => {
 });
 
 describe('without a journal', () => {
-  it('writes nothing, publishes no resource and adds nothing to runtime_status', async () => {
+  it('writes nothing, publishes no journal resource and adds nothing to runtime_status', async () => {
     const server = await startServer(BASE_ENV);
     try {
       expect((await server.structured('execute', { code: '1 + 1' })).result.value).toBe(2);
-      expect(server.client.getServerCapabilities()?.resources).toBeUndefined();
+      // Resources stay on for the namespace's outputs (spill files, images); the journal is not among them.
+      expect((await server.client.listResources()).resources).toEqual([]);
+      await expect(server.client.readResource({ uri: 'ipython-mcp://journal' })).rejects.toThrow(/Unknown resource/);
       expect('journal' in (await server.structured('runtime_status'))).toBe(false);
     } finally {
       await server.close();

@@ -3,6 +3,7 @@ import { Runtime, silentLogger, type Logger, type RuntimeOptions } from '@ipytho
 import { DynamicCatalog } from './dynamic-catalog.js';
 import { openJournal } from './journal-recorder.js';
 import { DEFAULT_NAMESPACE, namespaceFilePath } from './namespace-files.js';
+import { OutputResources } from './output-resources.js';
 import { RelistGate } from './relist-gate.js';
 import { createSessionServer } from './server.js';
 import { runtimeOptionsFromSettings, type Settings } from './settings.js';
@@ -151,6 +152,8 @@ export function createNamespace(options: NamespaceOptions): Namespace {
     afterInterrupt: catalog.afterInterruptPolicy(),
   });
   runtime.onEpochChange(() => catalog.clear());
+  // Spill files, images and cut results as resources: every session of this namespace reads them, no other.
+  const outputs = new OutputResources(name, () => runtime.spillDirectory);
   const journal = openJournal(settings, runtime, logger, version);
   runtime.start();
   const restore = new RestoreFollowUp(runtime, settings.stateFile !== null);
@@ -169,7 +172,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
     },
     attach() {
       const relist = new RelistGate();
-      const server = createSessionServer({ version, runtime, catalog, journal, restore, caller, relist, maxTimeoutSeconds, checkResults: options.checkResults });
+      const server = createSessionServer({ version, runtime, catalog, journal, outputs, restore, caller, relist, maxTimeoutSeconds, checkResults: options.checkResults });
       const session = { server, relist };
       sessions.add(session);
       return { server, release: () => void sessions.delete(session) };
@@ -178,6 +181,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
       await runtime.close();
       // Detached cells ended with the runtime (their calls answered runtime_closed); nothing keeps their results.
       caller.detached.close();
+      outputs.close();
       await journal?.close();
       const open = [...sessions];
       sessions.clear();

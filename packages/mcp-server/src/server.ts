@@ -5,9 +5,10 @@ import type { Runtime } from '@ipython-mcp/worker-supervisor';
 import { withTimeoutProperty } from './call-deadline.js';
 import type { DynamicCatalog } from './dynamic-catalog.js';
 import type { JournalRecorder } from './journal-recorder.js';
-import { serveJournalResource } from './journal-resource.js';
+import type { OutputResources } from './output-resources.js';
 import { toMcpTool } from './published-tools.js';
 import type { RelistGate } from './relist-gate.js';
+import { serveResources } from './session-resources.js';
 import { STABLE_TOOLS } from './stable-tools.js';
 import type { RestoreFollowUp } from './state-notice.js';
 import type { ToolCaller } from './tool-caller.js';
@@ -21,6 +22,8 @@ export interface SessionServerParts {
   runtime: Runtime;
   catalog: DynamicCatalog;
   journal: JournalRecorder | undefined;
+  /** The namespace's outputs (spill files, images) as resources, linked from results. */
+  outputs: OutputResources;
   restore: RestoreFollowUp;
   caller: ToolCaller;
   relist: RelistGate;
@@ -47,8 +50,8 @@ export function createSessionServer(parts: SessionServerParts): Server {
     { name: 'ipython-mcp', version: parts.version },
     { capabilities: { tools: { listChanged: true }, logging: {}, tasks: TASKS_CAPABILITY }, instructions: INSTRUCTIONS, taskStore: tasks },
   );
-  const results = new ResultWriter({ checkResults: parts.checkResults });
-  if (parts.journal) serveJournalResource(server, parts.journal);
+  const results = new ResultWriter({ checkResults: parts.checkResults, outputs: parts.outputs });
+  serveResources(server, parts.outputs, parts.journal);
   reportStartupFailures(server, runtime);
   const publishedStableTools = STABLE_TOOLS.map((tool) => toMcpTool(tool, maxTimeoutSeconds));
 

@@ -4,6 +4,8 @@ import type { OperationFailure, OperationMeta } from '@ipython-mcp/worker-superv
 import { OPERATIONS } from '@ipython-mcp/protocol';
 import { compactValue, runtimeMeta, shownRuntime } from './compact-result.js';
 import { DISPLAYS_META_KEY, modelDisplay } from './display-choice.js';
+import { linkOutputs } from './output-links.js';
+import type { OutputResources } from './output-resources.js';
 import { compactOutputSchema, valueResult } from './output-schemas.js';
 import { ResultCheck, checksResultsByDefault } from './result-check.js';
 import { failureText, valueText } from './result-text.js';
@@ -108,6 +110,11 @@ export interface ResultWriterOptions {
    * development and test builds only (see {@link checksResultsByDefault}); production keeps the fast path.
    */
   checkResults?: boolean | undefined;
+  /**
+   * The namespace's outputs as resources: each image and spill file gets a `resource_link`, and a result is held
+   * within a client's tool-result cap (output-links.ts). Without it, results carry no links.
+   */
+  outputs?: OutputResources | undefined;
 }
 
 /**
@@ -120,8 +127,11 @@ export class ResultWriter {
 
   private readonly check: ResultCheck | undefined;
 
+  private readonly outputs: OutputResources | undefined;
+
   constructor(options: ResultWriterOptions = {}) {
     this.check = (options.checkResults ?? checksResultsByDefault()) ? (sharedCheck ??= new ResultCheck()) : undefined;
+    this.outputs = options.outputs;
   }
 
   /** Notes an epoch the client has seen (runtime_status shows it); true when it differs from the last one. */
@@ -149,9 +159,10 @@ export class ResultWriter {
       const runtime = shownRuntime(meta, this.noteEpoch(meta.epoch));
       if (runtime) structured.runtime = runtime;
     }
-    this.check?.check(tool, structured);
     const text = tool.text(structured);
     const result: CallToolResult = { content: images.length === 0 ? [{ type: 'text', text }] : [{ type: 'text', text }, ...images], structuredContent: structured };
+    if (this.outputs) linkOutputs(result, structured, tool.text, this.outputs);
+    this.check?.check(tool, structured);
     if (meta) result._meta = { [RUNTIME_META_KEY]: runtimeMeta(meta) };
     if (bundles !== undefined) result._meta = { ...result._meta, [DISPLAYS_META_KEY]: bundles };
     if (fullTraceback !== undefined) result._meta = { ...result._meta, [TRACEBACK_META_KEY]: fullTraceback };
