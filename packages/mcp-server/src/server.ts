@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Runtime } from '@ipython-mcp/worker-supervisor';
 import { withTimeoutProperty } from './call-deadline.js';
+import { withDetachProperty } from './detached-cells.js';
 import type { DynamicCatalog } from './dynamic-catalog.js';
 import type { JournalRecorder } from './journal-recorder.js';
 import { serveJournalResource } from './journal-resource.js';
@@ -55,7 +56,7 @@ export function createSessionServer(parts: SessionServerParts): Server {
       if (await catalog.refresh(runtime, extra.signal)) restore.toolsListed();
     }
     relist.noteListed(mark);
-    const dynamic = catalog.tools().map((tool) => ({ ...tool, inputSchema: withTimeoutProperty(tool.inputSchema, maxTimeoutSeconds) }));
+    const dynamic = catalog.tools().map((tool) => ({ ...tool, inputSchema: withDetachProperty(withTimeoutProperty(tool.inputSchema, maxTimeoutSeconds)) }));
     return { tools: [...publishedStableTools, ...dynamic] };
   });
 
