@@ -192,6 +192,7 @@ describe('call_function and dynamic tools detach too', () => {
       '    "Sleeps, then answers."',
       '    global naps',
       '    naps += 1',
+      '    print(f"napping {seconds}", flush=True)',
       '    time.sleep(seconds)',
       '    return {"slept": seconds, "tag": tag}',
       'def owns(detach_after_seconds: int = 0) -> int:',
@@ -219,6 +220,8 @@ describe('call_function and dynamic tools detach too', () => {
     const look = await server.call('call_function', { ...args, detach_after_seconds: 0.3, timeout_seconds: 30 });
     const running = look.structuredContent as Record<string, any>;
     expect(running).toMatchObject({ status: 'running', job: expect.stringMatching(/^default-\d+-\d+$/) });
+    // The function's output so far, as a running cell shows it.
+    expect(running.stdout).toContain('napping 1.5');
     expect((look.content[0] as { text: string }).text).toContain('call the job tool');
     const done = await server.call('job', { job: running.job, wait_seconds: 30 });
     expect(asRead(done)).toEqual(asRead(blocking));
@@ -230,6 +233,7 @@ describe('call_function and dynamic tools detach too', () => {
     const look = await server.call('nap', { seconds: 1.5, tag: 'dyn', detach_after_seconds: 0.3 });
     const running = look.structuredContent as Record<string, any>;
     expect(running.status).toBe('running');
+    expect(running.stdout).toContain('napping 1.5');
     const done = await server.call('job', { job: running.job, wait_seconds: 30 });
     expect(asRead(done)).toEqual(asRead(blocking));
     const long = await server.structured('nap', { seconds: 600, detach_after_seconds: 0.3, timeout_seconds: 120 });
