@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DETACH_ARGUMENT, DetachedCells, OutputTail, TAIL_CHARS, takeDetach } from './detached-cells.js';
+import { DETACH_ARGUMENT, DetachedCells, OutputTail, TAIL_CHARS, takeDetach, takesOwnDetach, withDetachProperty } from './detached-cells.js';
 
 const never = new AbortController().signal;
 
@@ -20,6 +20,24 @@ function adopt(cells: DetachedCells, call = pendingCall(), epoch = 1): { id: str
   const id = cells.adopt({ epoch, startedAt: performance.now(), tail: new OutputTail(), stop: call.stop, running: call.running });
   return { id, call };
 }
+
+describe('withDetachProperty', () => {
+  it("adds the argument to a dynamic tool's schema, leaving the function's own schema unchanged", () => {
+    const schema = { type: 'object' as const, properties: { x: { type: 'integer' } }, required: ['x'], additionalProperties: false };
+    const published = withDetachProperty(schema);
+    expect(published.properties).toEqual({ x: { type: 'integer' }, [DETACH_ARGUMENT]: { type: 'number', exclusiveMinimum: 0 } });
+    expect(published.required).toEqual(['x']);
+    expect(schema.properties).not.toHaveProperty(DETACH_ARGUMENT);
+    expect(takesOwnDetach(schema)).toBe(false);
+    expect(takesOwnDetach({})).toBe(false);
+  });
+
+  it('leaves a function that has a detach_after_seconds parameter of its own as it is: the argument is the function\'s', () => {
+    const schema = { type: 'object' as const, properties: { [DETACH_ARGUMENT]: { type: 'integer' } } };
+    expect(withDetachProperty(schema)).toBe(schema);
+    expect(takesOwnDetach(schema)).toBe(true);
+  });
+});
 
 describe('takeDetach', () => {
   it('takes a valid value off the arguments and leaves the rest unchanged', () => {

@@ -1,14 +1,16 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { WorkerEvent } from '@ipython-mcp/protocol';
 import type { OperationFailure } from '@ipython-mcp/worker-supervisor';
-import { takeSeconds } from './call-deadline.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { hasOwnArgument, takeSeconds } from './call-deadline.js';
 
 /**
- * Detached cells: an `execute` that asks for `detach_after_seconds` and is still running then returns a handle
- * (`status: "running"`, `job`, the output so far) instead of its result, and the cell goes on in the worker, in its
- * place in the queue. The `job` tool looks at it, waits for it (and then returns the whole result, exactly as the
- * `execute` would have), or stops it (an interrupt: the namespace is kept). A finished result is kept until it is
- * read, within a count and a byte bound; one dropped to stay within them says so when asked for.
+ * Detached cells: a call (`execute`, `call_function` or a dynamic tool) that asks for `detach_after_seconds` and is
+ * still running then returns a handle (`status: "running"`, `job`, the output so far) instead of its result, and the
+ * call goes on in the worker, in its place in the queue. The `job` tool looks at it, waits for it (and then returns
+ * the whole result, exactly as the call would have), or stops it (an interrupt: the namespace is kept). A finished
+ * result is kept until it is read, within a count and a byte bound; one dropped to stay within them says so when
+ * asked for.
  */
 
 /** The argument's name. */
@@ -20,6 +22,20 @@ export const DETACH_ARGUMENT = 'detach_after_seconds';
  */
 export function detachProperty(): Record<string, unknown> {
   return { type: 'number', exclusiveMinimum: 0 };
+}
+
+/**
+ * A dynamic tool's `inputSchema` with the `detach_after_seconds` property added. A function with a parameter of that
+ * name keeps it: the argument is the function's, and that tool does not detach (as with `timeout_seconds`).
+ */
+export function withDetachProperty(schema: Tool['inputSchema']): Tool['inputSchema'] {
+  if (takesOwnDetach(schema)) return schema;
+  return { ...schema, properties: { ...schema.properties, [DETACH_ARGUMENT]: detachProperty() } };
+}
+
+/** Whether a dynamic tool's own schema has a `detach_after_seconds` parameter (then the tool does not detach). */
+export function takesOwnDetach(schema: { properties?: unknown }): boolean {
+  return hasOwnArgument(schema, DETACH_ARGUMENT);
 }
 
 /** What {@link takeDetach} found: the other arguments and when to detach (ms), or the problem. */

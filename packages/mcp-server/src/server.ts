@@ -3,6 +3,7 @@ import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/ta
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Runtime } from '@ipython-mcp/worker-supervisor';
 import { withTimeoutProperty } from './call-deadline.js';
+import { withDetachProperty } from './detached-cells.js';
 import type { DynamicCatalog } from './dynamic-catalog.js';
 import type { JournalRecorder } from './journal-recorder.js';
 import type { OutputResources } from './output-resources.js';
@@ -62,7 +63,7 @@ export function createSessionServer(parts: SessionServerParts): Server {
       if (await catalog.refresh(runtime, extra.signal)) restore.toolsListed();
     }
     relist.noteListed(mark);
-    const dynamic = catalog.tools().map((tool) => ({ ...tool, inputSchema: withTimeoutProperty(tool.inputSchema, maxTimeoutSeconds) }));
+    const dynamic = catalog.tools().map((tool) => ({ ...tool, inputSchema: withDetachProperty(withTimeoutProperty(tool.inputSchema, maxTimeoutSeconds)) }));
     // The tools that may run as MCP tasks say so (execution.taskSupport).
     return { tools: withTaskSupport([...publishedStableTools, ...dynamic]) };
   });
