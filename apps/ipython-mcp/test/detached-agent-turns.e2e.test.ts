@@ -43,11 +43,29 @@ const SCRIPT: Step[] = [
 /** Every tool result the client handed back, as text. */
 const handedBack = (model: StandInModel) => model.turns.map((turn) => JSON.stringify(turn.toolResult ?? null));
 
+/** Every string inside what the client handed back, joined: the text the model reads. */
+function textOf(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(textOf).join('\n');
+  if (value !== null && typeof value === 'object') return Object.values(value).map(textOf).join('\n');
+  return '';
+}
+
+/**
+ * The call a running answer's sentence tells the model to make next (`call the job tool with {...}`), read from the
+ * text block or from the structured content's `next` (where its quotes come escaped).
+ */
+function suggestedCall(text: string): { job: string; wait_seconds?: number } | undefined {
+  const match = /call the job tool with (\{[^}]*\})/.exec(text.replace(/\\"/g, '"'));
+  return match ? (JSON.parse(match[1] as string) as { job: string; wait_seconds?: number }) : undefined;
+}
+
 function expectFinalLineRead(model: StandInModel): void {
   const results = handedBack(model);
-  // The first answer was the handle, with the output so far.
+  // The first answer was the handle, with the output so far and the call to make next.
   expect(results[1]).toContain('running');
   expect(results[1]).toContain('epoch 0 loss');
+  expect(suggestedCall(textOf(model.turns[1]?.toolResult))).toEqual({ job: 'default-1-1', wait_seconds: 5 });
   // A later wait returned the whole result, final line included, and nothing timed out.
   expect(results.some((text) => text.includes('final loss 0.125'))).toBe(true);
   expect(results.join('\n')).not.toMatch(/timed out/);
@@ -97,23 +115,6 @@ const WAIT_S = 45;
 /** Bound on one unscaled CLI run, and on the test that runs both at once. */
 const TRAINING_RUN_MS = 360_000;
 const TRAINING_TEST_MS = 420_000;
-
-/** Every string inside what the client handed back, joined: the text the model reads. */
-function textOf(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) return value.map(textOf).join('\n');
-  if (value !== null && typeof value === 'object') return Object.values(value).map(textOf).join('\n');
-  return '';
-}
-
-/**
- * The call a running answer's sentence tells the model to make next (`call the job tool with {...}`), read from the
- * text block or from the structured content's `next` (where its quotes come escaped).
- */
-function suggestedCall(text: string): { job: string; wait_seconds?: number } | undefined {
-  const match = /call the job tool with (\{[^}]*\})/.exec(text.replace(/\\"/g, '"'));
-  return match ? (JSON.parse(match[1] as string) as { job: string; wait_seconds?: number }) : undefined;
-}
 
 /**
  * A model training with the handle, from what it reads: execute with a detach, one look at the handle it is
