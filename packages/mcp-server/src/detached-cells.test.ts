@@ -107,6 +107,20 @@ describe('DetachedCells', () => {
     expect(again.kind === 'refused' && again.failure.details).toMatchObject({ reason: 'read' });
   });
 
+  it("a look says what to call next in its structured content too, waiting no longer than the call's detach", async () => {
+    const cells = new DetachedCells('default');
+    const call = pendingCall();
+    const id = cells.adopt({ epoch: 1, startedAt: performance.now(), tail: new OutputTail(), stop: call.stop, running: call.running, detachSeconds: 45 });
+    const look = cells.running(id);
+    const suggested = `call the job tool with {"job": "default-1-1", "wait_seconds": 45} for its result`;
+    expect(look.structured).toMatchObject({ status: 'running', job: id, next: expect.stringContaining(suggested) });
+    expect(look.structured.next).toContain('"stop": true');
+    expect(look.text).toContain(suggested);
+    // Without a known detach time, a wait below the common client timeouts (Codex's default is 60 s).
+    const unknown = adopt(cells).id;
+    expect(cells.running(unknown).structured.next).toContain('"wait_seconds": 30}');
+  });
+
   it('waiting returns at the end of the wait with a look when the cell is still running', async () => {
     const cells = new DetachedCells('default');
     const { id } = adopt(cells);

@@ -85,6 +85,9 @@ export interface DetachedLimits {
 
 export const DEFAULT_DETACHED_LIMITS: DetachedLimits = Object.freeze({ maxResults: 32, maxBytes: 32 * 1024 * 1024 });
 
+/** The wait a look suggests when the call's detach time is not known: below the common client timeouts. */
+const SUGGESTED_WAIT_SECONDS = 30;
+
 /** Handles a namespace remembers after their results were read or dropped, to say which (older ones are unknown). */
 const REMEMBERED_ENDS = 1024;
 
@@ -95,6 +98,8 @@ interface Job {
   readonly startedAt: number;
   readonly tail: OutputTail;
   readonly stop: AbortController;
+  /** The wait a look suggests: the call's own detach time, which its caller chose below its client's timeout. */
+  readonly waitSeconds: number;
   /** Settles with the call's result (a failure result included); never rejects. */
   readonly done: Promise<CallToolResult>;
   result?: CallToolResult;
@@ -138,8 +143,8 @@ export class DetachedCells {
     return this.jobs.size;
   }
 
-  /** Takes over a call that is still running at its detach time; returns its handle. */
-  adopt(options: { epoch: number; startedAt: number; tail: OutputTail; stop: AbortController; running: Promise<CallToolResult> }): string {
+  /** Takes over a call that is still running at its detach time (`detachSeconds`); returns its handle. */
+  adopt(options: { epoch: number; startedAt: number; tail: OutputTail; stop: AbortController; running: Promise<CallToolResult>; detachSeconds?: number }): string {
     this.sequence += 1;
     const id = `${this.namespace}-${options.epoch}-${this.sequence}`;
     const done = options.running.then(
@@ -149,7 +154,8 @@ export class DetachedCells {
         content: [{ type: 'text', text: `internal_error: the detached call failed: ${error instanceof Error ? error.name : 'unknown error'}` }],
       }),
     );
-    const job: Job = { id, startedAt: options.startedAt, tail: options.tail, stop: options.stop, done, bytes: 0 };
+    const waitSeconds = options.detachSeconds ?? SUGGESTED_WAIT_SECONDS;
+    const job: Job = { id, startedAt: options.startedAt, tail: options.tail, stop: options.stop, waitSeconds, done, bytes: 0 };
     this.jobs.set(id, job);
     void done.then((result) => {
       job.result = result;
@@ -160,15 +166,20 @@ export class DetachedCells {
     return id;
   }
 
-  /** A look at a running cell, in execute's fields. */
+  /**
+   * A look at a running cell, in execute's fields. `next` says in one sentence what to call, with a wait no longer
+   * than the detach the caller chose: Codex and Claude Code hand a model the structured content of a success, not
+   * the text block, so the sentence is in both.
+   */
   running(id: string): { structured: Record<string, unknown>; text: string } {
     const job = this.jobs.get(id) as Job;
     const elapsed = Math.round((performance.now() - job.startedAt) / 100) / 10;
-    const structured: Record<string, unknown> = { status: 'running', job: id, elapsed_s: elapsed, ...job.tail.fields() };
+    const next =
+      `call the job tool with {"job": ${JSON.stringify(id)}, "wait_seconds": ${job.waitSeconds}} for its result, ` +
+      'or with "stop": true to interrupt it (the namespace is kept)';
+    const structured: Record<string, unknown> = { status: 'running', job: id, elapsed_s: elapsed, next, ...job.tail.fields() };
     const tail = [structured.stdout, structured.stderr].filter((part): part is string => typeof part === 'string' && part.length > 0).join('\n');
-    const text =
-      `Still running after ${elapsed} s (job ${JSON.stringify(id)}): call the job tool with {"job": ${JSON.stringify(id)}, "wait_seconds": 60} ` +
-      `for its result, or with "stop": true to interrupt it (the namespace is kept).${tail.length > 0 ? `\nOutput so far (end):\n${tail}` : ''}`;
+    const text = `Still running after ${elapsed} s (job ${JSON.stringify(id)}): ${next}.${tail.length > 0 ? `\nOutput so far (end):\n${tail}` : ''}`;
     return { structured, text };
   }
 

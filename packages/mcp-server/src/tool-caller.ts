@@ -161,7 +161,7 @@ export class ToolCaller {
       clearTimeout(timer);
       request.signal.removeEventListener('abort', cancel);
     }
-    const job = this.detached.adopt({ epoch, startedAt, tail, stop, running });
+    const job = this.detached.adopt({ epoch, startedAt, tail, stop, running, detachSeconds: detachMs / 1000 });
     const look = this.detached.running(job);
     return { content: [{ type: 'text', text: look.text }], structuredContent: look.structured };
   }
