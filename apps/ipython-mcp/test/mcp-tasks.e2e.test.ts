@@ -6,7 +6,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type TestServer } from './harness.js';
-import { connectHttp, startHttpServer } from './http-harness.js';
+import { connectHttp, retry, startHttpServer } from './http-harness.js';
 
 let server: TestServer;
 
@@ -254,6 +254,40 @@ describe('the result bounds', () => {
     }
     expect((await server.client.experimental.tasks.listTasks()).tasks).toEqual([]);
   }, 120_000);
+});
+
+describe('the admission bounds', () => {
+  it('tasks queue behind a running cell as calls do: past the pending bound, a task fails with runtime_busy', async () => {
+    const small = await startServer({ IPYTHON_MCP_MAX_PENDING_OPERATIONS: '8', IPYTHON_MCP_INTERRUPTION_GRACE_SECONDS: '3' });
+    try {
+      await small.structured('execute', { code: 'import time' });
+      const blocker = await startTask(small.client, 'execute', { code: 'time.sleep(600)' });
+      await pollUntil(small.client, blocker.taskId, (task) => /running for/.test(task.statusMessage ?? '') && task.status === 'working');
+      await retry(async () => expect((await small.structured('runtime_status')).active).toBe(true), 10_000);
+      const created = await Promise.all(Array.from({ length: 20 }, (_, index) => startTask(small.client, 'execute', { code: `${index}` })));
+      expect(created.every((task) => task.status === 'working' || task.status === 'failed')).toBe(true);
+      // The eight that fit wait in the queue; the other twelve end at once with the blocking call's runtime_busy.
+      let statuses: Task[] = [];
+      await retry(async () => {
+        statuses = await Promise.all(created.map((task) => small.client.experimental.tasks.getTask(task.taskId)));
+        expect(statuses.filter((task) => task.status === 'failed').length).toBe(12);
+      }, 10_000);
+      expect(statuses.slice(0, 8).map((task) => task.status)).toEqual(Array(8).fill('working'));
+      expect((await small.structured('runtime_status')).queue_depth).toBe(8);
+      for (const task of created.slice(8)) {
+        const result = await taskResult(small.client, task.taskId);
+        expect((result.structuredContent as Record<string, any>).error).toMatchObject({ code: 'runtime_busy', retry_after_ms: expect.any(Number) });
+      }
+      await small.client.experimental.tasks.cancelTask(blocker.taskId);
+      expect((await taskResult(small.client, blocker.taskId)).structuredContent).toMatchObject({ error: { code: 'operation_cancelled' } });
+      // They ran in their places, in the order they arrived.
+      const values = [];
+      for (const task of created.slice(0, 8)) values.push(((await taskResult(small.client, task.taskId)).structuredContent as Record<string, any>).result.value);
+      expect(values).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    } finally {
+      await small.close();
+    }
+  }, 90_000);
 });
 
 describe('over --http', () => {
