@@ -4,8 +4,9 @@ import { pythonRepr } from './python-repr.js';
 /**
  * The text block of a tool result, written for a model: Claude Code forwards it for every error, and a client that
  * does not read structured content forwards only this block (Codex 0.171 forwards a success's structured content).
- * It states every fact of the compact structured content, in the form a Python user reads: stdout as printed, the value as `Out[n]: repr`, a traceback without IPython's banner; a bracketed note for each
- * flag (truncation, omitted counts, escaped text, exact-value places) and for runtime metadata.
+ * It states every fact of the compact structured content, in the form a Python user reads: stdout as printed, the
+ * value as `Out[n]: repr`, a traceback without IPython's banner; a bracketed note for each flag (truncation, omitted
+ * counts, escaped text, exact-value places) and for runtime metadata.
  */
 
 type Json = Record<string, unknown>;
