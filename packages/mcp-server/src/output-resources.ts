@@ -66,7 +66,7 @@ function invalid(message: string): McpError {
 /** The outputs of one namespace, published as resources. Every session of the namespace reads through one. */
 export class OutputResources {
   /** Tells this namespace's kept outputs from an earlier namespace's of the same name (their numbers restart). */
-  private readonly tag = randomBytes(6).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 8).padEnd(8, '0');
+  private readonly tag = randomBytes(4).toString('hex');
   private readonly kept = new Map<string, Kept>();
   private keptBytes = 0;
   private sequence = 0;
