@@ -15,6 +15,7 @@ import { measureColdStart } from './sections/cold-start.mjs';
 import { measureComposedFloor, measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measureMcpHttpExecute, measureMcpShapedFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
 import { measureFlood } from './sections/flood.mjs';
 import { measureMemory } from './sections/memory.mjs';
+import { measureDetach } from './sections/detach.mjs';
 import { measureJournal } from './sections/journal.mjs';
 import { measureLayers } from './sections/layers.mjs';
 import { measureProfile } from './sections/profile.mjs';
@@ -24,7 +25,7 @@ import { measureScale } from './sections/scale.mjs';
 import { measureSandbox } from './sections/sandbox.mjs';
 import { measureState } from './sections/state.mjs';
 
-const SECTIONS = ['execute', 'layers', 'code-mode', 'code-mode-servers', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'state', 'sandbox', 'profile'];
+const SECTIONS = ['execute', 'layers', 'code-mode', 'code-mode-servers', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
 
 const SIZES = {
   full: {
@@ -270,6 +271,7 @@ async function main() {
   await step('burst', 'burst', `admission burst ×${n.burst}`, () => measureBurst(ctx));
   await step('scale', 'scale', `scale ${n.scaleSizes.join(', ')} names + 100 dynamic tools`, () => measureScale(ctx));
   await step('journal', 'journal', `execute("1+1") with the session journal off / on / continuing 8 MiB, interleaved ×${n.execute} each`, () => measureJournal(ctx));
+  await step('detach', 'detach', `detach_after_seconds: execute("1+1") with an unused detach time, and a 50 ms cell detached + job wait, against plain calls, interleaved`, () => measureDetach(ctx));
   await step('state', 'state', `--state snapshot save/restore vs dill.dump/dill.load, ${n.stateGiB} GiB numpy, ${n.stateSmall} small objects ×${n.stateReps}`, () => measureState(ctx));
   await step('sandbox', 'sandbox', `--sandbox vs without: spawn → first execute ×${n.sandboxStarts} each; warm execute("1+1"), guard on and off, interleaved ×${n.execute} each`, () => measureSandbox(ctx));
   await step('sandbox', 'sandboxMemory', `memory guard inside --sandbox: 4 cells past a 400 MB limit ×${n.memory}`, () => measureMemory(ctx, { sandboxed: true }));

@@ -110,10 +110,15 @@ describe('a client with a tools/list_changed handler', () => {
     const tool = await s.listTool('add');
     expect(tool).toBeDefined();
     expect(tool!.description).toBe('Add two integers.');
-    // The function's schema (the one the fingerprint covers), plus the per-call deadline every dynamic tool takes.
+    // The function's schema (the one the fingerprint covers), plus the per-call deadline and detach time every
+    // dynamic tool takes.
     expect(tool!.inputSchema).toEqual({
       ...registered.input_schema,
-      properties: { ...registered.input_schema.properties, timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 3600 } },
+      properties: {
+        ...registered.input_schema.properties,
+        timeout_seconds: { type: 'number', exclusiveMinimum: 0, maximum: 3600 },
+        detach_after_seconds: { type: 'number', exclusiveMinimum: 0 },
+      },
     });
     expect((tool!._meta as Record<string, unknown>)['ipython-mcp/fingerprint']).toBe(registered.fingerprint);
 

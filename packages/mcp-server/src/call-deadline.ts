@@ -28,8 +28,13 @@ export function withTimeoutProperty(schema: Tool['inputSchema'], maxSeconds: num
 
 /** Whether a dynamic tool's own schema has a `timeout_seconds` parameter (then there is no deadline argument). */
 export function takesOwnTimeout(schema: { properties?: unknown }): boolean {
+  return hasOwnArgument(schema, TIMEOUT_ARGUMENT);
+}
+
+/** Whether a tool's input schema declares the property `name` itself. */
+export function hasOwnArgument(schema: { properties?: unknown }, name: string): boolean {
   const properties = schema.properties;
-  return properties !== null && typeof properties === 'object' && Object.hasOwn(properties, TIMEOUT_ARGUMENT);
+  return properties !== null && typeof properties === 'object' && Object.hasOwn(properties, name);
 }
 
 /** What {@link takeTimeout} found: the other arguments and the deadline in ms, or the problem. */

@@ -2,6 +2,7 @@ import { ErrorCode as McpErrorCode, McpError, type CallToolResult } from '@model
 import { OPERATION_FACTS } from '@ipython-mcp/protocol';
 import type { OperationFailure, OperationOutcome, Runtime } from '@ipython-mcp/worker-supervisor';
 import { takesOwnTimeout } from './call-deadline.js';
+import { takesOwnDetach } from './detached-cells.js';
 import type { DynamicCatalog } from './dynamic-catalog.js';
 import type { JournalRecorder } from './journal-recorder.js';
 import { catalogEffectOf, type CatalogEffect, type ResultRules, type StableToolDefinition } from './tool-definition.js';
@@ -101,7 +102,8 @@ export function dynamicCallable(entry: DynamicEntry, name: string, catalog: Dyna
     rules: DYNAMIC_TOOL_RESULT,
     // Unless the function takes a `timeout_seconds` of its own: then it is the function's.
     takesDeadline: !takesOwnTimeout(entry.registration.input_schema),
-    detachable: false,
+    // Likewise `detach_after_seconds`.
+    detachable: !takesOwnDetach(entry.registration.input_schema),
     answeredFrom: undefined,
     check(args) {
       if (entry.validate(args)) return { ok: true, data: args };

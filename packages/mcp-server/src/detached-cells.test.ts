@@ -1,7 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DETACH_ARGUMENT, DetachedCells, OutputTail, TAIL_CHARS, takeDetach } from './detached-cells.js';
+import { DETACH_ARGUMENT, DetachedCells, OutputTail, TAIL_CHARS, takeDetach, takesOwnDetach, withDetachProperty } from './detached-cells.js';
 
 const never = new AbortController().signal;
 
@@ -20,6 +20,24 @@ function adopt(cells: DetachedCells, call = pendingCall(), epoch = 1): { id: str
   const id = cells.adopt({ epoch, startedAt: performance.now(), tail: new OutputTail(), stop: call.stop, running: call.running });
   return { id, call };
 }
+
+describe('withDetachProperty', () => {
+  it("adds the argument to a dynamic tool's schema, leaving the function's own schema unchanged", () => {
+    const schema = { type: 'object' as const, properties: { x: { type: 'integer' } }, required: ['x'], additionalProperties: false };
+    const published = withDetachProperty(schema);
+    expect(published.properties).toEqual({ x: { type: 'integer' }, [DETACH_ARGUMENT]: { type: 'number', exclusiveMinimum: 0 } });
+    expect(published.required).toEqual(['x']);
+    expect(schema.properties).not.toHaveProperty(DETACH_ARGUMENT);
+    expect(takesOwnDetach(schema)).toBe(false);
+    expect(takesOwnDetach({})).toBe(false);
+  });
+
+  it('leaves a function that has a detach_after_seconds parameter of its own as it is: the argument is the function\'s', () => {
+    const schema = { type: 'object' as const, properties: { [DETACH_ARGUMENT]: { type: 'integer' } } };
+    expect(withDetachProperty(schema)).toBe(schema);
+    expect(takesOwnDetach(schema)).toBe(true);
+  });
+});
 
 describe('takeDetach', () => {
   it('takes a valid value off the arguments and leaves the rest unchanged', () => {
@@ -87,6 +105,20 @@ describe('DetachedCells', () => {
     expect(done).toEqual({ kind: 'result', result: textResult('done') });
     const again = await cells.answer({ job: id }, 1, never);
     expect(again.kind === 'refused' && again.failure.details).toMatchObject({ reason: 'read' });
+  });
+
+  it("a look says what to call next in its structured content too, waiting no longer than the call's detach", async () => {
+    const cells = new DetachedCells('default');
+    const call = pendingCall();
+    const id = cells.adopt({ epoch: 1, startedAt: performance.now(), tail: new OutputTail(), stop: call.stop, running: call.running, detachSeconds: 45 });
+    const look = cells.running(id);
+    const suggested = `call the job tool with {"job": "default-1-1", "wait_seconds": 45} for its result`;
+    expect(look.structured).toMatchObject({ status: 'running', job: id, next: expect.stringContaining(suggested) });
+    expect(look.structured.next).toContain('"stop": true');
+    expect(look.text).toContain(suggested);
+    // Without a known detach time, a wait below the common client timeouts (Codex's default is 60 s).
+    const unknown = adopt(cells).id;
+    expect(cells.running(unknown).structured.next).toContain('"wait_seconds": 30}');
   });
 
   it('waiting returns at the end of the wait with a look when the cell is still running', async () => {

@@ -1,14 +1,16 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { WorkerEvent } from '@ipython-mcp/protocol';
 import type { OperationFailure } from '@ipython-mcp/worker-supervisor';
-import { takeSeconds } from './call-deadline.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { hasOwnArgument, takeSeconds } from './call-deadline.js';
 
 /**
- * Detached cells: an `execute` that asks for `detach_after_seconds` and is still running then returns a handle
- * (`status: "running"`, `job`, the output so far) instead of its result, and the cell goes on in the worker, in its
- * place in the queue. The `job` tool looks at it, waits for it (and then returns the whole result, exactly as the
- * `execute` would have), or stops it (an interrupt: the namespace is kept). A finished result is kept until it is
- * read, within a count and a byte bound; one dropped to stay within them says so when asked for.
+ * Detached cells: a call (`execute`, `call_function` or a dynamic tool) that asks for `detach_after_seconds` and is
+ * still running then returns a handle (`status: "running"`, `job`, the output so far) instead of its result, and the
+ * call goes on in the worker, in its place in the queue. The `job` tool looks at it, waits for it (and then returns
+ * the whole result, exactly as the call would have), or stops it (an interrupt: the namespace is kept). A finished
+ * result is kept until it is read, within a count and a byte bound; one dropped to stay within them says so when
+ * asked for.
  */
 
 /** The argument's name. */
@@ -20,6 +22,20 @@ export const DETACH_ARGUMENT = 'detach_after_seconds';
  */
 export function detachProperty(): Record<string, unknown> {
   return { type: 'number', exclusiveMinimum: 0 };
+}
+
+/**
+ * A dynamic tool's `inputSchema` with the `detach_after_seconds` property added. A function with a parameter of that
+ * name keeps it: the argument is the function's, and that tool does not detach (as with `timeout_seconds`).
+ */
+export function withDetachProperty(schema: Tool['inputSchema']): Tool['inputSchema'] {
+  if (takesOwnDetach(schema)) return schema;
+  return { ...schema, properties: { ...schema.properties, [DETACH_ARGUMENT]: detachProperty() } };
+}
+
+/** Whether a dynamic tool's own schema has a `detach_after_seconds` parameter (then the tool does not detach). */
+export function takesOwnDetach(schema: { properties?: unknown }): boolean {
+  return hasOwnArgument(schema, DETACH_ARGUMENT);
 }
 
 /** What {@link takeDetach} found: the other arguments and when to detach (ms), or the problem. */
@@ -69,6 +85,9 @@ export interface DetachedLimits {
 
 export const DEFAULT_DETACHED_LIMITS: DetachedLimits = Object.freeze({ maxResults: 32, maxBytes: 32 * 1024 * 1024 });
 
+/** The wait a look suggests when the call's detach time is not known: below the common client timeouts. */
+const SUGGESTED_WAIT_SECONDS = 30;
+
 /** Handles a namespace remembers after their results were read or dropped, to say which (older ones are unknown). */
 const REMEMBERED_ENDS = 1024;
 
@@ -79,11 +98,18 @@ interface Job {
   readonly startedAt: number;
   readonly tail: OutputTail;
   readonly stop: AbortController;
+  /** The wait a look suggests: the call's own detach time, which its caller chose below its client's timeout. */
+  readonly waitSeconds: number;
   /** Settles with the call's result (a failure result included); never rejects. */
   readonly done: Promise<CallToolResult>;
   result?: CallToolResult;
+  /** When the call settled (performance.now()). */
+  endedAt?: number;
   bytes: number;
 }
+
+/** A detached call as {@link DetachedCells.peek} shows it, without reading its result. */
+export type DetachedJob = Readonly<Pick<Job, 'id' | 'startedAt' | 'stop' | 'done' | 'result' | 'endedAt'>>;
 
 /** What `job` was asked: a handle, how long to wait for the end (0: just look), and whether to stop the cell. */
 export interface JobRequest {
@@ -117,8 +143,8 @@ export class DetachedCells {
     return this.jobs.size;
   }
 
-  /** Takes over a call that is still running at its detach time; returns its handle. */
-  adopt(options: { epoch: number; startedAt: number; tail: OutputTail; stop: AbortController; running: Promise<CallToolResult> }): string {
+  /** Takes over a call that is still running at its detach time (`detachSeconds`); returns its handle. */
+  adopt(options: { epoch: number; startedAt: number; tail: OutputTail; stop: AbortController; running: Promise<CallToolResult>; detachSeconds?: number }): string {
     this.sequence += 1;
     const id = `${this.namespace}-${options.epoch}-${this.sequence}`;
     const done = options.running.then(
@@ -128,25 +154,32 @@ export class DetachedCells {
         content: [{ type: 'text', text: `internal_error: the detached call failed: ${error instanceof Error ? error.name : 'unknown error'}` }],
       }),
     );
-    const job: Job = { id, startedAt: options.startedAt, tail: options.tail, stop: options.stop, done, bytes: 0 };
+    const waitSeconds = options.detachSeconds ?? SUGGESTED_WAIT_SECONDS;
+    const job: Job = { id, startedAt: options.startedAt, tail: options.tail, stop: options.stop, waitSeconds, done, bytes: 0 };
     this.jobs.set(id, job);
     void done.then((result) => {
       job.result = result;
+      job.endedAt = performance.now();
       job.bytes = Buffer.byteLength(JSON.stringify(result));
       this.keepWithinBounds();
     });
     return id;
   }
 
-  /** A look at a running cell, in execute's fields. */
+  /**
+   * A look at a running cell, in execute's fields. `next` says in one sentence what to call, with a wait no longer
+   * than the detach the caller chose: Codex and Claude Code hand a model the structured content of a success, not
+   * the text block, so the sentence is in both.
+   */
   running(id: string): { structured: Record<string, unknown>; text: string } {
     const job = this.jobs.get(id) as Job;
     const elapsed = Math.round((performance.now() - job.startedAt) / 100) / 10;
-    const structured: Record<string, unknown> = { status: 'running', job: id, elapsed_s: elapsed, ...job.tail.fields() };
+    const next =
+      `call the job tool with {"job": ${JSON.stringify(id)}, "wait_seconds": ${job.waitSeconds}} for its result, ` +
+      'or with "stop": true to interrupt it (the namespace is kept)';
+    const structured: Record<string, unknown> = { status: 'running', job: id, elapsed_s: elapsed, next, ...job.tail.fields() };
     const tail = [structured.stdout, structured.stderr].filter((part): part is string => typeof part === 'string' && part.length > 0).join('\n');
-    const text =
-      `Still running after ${elapsed} s (job ${JSON.stringify(id)}): call the job tool with {"job": ${JSON.stringify(id)}, "wait_seconds": 60} ` +
-      `for its result, or with "stop": true to interrupt it (the namespace is kept).${tail.length > 0 ? `\nOutput so far (end):\n${tail}` : ''}`;
+    const text = `Still running after ${elapsed} s (job ${JSON.stringify(id)}): ${next}.${tail.length > 0 ? `\nOutput so far (end):\n${tail}` : ''}`;
     return { structured, text };
   }
 
@@ -161,6 +194,16 @@ export class DetachedCells {
     this.jobs.delete(job.id);
     this.remember(job.id, 'read');
     return { kind: 'result', result: job.result };
+  }
+
+  /** A running or finished-unread call, without reading it (MCP tasks report its state: cell-tasks.ts). */
+  peek(id: string): DetachedJob | undefined {
+    return this.jobs.get(id);
+  }
+
+  /** The handles of the running and finished-unread calls, oldest first. */
+  handles(): string[] {
+    return [...this.jobs.keys()];
   }
 
   /** Forgets every cell (the namespace closed: the runtime answered the running ones runtime_closed). */

@@ -57,6 +57,18 @@ describe('stable tool output schemas derived from the operations catalogue', () 
     expect(validate({ ...busy, status: 'error' }) ? [] : validate.errors).toEqual([]);
   });
 
+  it.each(['execute', 'call_function', 'call_tool'])('%s admits the running shape of a detached call, and only with its handle', (tool) => {
+    const validate = ajv.compile(compactOutputSchema(tool));
+    const running = { status: 'running', job: 'default-1-1', elapsed_s: 1.5, stdout: 'loss 0\n' };
+    expect(validate(running) ? [] : validate.errors).toEqual([]);
+    expect(validate({ status: 'running', elapsed_s: 1.5 })).toBe(false);
+  });
+
+  it('lets every detachable stable tool answer in the running shape', () => {
+    const detachable = STABLE_TOOLS.filter((tool) => tool.detachable === true).map((tool) => tool.name);
+    expect(detachable).toEqual(['execute', 'call_function']);
+  });
+
   it('derives every worker-backed stable tool from the operation of its own name', () => {
     for (const tool of STABLE_TOOLS) {
       if (tool.op !== null) expect(tool.op, tool.name).toBe(tool.name);

@@ -67,6 +67,7 @@ export const COMPACT_EXECUTE: z.ZodObject = withDefaults(OPERATIONS.execute.resu
   status: z.enum(['ok', 'error', 'running']).default('ok'),
   job: z.string().optional().describe('status "running": the handle to pass to the job tool.'),
   elapsed_s: z.number().nonnegative().optional().describe('status "running": seconds since the cell started.'),
+  next: z.string().optional().describe('status "running": what to call next, in one sentence.'),
 });
 
 /** A value result (call_function, dynamic tools): compactValue's shape. */

@@ -1,7 +1,9 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/tasks/types.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Runtime } from '@ipython-mcp/worker-supervisor';
 import { withTimeoutProperty } from './call-deadline.js';
+import { withDetachProperty } from './detached-cells.js';
 import type { DynamicCatalog } from './dynamic-catalog.js';
 import type { JournalRecorder } from './journal-recorder.js';
 import type { OutputResources } from './output-resources.js';
@@ -12,6 +14,7 @@ import { STABLE_TOOLS } from './stable-tools.js';
 import type { RestoreFollowUp } from './state-notice.js';
 import type { ToolCaller } from './tool-caller.js';
 import { ResultWriter } from './tool-result.js';
+import { CellTasks, TASKS_CAPABILITY, withTaskSupport } from './cell-tasks.js';
 
 /** What one session's MCP server is wired to: its namespace's parts, and the session's own re-list gate. */
 export interface SessionServerParts {
@@ -42,9 +45,11 @@ const INSTRUCTIONS =
  */
 export function createSessionServer(parts: SessionServerParts): Server {
   const { runtime, catalog, relist, restore, maxTimeoutSeconds } = parts;
+  // The namespace's detached cells as MCP tasks: the SDK serves tasks/get, result, list and cancel through them.
+  const tasks = new CellTasks(parts.caller);
   const server = new Server(
     { name: 'ipython-mcp', version: parts.version },
-    { capabilities: { tools: { listChanged: true }, logging: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: true }, logging: {}, tasks: TASKS_CAPABILITY }, instructions: INSTRUCTIONS, taskStore: tasks },
   );
   const results = new ResultWriter({ checkResults: parts.checkResults, outputs: parts.outputs });
   serveResources(server, parts.outputs, parts.journal);
@@ -58,22 +63,18 @@ export function createSessionServer(parts: SessionServerParts): Server {
       if (await catalog.refresh(runtime, extra.signal)) restore.toolsListed();
     }
     relist.noteListed(mark);
-    const dynamic = catalog.tools().map((tool) => ({ ...tool, inputSchema: withTimeoutProperty(tool.inputSchema, maxTimeoutSeconds) }));
-    return { tools: [...publishedStableTools, ...dynamic] };
+    const dynamic = catalog.tools().map((tool) => ({ ...tool, inputSchema: withDetachProperty(withTimeoutProperty(tool.inputSchema, maxTimeoutSeconds)) }));
+    // The tools that may run as MCP tasks say so (execution.taskSupport).
+    return { tools: withTaskSupport([...publishedStableTools, ...dynamic]) };
   });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
+    const call = { name: request.params.name, args: request.params.arguments ?? {}, requestId: extra.requestId, sendNotification: extra.sendNotification, results };
+    // A task-augmented call answers with its task at once; the call goes on as a detached cell (cell-tasks.ts).
+    if (request.params.task !== undefined) return tasks.create(call);
     // A call that changed the tool list answers once the client has re-read it (see RelistGate).
     const mark = relist.mark();
-    const result = await parts.caller.call({
-      name: request.params.name,
-      args: request.params.arguments ?? {},
-      signal: extra.signal,
-      requestId: extra.requestId,
-      progressToken: request.params._meta?.progressToken,
-      sendNotification: extra.sendNotification,
-      results,
-    });
+    const result = await parts.caller.call({ ...call, signal: extra.signal, progressToken: request.params._meta?.progressToken });
     if (relist.holds(mark)) await relist.settle(mark);
     return result;
   });

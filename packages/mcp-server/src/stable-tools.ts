@@ -66,8 +66,8 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     journal: 'cell',
     description:
       'Run Python, magics and `!` shell in the persistent IPython namespace. Returns stdout/stderr (bounded, with ' +
-      'omitted counts), the last value, displays/images and errors. Long work: timeout_seconds; detach_after_seconds ' +
-      'returns a job handle.',
+      'omitted counts), last value, displays/images, errors. Long work: timeout_seconds; detach_after_seconds gives ' +
+      'a job handle.',
     input: z.object({ code: z.string() }).strict(),
     plainInput: plainExecuteInput,
     outputSchema: withRunningShape(compactOutputSchema(COMPACT_EXECUTE, EXECUTE_FAILURE)),
@@ -83,17 +83,18 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     annotations: { readOnly: false },
     op: 'call_function',
     takesDeadline: true,
+    detachable: true,
     journal: 'call',
     description:
-      'Call a live callable by name or dotted path (never evaluated) with JSON keyword arguments; returns its value, ' +
-      'which must be JSON.',
+      'Call a live callable by name or dotted path (never evaluated) with JSON keyword arguments; returns its value ' +
+      '(must be JSON).',
     input: z
       .object({
         name: identifier,
         arguments: z.record(z.string(), z.unknown()).default({}),
       })
       .strict(),
-    outputSchema: compactOutputSchema(valueResult(OPERATIONS.call_function.result)),
+    outputSchema: withRunningShape(compactOutputSchema(valueResult(OPERATIONS.call_function.result))),
     compact: compactValue,
     text: valueText,
   },
@@ -104,7 +105,7 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     op: 'list',
     journal: 'none',
     description:
-      "List functions with signatures and docstrings (top-level and configured modules', dotted) for call_function.",
+      "Functions with signatures and docstrings (top-level and configured modules', dotted) for call_function.",
     input: z.object({}).strict(),
     outputSchema: compactOutputSchema(listingResult(OPERATIONS.list.result, 'functions', FUNCTION_DEFAULTS)),
     compact: compactListingOf('functions', FUNCTION_DEFAULTS),
@@ -117,8 +118,8 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     op: 'search',
     journal: 'none',
     description:
-      'Find names (substring, any case, or exact) among variables, functions, classes and modules, with type, shape ' +
-      'and short repr.',
+      'Find names (substring, any case, or exact) among variables, functions, classes and modules, with type, shape, ' +
+      'short repr.',
     input: z
       .object({
         query: z.string().max(512),
@@ -150,7 +151,7 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     op: 'reload',
     journal: 'none',
     description:
-      'Reload these modules (not their dependencies) and rebind every name bound to the old ones.',
+      'Reload modules (not their dependencies), rebinding every name bound to the old ones.',
     input: z.object({ modules: z.array(z.string().min(1).max(512)).min(1).max(100) }).strict(),
     outputSchema: compactOutputSchema(withDefaults(reload, COMMON, { results: z.array(withDefaults(reload.shape.results.element, RELOAD_ITEM_DEFAULTS)) })),
     compact: compactReload,
@@ -163,7 +164,7 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     op: 'remove',
     journal: 'none',
     description:
-      'Delete top-level names; reports each as removed, refused (private, IPython\'s own, configured modules) or unknown.',
+      'Delete top-level names; reports each removed, refused (private, IPython\'s own, configured modules) or unknown.',
     input: z.object({ names: z.array(z.string().min(1).max(512)).max(10_000) }).strict(),
     outputSchema: compactOutputSchema(withDefaults(OPERATIONS.remove.result, REMOVE_DEFAULTS)),
     compact: compactWith(REMOVE_DEFAULTS),
@@ -176,7 +177,7 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     op: 'reset',
     journal: 'none',
     description:
-      'Delete every user-created name and all dynamic tools, restoring IPython\'s and configured modules\' bindings.',
+      'Delete all user-created names and dynamic tools, restoring IPython\'s and configured modules\' bindings.',
     input: z.object({}).strict(),
     outputSchema: compactOutputSchema(
       withDefaults(reset, RESET_DEFAULTS, {
@@ -193,8 +194,8 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     op: 'register_tool',
     journal: 'none',
     description:
-      'Publish a top-level callable as an MCP tool, input schema from its annotations; an incompatible redefinition ' +
-      'makes it stale until registered again.',
+      'Publish a top-level callable as an MCP tool, schema from its annotations; an incompatible redefinition makes ' +
+      'it stale until re-registered.',
     input: z
       .object({
         name: z.string().min(1).max(512),
@@ -228,7 +229,7 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
     answeredFrom: 'detached',
     journal: 'none',
     description:
-      'A detached cell: output so far; wait_seconds: its execute result once done; stop: interrupt (names kept).',
+      'A detached call: output so far; wait_seconds: its whole result once done; stop: interrupt (names kept).',
     input: z
       .object({
         job: z.string().min(1).max(200),
@@ -237,7 +238,7 @@ export const STABLE_TOOL_DEFINITIONS = defineStableTools({
         stop: z.boolean().optional(),
       })
       .strict(),
-    // A running cell's look, or the finished call's own result (execute's): any object.
+    // A running call's look, or the finished call's own result (execute's, call_function's, a dynamic tool's): any object.
     outputSchema: { type: 'object', additionalProperties: true },
     compact: (full) => full,
     text: jsonText,

@@ -38,6 +38,11 @@ export interface ToolCallRequest {
   sendNotification: (notification: ServerNotification) => Promise<void>;
   /** The session's result writer (it remembers which epoch that session last saw). */
   results: ResultWriter;
+  /**
+   * Set for a call that runs as an MCP task (see {@link ToolCaller.start}): its output's tail is kept here, and it
+   * never detaches on its own, since the task is already its handle.
+   */
+  tail?: OutputTail | undefined;
 }
 
 /**
@@ -77,7 +82,7 @@ export class ToolCaller {
       const taken = takeDetach(args, this.parts.maxTimeoutSeconds);
       if (!taken.ok) return results.failure(tool.rules, { code: 'invalid_arguments', message: `invalid arguments for ${tool.name}: ${taken.message}`, details: taken.details });
       args = taken.args;
-      detachMs = taken.detachMs;
+      detachMs = request.tail === undefined ? taken.detachMs : undefined;
     }
     const checked = tool.check(args);
     if (!checked.ok) return results.failure(tool.rules, checked.failure);
@@ -87,12 +92,38 @@ export class ToolCaller {
     }
     const progress = tool.streams ? progressReporter(request.progressToken, request.sendNotification) : undefined;
     if (progress) runOptions.onEvent = progress.onEvent;
+    const { tail } = request;
+    if (tail !== undefined) {
+      runOptions.onEvent = (event) => {
+        tail.add(event);
+        progress?.onEvent(event);
+      };
+    }
     try {
       if (detachMs !== undefined) return await this.runDetachable(tool, checked.data, runOptions, { request, detachMs, progress });
       return await this.run(tool, checked.data, runOptions, results);
     } finally {
       if (progress) await progress.settle();
     }
+  }
+
+  /**
+   * Starts a call that answers only through its handle (an MCP task): it runs as {@link call} runs it, on a signal
+   * of its own (only the handle stops it), with its output's tail kept, and is a detached cell from the start, so it
+   * shares their queue place, bounds and handles. Returns the handle.
+   */
+  start(request: Omit<ToolCallRequest, 'signal' | 'progressToken' | 'tail'>): string {
+    const stop = new AbortController();
+    const tail = new OutputTail();
+    const startedAt = performance.now();
+    const epoch = this.parts.runtime.epoch;
+    const running = this.call({ ...request, signal: stop.signal, progressToken: undefined, tail });
+    return this.detached.adopt({ epoch, startedAt, tail, stop, running });
+  }
+
+  /** The runtime's current epoch: a handle from an earlier one is refused with that reason. */
+  get epoch(): number {
+    return this.parts.runtime.epoch;
   }
 
   /**
@@ -130,7 +161,7 @@ export class ToolCaller {
       clearTimeout(timer);
       request.signal.removeEventListener('abort', cancel);
     }
-    const job = this.detached.adopt({ epoch, startedAt, tail, stop, running });
+    const job = this.detached.adopt({ epoch, startedAt, tail, stop, running, detachSeconds: detachMs / 1000 });
     const look = this.detached.running(job);
     return { content: [{ type: 'text', text: look.text }], structuredContent: look.structured };
   }

@@ -6,7 +6,7 @@ import { compactValue, runtimeMeta, shownRuntime } from './compact-result.js';
 import { DISPLAYS_META_KEY, modelDisplay } from './display-choice.js';
 import { linkOutputs } from './output-links.js';
 import type { OutputResources } from './output-resources.js';
-import { compactOutputSchema, valueResult } from './output-schemas.js';
+import { compactOutputSchema, valueResult, withRunningShape } from './output-schemas.js';
 import { ResultCheck, checksResultsByDefault } from './result-check.js';
 import { failureText, valueText } from './result-text.js';
 import type { ResultRules } from './tool-definition.js';
@@ -97,7 +97,7 @@ export const DYNAMIC_TOOL_RESULT: ResultRules = {
   name: 'call_tool',
   compact: compactValue,
   text: valueText,
-  outputSchema: compactOutputSchema(valueResult(OPERATIONS.call_tool.result)),
+  outputSchema: withRunningShape(compactOutputSchema(valueResult(OPERATIONS.call_tool.result))),
 };
 
 /** One check for the whole process: each output schema is compiled once, whichever session writes first. */

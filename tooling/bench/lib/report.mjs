@@ -303,6 +303,31 @@ export function buildRows(results, errors) {
   }
   failed('journal', 'session journal');
 
+  // Detached cells: the cost of asking for a detach time, and of a detach + job wait, paired with plain calls
+  const detach = results.detach;
+  if (detach) {
+    const paired = (key) => detach.pairedRatio[key].median;
+    rows.push(
+      row('execute("1+1", detach_after_seconds=30), ending before it', {
+        median: detach.detachUnused.summary.median,
+        p90: detach.detachUnused.summary.p90,
+        goal: '(no goal)',
+        comparison: `paired per-block ratio ${formatRatio(paired('detachUnused'))} over execute("1+1") (median ${formatMs(detach.plain.summary.median)})`,
+        raw: { over: paired('detachUnused') },
+      }),
+    );
+    rows.push(
+      row('  a 50 ms cell detached, then job wait_seconds', {
+        median: detach.detachedSleep.summary.median,
+        p90: detach.detachedSleep.summary.p90,
+        goal: '(no goal)',
+        comparison: `paired per-block ratio ${formatRatio(paired('detachedSleep'))} over one blocking execute (median ${formatMs(detach.blockingSleep.summary.median)})`,
+        raw: { over: paired('detachedSleep') },
+      }),
+    );
+  }
+  failed('detach', 'detached cells');
+
   // The opt-in sandbox: warm execute and start-up, sandboxed over unsandboxed, same run
   const sandbox = results.sandbox;
   if (sandbox) {
