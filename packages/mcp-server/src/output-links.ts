@@ -25,10 +25,11 @@ function retarget(value: unknown, moved: Map<number, string>, depth: number): vo
  * Gives a written result its resource links (output-resources.ts), in place: one per image (after the images), one
  * per spill file the structured content names; then holds the result within what a client's tool-result cap allows
  * (result-budget.ts). Images past the inline budget go as links only; if the result still needs more, the whole
- * structured content is kept as a resource and its longest strings are cut, each ending with a note naming it.
- * `text` writes the model's text block from the structured content.
+ * structured content is kept as a resource and its longest strings are cut, each ending with a note naming it (then,
+ * if need be, a value of many small items is cut to a prefix). `text` writes the model's text block from the
+ * structured content; `bundles` (the whole display bundles of `_meta`) get the same image references.
  */
-export function linkOutputs(result: CallToolResult, structured: Json, text: (structured: Json) => string, outputs: OutputResources): void {
+export function linkOutputs(result: CallToolResult, structured: Json, text: (structured: Json) => string, outputs: OutputResources, bundles?: unknown[]): void {
   const links: ResourceLink[] = [];
   const kept: CallToolResult['content'] = [];
   const moved = new Map<number, string>();
@@ -55,7 +56,10 @@ export function linkOutputs(result: CallToolResult, structured: Json, text: (str
     const link = typeof path === 'string' ? outputs.spillLink(path, stream) : undefined;
     if (link !== undefined) links.push(link);
   }
-  if (moved.size > 0) retarget(structured, moved, 0);
+  if (moved.size > 0) {
+    retarget(structured, moved, 0);
+    if (bundles !== undefined) retarget(bundles, moved, 0);
+  }
   result.content = [...kept, ...links];
   const textAt = result.content.findIndex((block) => block.type === 'text');
   const rewrite = (): void => {

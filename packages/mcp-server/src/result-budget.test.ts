@@ -113,7 +113,8 @@ describe('linkOutputs', () => {
       content: [{ type: 'text', text: 'x' }, ...Array.from({ length: 10 }, () => ({ type: 'image' as const, data, mimeType: 'image/png' }))],
       structuredContent: structured,
     };
-    linkOutputs(result, structured, () => 'rewritten', outputs);
+    const bundles = Array.from({ length: 10 }, (_, index) => ({ data: { 'image/png': reference(index + 1), 'text/plain': '<Figure>' } }));
+    linkOutputs(result, structured, () => 'rewritten', outputs, bundles);
     const inline = result.content.filter((block) => block.type === 'image');
     const linked = result.content.filter((block) => block.type === 'resource_link') as Array<{ uri: string }>;
     expect(inline).toHaveLength(7);
@@ -121,6 +122,7 @@ describe('linkOutputs', () => {
     const displays = structured.displays as Array<{ data: Record<string, string> }>;
     expect(displays[6]?.data['image/png']).toBe(reference(7));
     expect(displays[7]?.data['image/png']).toBe(`[image 8: image/png, ${data.length} base64 characters, returned as resource link ${linked[7]?.uri}]`);
+    expect(bundles[8]?.data['image/png']).toBe(`[image 9: image/png, ${data.length} base64 characters, returned as resource link ${linked[8]?.uri}]`);
     expect(result.content[0]).toEqual({ type: 'text', text: 'rewritten' });
     const read = (await outputs.read(linked[9]!.uri)).contents[0] as { blob: string };
     expect(read.blob).toBe(data);
