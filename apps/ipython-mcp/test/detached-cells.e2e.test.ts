@@ -269,8 +269,14 @@ describe('results kept unread stay within their bounds, measured with RSS', () =
   const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
   it('3 x 60 detached cells each leaving ~1 MB unread: the oldest are dropped, the server grows by the byte bound and slack', async () => {
-    // Text bounds raised so that each result really carries its megabyte (stdout, as text and as structured content).
-    const big = await startServer({ IPYTHON_MCP_MAX_TEXT_CHARS: '1100000', IPYTHON_MCP_MAX_PENDING_OPERATIONS: '100', IPYTHON_MCP_OUTPUT_SPILL_MB: '0' });
+    // Text bounds raised and the client's result cap off, so that each result really carries its megabyte (stdout,
+    // as text and as structured content).
+    const big = await startServer({
+      IPYTHON_MCP_MAX_TEXT_CHARS: '1100000',
+      IPYTHON_MCP_MAX_PENDING_OPERATIONS: '100',
+      IPYTHON_MCP_OUTPUT_SPILL_MB: '0',
+      IPYTHON_MCP_MAX_RESULT_TOKENS: 'off',
+    });
     try {
       const cell = 'import time\ntime.sleep(0.05)\nprint("x" * 1_000_000)';
       // Warm-up: the same cell, read at once.

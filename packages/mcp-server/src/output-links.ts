@@ -1,6 +1,6 @@
 import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import type { OutputResources } from './output-resources.js';
-import { CHARS_PER_TOKEN, INLINE_IMAGE_TOKEN_BUDGET, RESULT_TOKEN_BUDGET, base64ImageTokens, cutLongStrings, prefixWithin, resultTokens } from './result-budget.js';
+import { CHARS_PER_TOKEN, CLIENT_TOKEN_CAP, INLINE_IMAGE_TOKEN_BUDGET, base64ImageTokens, budgetOf, cutLongStrings, prefixWithin, resultTokens } from './result-budget.js';
 
 type Json = Record<string, unknown>;
 
@@ -33,6 +33,10 @@ export function linkOutputs(result: CallToolResult, structured: Json, text: (str
   const links: ResourceLink[] = [];
   const kept: CallToolResult['content'] = [];
   const moved = new Map<number, string>();
+  const cap = outputs.maxResultTokens;
+  const budget = cap === null ? Number.POSITIVE_INFINITY : budgetOf(cap);
+  // Images inline take the same share of any cap as of the default one.
+  const imageBudget = cap === null ? budget : (INLINE_IMAGE_TOKEN_BUDGET * cap) / CLIENT_TOKEN_CAP;
   let imageNumber = 0;
   let inlineTokens = 0;
   for (const block of result.content) {
@@ -44,7 +48,7 @@ export function linkOutputs(result: CallToolResult, structured: Json, text: (str
     const link = outputs.keepImage(block.mimeType, block.data, imageNumber);
     links.push(link);
     const tokens = base64ImageTokens(block.data);
-    if (inlineTokens + tokens <= INLINE_IMAGE_TOKEN_BUDGET) {
+    if (inlineTokens + tokens <= imageBudget) {
       inlineTokens += tokens;
       kept.push(block);
     } else {
@@ -66,8 +70,9 @@ export function linkOutputs(result: CallToolResult, structured: Json, text: (str
     if (textAt >= 0) result.content[textAt] = { type: 'text', text: text(structured) };
   };
   if (moved.size > 0) rewrite();
-  const over = resultTokens(result, inlineTokens) - RESULT_TOKEN_BUDGET;
-  if (over > 0) fitWithin({ result, structured, rewrite, outputs, imageTokens: inlineTokens }, over);
+  if (cap === null) return;
+  const over = resultTokens(result, inlineTokens) - budget;
+  if (over > 0) fitWithin({ result, structured, rewrite, outputs, imageTokens: inlineTokens, budget }, over);
 }
 
 /** What {@link fitWithin} works on: the result, its structured content, how to rewrite its text, and its images' tokens. */
@@ -77,6 +82,7 @@ interface Fitting {
   rewrite: () => void;
   outputs: OutputResources;
   imageTokens: number;
+  budget: number;
 }
 
 /** Where a result holds a free-form value: execute's `result.value`, call_function's and a dynamic tool's `value`. */
@@ -91,7 +97,7 @@ function valueHolder(structured: Json): Json | undefined {
  * first. Each round cuts the original strings afresh, deeper by what the previous round still overran. A result
  * whose bulk is many small items of a value (a nested list of numbers) then has that value cut to a prefix.
  */
-function fitWithin({ result, structured, rewrite, outputs, imageTokens }: Fitting, over: number): void {
+function fitWithin({ result, structured, rewrite, outputs, imageTokens, budget }: Fitting, over: number): void {
   const json = JSON.stringify(structured);
   const whole = outputs.keepResult(json);
   result.content = [...result.content, whole];
@@ -106,7 +112,7 @@ function fitWithin({ result, structured, rewrite, outputs, imageTokens }: Fittin
     Object.assign(structured, JSON.parse(json) as Json);
     if (!cutLongStrings(structured, excess, note)) break;
     rewrite();
-    left = resultTokens(result, imageTokens) - RESULT_TOKEN_BUDGET;
+    left = resultTokens(result, imageTokens) - budget;
     if (left <= 0) return;
     excess += left * CHARS_PER_TOKEN + 512;
   }
@@ -118,6 +124,6 @@ function fitWithin({ result, structured, rewrite, outputs, imageTokens }: Fittin
     allowance = Math.max(0, allowance - left * CHARS_PER_TOKEN - 512);
     holder.value = prefixWithin(value, allowance, itemsNote);
     rewrite();
-    left = resultTokens(result, imageTokens) - RESULT_TOKEN_BUDGET;
+    left = resultTokens(result, imageTokens) - budget;
   }
 }

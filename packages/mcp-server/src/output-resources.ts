@@ -2,6 +2,7 @@ import { constants as fsConstants } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { CLIENT_TOKEN_CAP } from './result-budget.js';
 import { McpError, type ReadResourceResult, type Resource, type ResourceLink, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 
 /**
@@ -76,6 +77,8 @@ export class OutputResources {
     /** The runtime's spill directory now (undefined: spilling is off). */
     private readonly spillDirectory: () => string | undefined,
     private readonly limits: KeptOutputLimits = DEFAULT_KEPT_OUTPUT_LIMITS,
+    /** The client's cap on one tool result that results are held within (result-budget.ts), or null for none. */
+    readonly maxResultTokens: number | null = CLIENT_TOKEN_CAP,
   ) {}
 
   private uri(kind: Kind, name: string): string {

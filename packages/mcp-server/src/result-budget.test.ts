@@ -128,6 +128,20 @@ describe('linkOutputs', () => {
     expect(read.blob).toBe(data);
   });
 
+  it('holds a result within a configured cap, and not at all when the cap is off (links still added)', () => {
+    const make = () => {
+      const structured: Record<string, unknown> = { stdout: 'a'.repeat(40_000), stdout_spill: '/elsewhere/1-cell1-stdout.txt' };
+      return { structured, result: { content: [{ type: 'text' as const, text: '' }], structuredContent: structured } as CallToolResult };
+    };
+    const small = make();
+    linkOutputs(small.result, small.structured, () => '', new OutputResources('ns', () => undefined, undefined, 10_000));
+    expect(resultTokens(small.result)).toBeLessThanOrEqual(8_800);
+    const off = make();
+    linkOutputs(off.result, off.structured, () => '', new OutputResources('ns', () => '/elsewhere', undefined, null));
+    expect(off.structured.stdout).toHaveLength(40_000);
+    expect(off.result.content.map((block) => block.type)).toEqual(['text', 'resource_link']);
+  });
+
   it('leaves a small result as it is', () => {
     const outputs = new OutputResources('ns', () => undefined);
     const structured = { stdout: 'hi' };
