@@ -130,6 +130,7 @@ const PLACEHOLDERS: Record<SettingKind, string> = {
   count: 'N',
   seconds: 'SECONDS',
   megabytes: 'MB',
+  tokens: 'TOKENS',
 };
 
 /** A sandbox or HTTP setting's lines in --help: the flag (and placeholder), its text, and its env var. */

@@ -31,6 +31,7 @@ const SETTINGS: { env: string; flag: string; envValue: string; flagValue: string
   { env: 'IPYTHON_MCP_MAX_IPC_MESSAGE_BYTES', flag: '--max-ipc-message-bytes', envValue: '1048576', flagValue: '2097152', envParsed: 1048576, flagParsed: 2097152 },
   { env: 'IPYTHON_MCP_MEMORY_LIMIT_MB', flag: '--memory-limit-mb', envValue: '512', flagValue: 'off', envParsed: 512, flagParsed: null },
   { env: 'IPYTHON_MCP_OUTPUT_SPILL_MB', flag: '--output-spill-mb', envValue: '64', flagValue: '0', envParsed: 64, flagParsed: null },
+  { env: 'IPYTHON_MCP_MAX_RESULT_TOKENS', flag: '--max-result-tokens', envValue: '40000', flagValue: 'off', envParsed: 40000, flagParsed: null },
   { env: 'IPYTHON_MCP_JOURNAL', flag: '--journal', envValue: '/tmp/from-env.ipynb', flagValue: 'relative/from-flag.ipynb', envParsed: '/tmp/from-env.ipynb', flagParsed: 'relative/from-flag.ipynb' },
   { env: 'IPYTHON_MCP_JOURNAL_MAX_BYTES', flag: '--journal-max-bytes', envValue: '100000', flagValue: '200000', envParsed: 100000, flagParsed: 200000 },
   { env: 'IPYTHON_MCP_STATE_FILE', flag: '--state', envValue: '/tmp/from-env.state', flagValue: 'relative/from-flag.state', envParsed: '/tmp/from-env.state', flagParsed: 'relative/from-flag.state' },

@@ -1,8 +1,8 @@
 // A cell's output as MCP resources (packages/mcp-server/src/output-resources.ts): spill files and images read back
 // with resources/read, whole and by pages, by a client process that runs elsewhere (another working directory, no
 // use of the server's paths); another namespace's resources refused; junk and stale URIs refused with clear errors;
-// the same links over stdio and on a detached cell's result; and the largest result the default bounds allow stays
-// within Claude Code's 25,000-token cap on a tool result.
+// the same links over stdio, on a detached cell's result and on a task's; and the largest result the default bounds
+// allow stays within Claude Code's 25,000-token cap on a tool result.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SANDBOX_MODES, startServer, taggedProcesses, type TestServer } from './harness.js';
 import { connectHttp, retry, startHttpServer, type HttpTestClient, type HttpTestServer } from './http-harness.js';
@@ -177,6 +177,19 @@ describe('over stdio', () => {
     const [link] = links(finished);
     expect(link?.uri).toMatch(/^ipython-mcp:\/\/default\/spill\//);
     expect((await readAll(server.client, link!.uri)).data.toString('utf8')).toBe(`${'y'.repeat(20000)}\n`);
+  });
+
+  it("a task's result (tasks/result) carries the same links", async () => {
+    server = await startServer({ IPYTHON_MCP_TEST_RUN_TAG: TAG });
+    const created = await server.client.request(
+      { method: 'tools/call', params: { name: 'execute', arguments: { code: "print('t' * 30000)" } } },
+      CreateTaskResultSchema,
+      { task: { ttl: 60_000 } },
+    );
+    const result = (await server.client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema, { timeout: 120_000 })) as CallToolResult;
+    const [link] = links(result);
+    expect(link?.uri).toMatch(/^ipython-mcp:\/\/default\/spill\//);
+    expect((await readAll(server.client, link!.uri)).data.toString('utf8')).toBe(`${'t'.repeat(30000)}\n`);
   });
 
   /** The estimate: the longer of what Claude Code forwards (the structured JSON) and Codex forwards (the text), links

@@ -153,7 +153,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
   });
   runtime.onEpochChange(() => catalog.clear());
   // Spill files, images and cut results as resources: every session of this namespace reads them, no other.
-  const outputs = new OutputResources(name, () => runtime.spillDirectory);
+  const outputs = new OutputResources(name, () => runtime.spillDirectory, undefined, settings.maxResultTokens);
   const journal = openJournal(settings, runtime, logger, version);
   runtime.start();
   const restore = new RestoreFollowUp(runtime, settings.stateFile !== null);

@@ -1,6 +1,6 @@
 import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import type { OutputResources } from './output-resources.js';
-import { CHARS_PER_TOKEN, INLINE_IMAGE_TOKEN_BUDGET, RESULT_TOKEN_BUDGET, base64ImageTokens, cutLongStrings, prefixWithin, resultTokens } from './result-budget.js';
+import { CHARS_PER_TOKEN, CLIENT_TOKEN_CAP, INLINE_IMAGE_TOKEN_BUDGET, base64ImageTokens, budgetOf, cutLongStrings, prefixWithin, resultTokens } from './result-budget.js';
 
 type Json = Record<string, unknown>;
 
@@ -25,13 +25,18 @@ function retarget(value: unknown, moved: Map<number, string>, depth: number): vo
  * Gives a written result its resource links (output-resources.ts), in place: one per image (after the images), one
  * per spill file the structured content names; then holds the result within what a client's tool-result cap allows
  * (result-budget.ts). Images past the inline budget go as links only; if the result still needs more, the whole
- * structured content is kept as a resource and its longest strings are cut, each ending with a note naming it.
- * `text` writes the model's text block from the structured content.
+ * structured content is kept as a resource and its longest strings are cut, each ending with a note naming it (then,
+ * if need be, a value of many small items is cut to a prefix). `text` writes the model's text block from the
+ * structured content; `bundles` (the whole display bundles of `_meta`) get the same image references.
  */
-export function linkOutputs(result: CallToolResult, structured: Json, text: (structured: Json) => string, outputs: OutputResources): void {
+export function linkOutputs(result: CallToolResult, structured: Json, text: (structured: Json) => string, outputs: OutputResources, bundles?: unknown[]): void {
   const links: ResourceLink[] = [];
   const kept: CallToolResult['content'] = [];
   const moved = new Map<number, string>();
+  const cap = outputs.maxResultTokens;
+  const budget = cap === null ? Number.POSITIVE_INFINITY : budgetOf(cap);
+  // Images inline take the same share of any cap as of the default one.
+  const imageBudget = cap === null ? budget : (INLINE_IMAGE_TOKEN_BUDGET * cap) / CLIENT_TOKEN_CAP;
   let imageNumber = 0;
   let inlineTokens = 0;
   for (const block of result.content) {
@@ -43,7 +48,7 @@ export function linkOutputs(result: CallToolResult, structured: Json, text: (str
     const link = outputs.keepImage(block.mimeType, block.data, imageNumber);
     links.push(link);
     const tokens = base64ImageTokens(block.data);
-    if (inlineTokens + tokens <= INLINE_IMAGE_TOKEN_BUDGET) {
+    if (inlineTokens + tokens <= imageBudget) {
       inlineTokens += tokens;
       kept.push(block);
     } else {
@@ -55,15 +60,19 @@ export function linkOutputs(result: CallToolResult, structured: Json, text: (str
     const link = typeof path === 'string' ? outputs.spillLink(path, stream) : undefined;
     if (link !== undefined) links.push(link);
   }
-  if (moved.size > 0) retarget(structured, moved, 0);
+  if (moved.size > 0) {
+    retarget(structured, moved, 0);
+    if (bundles !== undefined) retarget(bundles, moved, 0);
+  }
   result.content = [...kept, ...links];
   const textAt = result.content.findIndex((block) => block.type === 'text');
   const rewrite = (): void => {
     if (textAt >= 0) result.content[textAt] = { type: 'text', text: text(structured) };
   };
   if (moved.size > 0) rewrite();
-  const over = resultTokens(result, inlineTokens) - RESULT_TOKEN_BUDGET;
-  if (over > 0) fitWithin({ result, structured, rewrite, outputs, imageTokens: inlineTokens }, over);
+  if (cap === null) return;
+  const over = resultTokens(result, inlineTokens) - budget;
+  if (over > 0) fitWithin({ result, structured, rewrite, outputs, imageTokens: inlineTokens, budget }, over);
 }
 
 /** What {@link fitWithin} works on: the result, its structured content, how to rewrite its text, and its images' tokens. */
@@ -73,6 +82,7 @@ interface Fitting {
   rewrite: () => void;
   outputs: OutputResources;
   imageTokens: number;
+  budget: number;
 }
 
 /** Where a result holds a free-form value: execute's `result.value`, call_function's and a dynamic tool's `value`. */
@@ -87,7 +97,7 @@ function valueHolder(structured: Json): Json | undefined {
  * first. Each round cuts the original strings afresh, deeper by what the previous round still overran. A result
  * whose bulk is many small items of a value (a nested list of numbers) then has that value cut to a prefix.
  */
-function fitWithin({ result, structured, rewrite, outputs, imageTokens }: Fitting, over: number): void {
+function fitWithin({ result, structured, rewrite, outputs, imageTokens, budget }: Fitting, over: number): void {
   const json = JSON.stringify(structured);
   const whole = outputs.keepResult(json);
   result.content = [...result.content, whole];
@@ -102,7 +112,7 @@ function fitWithin({ result, structured, rewrite, outputs, imageTokens }: Fittin
     Object.assign(structured, JSON.parse(json) as Json);
     if (!cutLongStrings(structured, excess, note)) break;
     rewrite();
-    left = resultTokens(result, imageTokens) - RESULT_TOKEN_BUDGET;
+    left = resultTokens(result, imageTokens) - budget;
     if (left <= 0) return;
     excess += left * CHARS_PER_TOKEN + 512;
   }
@@ -114,6 +124,6 @@ function fitWithin({ result, structured, rewrite, outputs, imageTokens }: Fittin
     allowance = Math.max(0, allowance - left * CHARS_PER_TOKEN - 512);
     holder.value = prefixWithin(value, allowance, itemsNote);
     rewrite();
-    left = resultTokens(result, imageTokens) - RESULT_TOKEN_BUDGET;
+    left = resultTokens(result, imageTokens) - budget;
   }
 }

@@ -2,6 +2,7 @@ import { constants as fsConstants } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { CLIENT_TOKEN_CAP } from './result-budget.js';
 import { McpError, type ReadResourceResult, type Resource, type ResourceLink, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 
 /**
@@ -66,7 +67,7 @@ function invalid(message: string): McpError {
 /** The outputs of one namespace, published as resources. Every session of the namespace reads through one. */
 export class OutputResources {
   /** Tells this namespace's kept outputs from an earlier namespace's of the same name (their numbers restart). */
-  private readonly tag = randomBytes(6).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 8).padEnd(8, '0');
+  private readonly tag = randomBytes(4).toString('hex');
   private readonly kept = new Map<string, Kept>();
   private keptBytes = 0;
   private sequence = 0;
@@ -76,6 +77,8 @@ export class OutputResources {
     /** The runtime's spill directory now (undefined: spilling is off). */
     private readonly spillDirectory: () => string | undefined,
     private readonly limits: KeptOutputLimits = DEFAULT_KEPT_OUTPUT_LIMITS,
+    /** The client's cap on one tool result that results are held within (result-budget.ts), or null for none. */
+    readonly maxResultTokens: number | null = CLIENT_TOKEN_CAP,
   ) {}
 
   private uri(kind: Kind, name: string): string {

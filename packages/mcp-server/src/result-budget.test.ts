@@ -104,6 +104,44 @@ describe('linkOutputs', () => {
     expect(resultTokens(result)).toBeGreaterThan(RESULT_TOKEN_BUDGET * 0.8);
   });
 
+  it('sends images inline within their budget and the rest as links; every image gets a link and its reference says where', async () => {
+    const outputs = new OutputResources('ns', () => undefined);
+    const data = pngHeader(1568, 1568).toString('base64');
+    const reference = (n: number) => `[image ${n}: image/png, ${data.length} base64 characters, returned as MCP image content]`;
+    const structured: Record<string, unknown> = { displays: Array.from({ length: 10 }, (_, index) => ({ data: { 'image/png': reference(index + 1) } })) };
+    const result: CallToolResult = {
+      content: [{ type: 'text', text: 'x' }, ...Array.from({ length: 10 }, () => ({ type: 'image' as const, data, mimeType: 'image/png' }))],
+      structuredContent: structured,
+    };
+    const bundles = Array.from({ length: 10 }, (_, index) => ({ data: { 'image/png': reference(index + 1), 'text/plain': '<Figure>' } }));
+    linkOutputs(result, structured, () => 'rewritten', outputs, bundles);
+    const inline = result.content.filter((block) => block.type === 'image');
+    const linked = result.content.filter((block) => block.type === 'resource_link') as Array<{ uri: string }>;
+    expect(inline).toHaveLength(7);
+    expect(linked).toHaveLength(10);
+    const displays = structured.displays as Array<{ data: Record<string, string> }>;
+    expect(displays[6]?.data['image/png']).toBe(reference(7));
+    expect(displays[7]?.data['image/png']).toBe(`[image 8: image/png, ${data.length} base64 characters, returned as resource link ${linked[7]?.uri}]`);
+    expect(bundles[8]?.data['image/png']).toBe(`[image 9: image/png, ${data.length} base64 characters, returned as resource link ${linked[8]?.uri}]`);
+    expect(result.content[0]).toEqual({ type: 'text', text: 'rewritten' });
+    const read = (await outputs.read(linked[9]!.uri)).contents[0] as { blob: string };
+    expect(read.blob).toBe(data);
+  });
+
+  it('holds a result within a configured cap, and not at all when the cap is off (links still added)', () => {
+    const make = () => {
+      const structured: Record<string, unknown> = { stdout: 'a'.repeat(40_000), stdout_spill: '/elsewhere/1-cell1-stdout.txt' };
+      return { structured, result: { content: [{ type: 'text' as const, text: '' }], structuredContent: structured } as CallToolResult };
+    };
+    const small = make();
+    linkOutputs(small.result, small.structured, () => '', new OutputResources('ns', () => undefined, undefined, 10_000));
+    expect(resultTokens(small.result)).toBeLessThanOrEqual(8_800);
+    const off = make();
+    linkOutputs(off.result, off.structured, () => '', new OutputResources('ns', () => '/elsewhere', undefined, null));
+    expect(off.structured.stdout).toHaveLength(40_000);
+    expect(off.result.content.map((block) => block.type)).toEqual(['text', 'resource_link']);
+  });
+
   it('leaves a small result as it is', () => {
     const outputs = new OutputResources('ns', () => undefined);
     const structured = { stdout: 'hi' };

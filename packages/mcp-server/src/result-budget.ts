@@ -10,13 +10,18 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
  * and long strings are cut, the whole result kept as a resource.
  */
 
-/** Claude Code's default cap on one MCP tool result (MAX_MCP_OUTPUT_TOKENS). */
+/** Claude Code's default cap on one MCP tool result (MAX_MCP_OUTPUT_TOKENS); the server's default (IPYTHON_MCP_MAX_RESULT_TOKENS). */
 export const CLIENT_TOKEN_CAP = 25_000;
 
-/** What a result may need at most: the cap less a margin for what the estimate cannot see (the client's own framing). */
-export const RESULT_TOKEN_BUDGET = 22_000;
+/** What a result may need of a cap: the cap less a margin (12 %) for what the estimate cannot see (the client's own framing). */
+export function budgetOf(cap: number): number {
+  return Math.floor(cap * 0.88);
+}
 
-/** Of the budget, what the images sent inline may take together (seven of the largest); later images go as links. */
+/** What a result may need at most under the default cap: 22,000 tokens. */
+export const RESULT_TOKEN_BUDGET = budgetOf(CLIENT_TOKEN_CAP);
+
+/** Of the default budget, what the images sent inline may take together (seven of the largest; the same share of another cap); later images go as links. */
 export const INLINE_IMAGE_TOKEN_BUDGET = 11_200;
 
 /** Characters per token the estimate assumes. */

@@ -7,7 +7,7 @@ import { IPYTHON_RUNTIME_NAMES } from './runtime-names.js';
 import { WORKER_LIMIT_SETTINGS } from './worker-limit-settings.js';
 
 /** Kinds of value a setting takes. */
-export type SettingKind = 'path' | 'paths' | 'list' | 'aliases' | 'count' | 'seconds' | 'megabytes';
+export type SettingKind = 'path' | 'paths' | 'list' | 'aliases' | 'count' | 'seconds' | 'megabytes' | 'tokens';
 
 /**
  * One `IPYTHON_MCP_*` setting: its env var, CLI flag, kind, default and meaning. The flags, `--help`, `config` and the
@@ -63,6 +63,8 @@ export interface Settings extends WorkerLimits {
   memoryLimitMb: number | null;
   /** MiB of spill files (the whole text of truncated stdout/stderr) the server keeps; `null` is off. */
   outputSpillMb: number | null;
+  /** The tool-result cap (tokens) results are held within, images and the excess behind resource links; `null` is off. */
+  maxResultTokens: number | null;
   /** The session journal notebook, or null for none. */
   journal: string | null;
   journalMaxBytes: number;
@@ -146,6 +148,13 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
   define('outputSpillMb', 'OUTPUT_SPILL_MB', 'megabytes', 256, {
     description: 'MiB of files holding the whole text of truncated stdout/stderr (oldest dropped first; removed when the server exits). 0 or off turns it off.',
     summary: 'MiB of spill files holding the whole text of truncated stdout/stderr, oldest dropped first; `0` or `off` turns it off (see [Long work](#long-work))',
+  }),
+  define('maxResultTokens', 'MAX_RESULT_TOKENS', 'tokens', 25_000, {
+    description:
+      "A client's cap on one tool result in tokens (Claude Code's default); a larger result sends its later images as links and cuts its longest text, the whole kept as a resource. 0 or off turns it off.",
+    summary:
+      "a client's cap on one tool result in tokens (Claude Code's default); past it, later images go as resource links and the longest text is cut, the whole result kept as a resource; `0` or `off` turns it off (see [Long work](#long-work))",
+    minimum: 1000,
   }),
   define('journal', 'JOURNAL', 'path', null, {
     description: 'Jupyter notebook to record every cell the agent runs in (holds code and values; mode 0600).',
@@ -273,6 +282,15 @@ function parseValue(definition: SettingDefinition, raw: string, source: string):
         bad(`must be a positive, finite number of seconds, got ${quoted(raw)}`);
       }
       if (value > MAX_TIMEOUT_SECONDS) bad(`must be at most ${MAX_TIMEOUT_SECONDS} seconds, got ${quoted(raw)}`);
+      return value;
+    }
+    case 'tokens': {
+      const text = raw.trim();
+      if (text.toLowerCase() === 'off') return null;
+      const value = Number(text);
+      if (!DECIMAL_INTEGER.test(text) || !Number.isSafeInteger(value)) bad(`must be a whole number of tokens, or 0 or off to turn it off, got ${quoted(raw)}`);
+      if (value === 0) return null;
+      if (value < (definition.minimum ?? 1)) bad(`must be at least ${definition.minimum}, got ${quoted(raw)}`);
       return value;
     }
     case 'megabytes': {

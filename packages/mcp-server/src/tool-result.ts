@@ -161,7 +161,7 @@ export class ResultWriter {
     }
     const text = tool.text(structured);
     const result: CallToolResult = { content: images.length === 0 ? [{ type: 'text', text }] : [{ type: 'text', text }, ...images], structuredContent: structured };
-    if (this.outputs) linkOutputs(result, structured, tool.text, this.outputs);
+    if (this.outputs) linkOutputs(result, structured, tool.text, this.outputs, bundles);
     this.check?.check(tool, structured);
     if (meta) result._meta = { [RUNTIME_META_KEY]: runtimeMeta(meta) };
     if (bundles !== undefined) result._meta = { ...result._meta, [DISPLAYS_META_KEY]: bundles };
