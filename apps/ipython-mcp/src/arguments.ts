@@ -130,7 +130,7 @@ const PLACEHOLDERS: Record<SettingKind, string> = {
   count: 'N',
   seconds: 'SECONDS',
   megabytes: 'MB',
-  tokens: 'TOKENS',
+  tokens: 'N',
 };
 
 /** A sandbox or HTTP setting's lines in --help: the flag (and placeholder), its text, and its env var. */
