@@ -211,6 +211,27 @@ def test_big_output_keeps_head_and_tail_and_names_no_spill_file(kernel: Kernel, 
     assert "stdout_spill" not in result
 
 
+def test_spill_files_are_written_privately_and_shipped_to_the_parent_by_name(kernel: Kernel) -> None:
+    configure = {"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
+                 "output_spill": {"dir": "/nonexistent/parent/side", "max_bytes": 10_000_000}}
+    comm_id = kernel.open_comm(configure)
+    assert kernel.ready(comm_id)["type"] == "ready"
+    kernel.agent_cell(20, "import sys\nfor i in range(30_000):\n    print(f'row {i:06d} ' + 'y' * 20)\n"
+                          "print('é\\udcff', file=sys.stderr)")
+    got = kernel.messages(comm_id, lambda m: m.get("type") == "response" and m.get("id") == 20)
+    result = got[-1]["result"]
+    name = result["stdout_spill"]
+    assert "/" not in name and name.endswith("-stdout.txt")
+    shipped = "".join(m["text"] for m in got if m.get("type") == "spill" and m.get("name") == name)
+    assert shipped == "".join(f"row {i:06d} " + "y" * 20 + "\n" for i in range(30_000))
+    assert len([m for m in got if m.get("type") == "spill"]) > 1
+    assert "stderr_spill" not in result
+    leftover = kernel.run("import glob, tempfile, os\n"
+                          "print(sum(len(os.listdir(d)) for d in glob.glob(tempfile.gettempdir() + '/ipython-mcp-spill-*')))")
+    assert leftover["content"]["status"] == "ok"
+    assert [m["content"]["text"] for m in kernel.iopub if m["msg_type"] == "stream"][-1].strip() == "0"
+
+
 def test_operations_that_call_back_into_the_host_are_refused(kernel: Kernel, comm: str) -> None:
     kernel.request(comm, 7, "run_code", {"code": "1"})
     error = kernel.response(comm, 7)["error"]

@@ -19,20 +19,21 @@ from __future__ import annotations
 
 import os
 import platform
+import shutil
+import tempfile
 import traceback
 from typing import Any
 
 from .. import __version__
 from ..ipc.channel import Channel
 from ..ipc.codec import CODEC_JSON
-from ..protocol.constants import PROTOCOL_VERSION
+from ..protocol.constants import OPERATION_FACTS, PROTOCOL_VERSION
 from ..protocol.errors import OpError
 
 COMM_TARGET = "_ipython_mcp_worker"
+# The largest piece of a spill file one ``spill`` message carries.
+SPILL_CHUNK_CHARS = 1 << 16
 METADATA_KEY = "ipython_mcp"
-# Operations that call back into the host mid-operation (Code Mode): a kernel's shell channel is busy running the
-# operation, so the answer could never arrive.
-_HOST_CALLBACK_OPS = frozenset({"define_tools", "run_code"})
 
 
 class _CommChannel(Channel):
@@ -92,7 +93,7 @@ class KernelSide:
             except Exception:  # noqa: BLE001 - the old comm's client may be gone already
                 pass
         self.comm = comm
-        self.worker = None
+        self.retire_worker()
         comm.on_msg(lambda msg: self.on_message(comm, msg))
         comm.on_close(lambda msg: self.on_close(comm))
         configure = message.get("content", {}).get("data") or {}
@@ -129,8 +130,15 @@ class KernelSide:
     def on_close(self, comm: Any) -> None:
         if comm is self.comm:
             self.comm = None
-            self.worker = None
+            self.retire_worker()
             self.channel = None
+
+    def retire_worker(self) -> None:
+        """Forget the served worker and remove its private spill directory."""
+        worker, self.worker = self.worker, None
+        directory = None if worker is None else _spill_directory(worker)
+        if directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)
 
     def on_message(self, comm: Any, msg: dict[str, Any]) -> None:
         if comm is not self.comm or self.worker is None or self.channel is None:
@@ -153,7 +161,9 @@ class KernelSide:
             return
         op = data.get("op")
         request_id = data.get("id")
-        if op in _HOST_CALLBACK_OPS and isinstance(request_id, int):
+        facts = OPERATION_FACTS.get(op) if isinstance(op, str) else None
+        # Its host's answers would arrive on the shell channel, which is busy running the operation itself.
+        if facts is not None and facts.calls_host and isinstance(request_id, int):
             self.channel.send({"type": "response", "id": request_id, "ok": False, "error": {
                 "code": "invalid_request",
                 "message": f"{op} calls back into the host mid-operation, which is not available in a Jupyter kernel"}})
@@ -204,6 +214,7 @@ class KernelSide:
             outcome = owner.cell_outcome(result, capture)
             value = execute_result(outcome, operation.stdout, operation.stderr, displays, owner.limits)
             revision = worker.operations.catalog_revision("execute")
+            _ship_spills(channel, request_id, value)
             response = {"type": "response", "id": request_id, "ok": True, "result": value}
         except OpError as error:
             response = {"type": "response", "id": request_id, "ok": False, "error": error.to_wire()}
@@ -258,12 +269,47 @@ def _build_worker(channel: _CommChannel, shell: Any, configure: dict[str, Any]) 
     from .owner import KernelShellOwner
 
     # The kernel's memory is the kernel's: no allocation backstop is applied to it.
-    # Spill files would be written on the kernel's machine, where the Node side cannot read them: streams keep their
-    # head and tail only.
-    settings = {key: value for key, value in configure.items() if key not in ("data_limit_bytes", "output_spill")}
+    settings = {key: value for key, value in configure.items() if key != "data_limit_bytes"}
+    spill = configure.get("output_spill")
+    if isinstance(spill, dict):
+        # The parent's spill directory is on the parent's machine: spill files are written in a private directory
+        # here, with the parent's budget, and shipped to the parent after the cell (``_ship_spills``).
+        settings["output_spill"] = {**spill, "dir": tempfile.mkdtemp(prefix="ipython-mcp-spill-")}
     worker = Worker(channel, settings, lambda limits: KernelShellOwner(shell, limits))
     worker.memory_backstop = False
     return worker
+
+
+def _spill_directory(worker: Any) -> str | None:
+    spills = getattr(worker.owner, "spills", None)
+    return None if spills is None else str(spills.path)
+
+
+def _ship_spills(channel: Channel, request_id: int, result: dict[str, Any]) -> None:
+    """Send each spill file the result names to the parent, in ``spill`` messages of at most SPILL_CHUNK_CHARS
+    characters, and name it by its file name only (the parent writes it into its own spill directory); the file is
+    removed here once sent."""
+    for field in ("stdout_spill", "stderr_spill"):
+        path = result.get(field)
+        if not isinstance(path, str):
+            continue
+        name = os.path.basename(path)
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as file:
+                while True:
+                    text = file.read(SPILL_CHUNK_CHARS)
+                    if not text:
+                        break
+                    channel.send({"type": "spill", "id": request_id, "name": name, "text": text})
+        except OSError:
+            result.pop(field, None)
+            continue
+        finally:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        result[field] = name
 
 
 # Where the served side is kept: an attribute of the shell, not a name of its user namespace, so that a boot with
@@ -292,7 +338,7 @@ def _detach_hooks(side: Any) -> None:
             pass
     comm = side.comm
     side.comm = None
-    side.worker = None
+    side.retire_worker()
     if comm is not None:
         try:
             comm.close()
