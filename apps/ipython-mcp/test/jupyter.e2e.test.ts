@@ -3,6 +3,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './harness.js';
+import { connectHttp, startHttpServer } from './http-harness.js';
 import {
   freePort,
   humanExecute,
@@ -218,5 +219,43 @@ describe('bad settings: one clear error each, and no hang', () => {
     const missing = runCli(['doctor', '--jupyter', jupyter.url, '--kernel', 'no-such-kernel'], { JUPYTER_TOKEN: jupyter.token });
     expect(missing.status).toBe(1);
     expect(missing.stdout).toContain('FAIL kernel: no running kernel has id no-such-kernel');
+  });
+});
+
+describe('over --http', () => {
+  it('--kernel-name: each named namespace gets a kernel of its own, every one shut down on exit', async () => {
+    const before = await kernelIds(jupyter);
+    const http = await startHttpServer({ JUPYTER_TOKEN: jupyter.token }, ['--jupyter', jupyter.url, '--kernel-name', 'python3']);
+    try {
+      const main = await connectHttp(http.url, http.token);
+      const other = await connectHttp(`${http.url}/other`, http.token);
+      await main.structured('execute', { code: 'who = "default"' });
+      await other.structured('execute', { code: 'who = "other"' });
+      expect((await main.structured('execute', { code: 'who' })).result.value).toBe('default');
+      const mainStatus = await main.structured('runtime_status', {});
+      const otherStatus = await other.structured('runtime_status', {});
+      expect(mainStatus.backend.policy).toBe('owned');
+      expect(mainStatus.backend.kernel_id).not.toBe(otherStatus.backend.kernel_id);
+      await main.close();
+      await other.close();
+    } finally {
+      expect(await http.stop()).toBe(0);
+    }
+    await expect.poll(async () => (await kernelIds(jupyter)).filter((id) => !before.includes(id)), { timeout: 15_000 }).toEqual([]);
+    expect(http.stderr()).not.toContain(jupyter.token);
+  });
+
+  it('--kernel: the default namespace is that kernel; a named namespace gets a clear error', async () => {
+    const kernelId = await startHumanKernel(jupyter);
+    const http = await startHttpServer({ JUPYTER_TOKEN: jupyter.token }, ['--jupyter', jupyter.url, '--kernel', kernelId]);
+    try {
+      const main = await connectHttp(http.url, http.token);
+      expect((await main.structured('runtime_status', {})).backend.kernel_id).toBe(kernelId);
+      await expect(connectHttp(`${http.url}/other`, http.token)).rejects.toThrow(/namespace other cannot be served: --kernel .* names one kernel/);
+      await main.close();
+    } finally {
+      await http.stop();
+    }
+    expect(await kernelIds(jupyter)).toContain(kernelId);
   });
 });
