@@ -298,6 +298,17 @@ export class JupyterKernel {
   }
 
   /**
+   * What the server says the kernel is doing now (`idle`, `busy`, ...), over REST: `undefined` if the server no
+   * longer has the kernel.
+   */
+  async executionState(): Promise<string | undefined> {
+    this.#checkOpen();
+    const model = await call(this.#server, () => KernelAPI.getKernelModel(this.kernelId, this.#server.settings), { kernelId: this.kernelId });
+    if (model === undefined) return undefined;
+    return typeof model.execution_state === 'string' ? model.execution_state : 'unknown';
+  }
+
+  /**
    * Interrupts the kernel through the server's interrupt API (what JupyterLab's stop button does); the
    * namespace is kept.
    *
