@@ -259,3 +259,41 @@ describe('over --http', () => {
     expect(await kernelIds(jupyter)).toContain(kernelId);
   });
 });
+
+describe('the kernel dying under a cell', () => {
+  it('an owned kernel: worker_crashed, then a fresh kernel serves (the epoch advances), the dead one is gone', async () => {
+    const agent = await startKernelServer(jupyter, ['--kernel-name', 'python3']);
+    try {
+      await agent.structured('execute', { code: 'before = 1' });
+      const first = (await agent.structured('runtime_status', {})).backend.kernel_id as string;
+      const crashed = await agent.call('execute', { code: 'import os\nos._exit(1)' });
+      expect((crashed.structuredContent as any).error.code).toBe('worker_crashed');
+      const after = await agent.structured('execute', { code: '"before" in globals()' });
+      expect(after.result.value).toBe(false);
+      const status = await agent.structured('runtime_status', {});
+      expect(status.epoch).toBeGreaterThan(1);
+      expect(status.backend.kernel_id).not.toBe(first);
+      await expect.poll(async () => kernelIds(jupyter), { timeout: 15_000 }).not.toContain(first);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('an attached kernel: the server restarts it, ipython-mcp attaches again and says the namespace was reset', async () => {
+    const kernelId = await startHumanKernel(jupyter);
+    const agent = await startKernelServer(jupyter, ['--kernel', kernelId]);
+    try {
+      humanExecute(jupyter, kernelId, 'df = 1');
+      const crashed = await agent.call('execute', { code: 'import os\nos._exit(1)' });
+      expect((crashed.structuredContent as any).error.code).toBe('worker_crashed');
+      const after = await agent.structured('execute', { code: '"df" in globals()' });
+      expect(after.result.value).toBe(false);
+      const status = await agent.structured('runtime_status', {});
+      expect(status.backend.kernel_id).toBe(kernelId);
+      expect(status.epoch).toBeGreaterThan(1);
+    } finally {
+      await agent.close();
+    }
+    expect(await kernelIds(jupyter)).toContain(kernelId);
+  });
+});

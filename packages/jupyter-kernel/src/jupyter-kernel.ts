@@ -106,7 +106,14 @@ export class JupyterKernel {
     // (or is cut short by dispose) would be an unhandled rejection, which ends a Node process. The failure is still
     // seen: the connection status turns `disconnected`, which fails the requests in flight below.
     const reconnect = connection.reconnect.bind(connection);
-    connection.reconnect = () => reconnect().catch(() => undefined);
+    // A disposed connection's reconnect throws at once rather than rejecting: caught here too.
+    connection.reconnect = () => {
+      try {
+        return reconnect().catch(() => undefined);
+      } catch {
+        return Promise.resolve();
+      }
+    };
     connection.statusChanged.connect((_sender, status) => {
       if (DEATH_STATUSES.has(status)) this.#fail(`the kernel is ${status}`);
     });
