@@ -297,3 +297,35 @@ describe('the kernel dying under a cell', () => {
     expect(await kernelIds(jupyter)).toContain(kernelId);
   });
 });
+
+describe('a cell that swallows the interrupt, on an attached kernel', () => {
+  it('is never restarted: the call times out, the runtime says the kernel is stuck, the kernel and its names live on', async () => {
+    const kernelId = await startHumanKernel(jupyter);
+    const agent = await startKernelServer(jupyter, ['--kernel', kernelId]);
+    try {
+      humanExecute(jupyter, kernelId, 'kept = "still here"');
+      const swallow = [
+        'import time',
+        'end = time.time() + 15',
+        'while time.time() < end:',
+        '    try:',
+        '        time.sleep(0.05)',
+        '    except KeyboardInterrupt:',
+        '        pass',
+      ].join('\n');
+      const stuck = await agent.call('execute', { code: swallow, timeout_seconds: 1 });
+      expect((stuck.structuredContent as any).error.code).toBe('operation_timeout');
+      const status = await agent.structured('runtime_status', {});
+      expect(status.state).toBe('unavailable');
+      expect(status.error).toContain('the kernel is stuck running a cell; ipython-mcp does not restart a kernel it did not start');
+      expect(status.backend).toMatchObject({ kernel_id: kernelId, policy: 'attached', stuck: true });
+      const refused = await agent.call('execute', { code: '1' });
+      expect((refused.structuredContent as any).error.code).toBe('runtime_unavailable');
+    } finally {
+      await agent.close();
+    }
+    // The human's kernel was not restarted: once the cell ends, their names are there.
+    expect(await kernelIds(jupyter)).toContain(kernelId);
+    expect(humanExecute(jupyter, kernelId, 'print(kept)')).toBe('ok\nstill here\n\n');
+  });
+});
