@@ -1,6 +1,7 @@
 // ipython-mcp on a Jupyter kernel, end to end: a real `jupyter server` with a token, the built binary over stdio
 // with a real SDK client as the agent, and jupyter_client on the same kernel as the human.
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './harness.js';
 import { connectHttp, startHttpServer } from './http-harness.js';
@@ -327,5 +328,34 @@ describe('a cell that swallows the interrupt, on an attached kernel', () => {
     // The human's kernel was not restarted: once the cell ends, their names are there.
     expect(await kernelIds(jupyter)).toContain(kernelId);
     expect(humanExecute(jupyter, kernelId, 'print(kept)')).toBe('ok\nstill here\n\n');
+  });
+});
+
+describe('a JupyterLab notebook (--notebook)', () => {
+  it("attaches to the kernel of the open notebook session and shares the human's names", async () => {
+    writeFileSync(join(jupyter.rootDir, 'analysis.ipynb'), JSON.stringify({ cells: [], metadata: {}, nbformat: 4, nbformat_minor: 5 }));
+    const session = await jupyter.rest('POST', 'api/sessions', { path: 'analysis.ipynb', type: 'notebook', name: '', kernel: { name: 'python3' } });
+    expect(session.status).toBe(201);
+    const kernelId = (session.body as { kernel: { id: string } }).kernel.id;
+    humanExecute(jupyter, kernelId, 'rows = 7');
+    const agent = await startKernelServer(jupyter, ['--notebook', 'analysis.ipynb']);
+    try {
+      expect((await agent.structured('execute', { code: 'rows * 6' })).result.value).toBe(42);
+      expect((await agent.structured('runtime_status', {})).backend).toMatchObject({ kernel_id: kernelId, notebook: 'analysis.ipynb', policy: 'attached' });
+    } finally {
+      await agent.close();
+    }
+    expect(await kernelIds(jupyter)).toContain(kernelId);
+  });
+
+  it('a notebook with no open session: one clear error', async () => {
+    const agent = await startKernelServer(jupyter, ['--notebook', 'nobody-has-this.ipynb']);
+    try {
+      const result = await agent.call('execute', { code: '1' });
+      expect((result.structuredContent as any).error.code).toBe('runtime_unavailable');
+      expect((result.structuredContent as any).error.message).toContain('No open notebook session has this path');
+    } finally {
+      await agent.close();
+    }
   });
 });
