@@ -459,7 +459,8 @@ export class JupyterKernelWorker implements WorkerHandle {
    */
   kill(): void {
     if (!this.alive) return;
-    const busy = [...this.#pending.values()].some((each) => each.state !== 'waiting');
+    // Only a request the kernel was running leaves it stuck; one still queued there runs (and is interrupted) later.
+    const busy = [...this.#pending.values()].some((each) => each.state === 'running');
     if (busy) this.#options.onKilledBusy?.();
     this.#end({ code: null, signal: 'SIGKILL' }, 'killed');
   }
