@@ -134,11 +134,14 @@ describe('the agent and a human in one kernel (--kernel)', () => {
   });
 
   it('runtime_status names the backend: jupyter, the server without the token, the kernel and the policy', async () => {
+    await agent.structured('execute', { code: '1' });
     const status = await agent.structured('runtime_status', {});
     expect(status.backend).toMatchObject({ kind: 'jupyter', kernel_id: kernelId, policy: 'attached' });
     expect(status.state).toBe('ready');
     expect(JSON.stringify(status)).not.toContain(jupyter.token);
     expect(agent.stderr()).not.toContain(jupyter.token);
+    // The Jupyter client's own chatter went to stderr: stdout carried protocol frames only.
+    expect(agent.transportErrors).toEqual([]);
   });
 
   it('leaves the human kernel running when the agent goes', async () => {
