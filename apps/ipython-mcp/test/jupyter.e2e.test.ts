@@ -133,6 +133,13 @@ describe('the agent and a human in one kernel (--kernel)', () => {
     expect(lines).toEqual(Array.from({ length: 10 }, (_, i) => `tick ${i}`));
   });
 
+  it('local only, as docs/jupyter.md says: fd-level output is not in the result; memory guard off', async () => {
+    const ran = await agent.structured('execute', { code: 'import os, subprocess\nos.write(1, b"fd-line\\n")\nsubprocess.run(["echo", "sub-line"])\nprint("py-line")' });
+    expect(ran.stdout).toBe('py-line\n');
+    const status = await agent.structured('runtime_status', {});
+    expect(status.memory_limit_mb).toBeNull();
+  });
+
   it('runtime_status names the backend: jupyter, the server without the token, the kernel and the policy', async () => {
     await agent.structured('execute', { code: '1' });
     const status = await agent.structured('runtime_status', {});
