@@ -1,6 +1,7 @@
 // ipython-mcp on a Jupyter kernel, end to end: a real `jupyter server` with a token, the built binary over stdio
 // with a real SDK client as the agent, and jupyter_client on the same kernel as the human.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './harness.js';
@@ -19,6 +20,18 @@ import {
 } from './jupyter-harness.js';
 
 let jupyter: RunningJupyter;
+const markers = mkdtempSync(join(tmpdir(), 'ipython-mcp-jupyter-e2e-'));
+
+/** A line for a human cell that marks the moment it starts running (the kernel is busy with it from then on). */
+function startedMarker(name: string): string {
+  return `open(${JSON.stringify(join(markers, name))}, "w").close()`;
+}
+
+/** Waits until the human cell that wrote `name`'s marker runs. */
+async function humanCellRunning(name: string): Promise<void> {
+  await expect.poll(() => existsSync(join(markers, name)), { timeout: 30_000, interval: 50 }).toBe(true);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+}
 
 beforeAll(async () => {
   jupyter = await startJupyter('server');
@@ -26,6 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await jupyter?.stop();
+  rmSync(markers, { recursive: true, force: true });
 });
 
 describe('the agent and a human in one kernel (--kernel)', () => {
@@ -80,8 +94,8 @@ describe('the agent and a human in one kernel (--kernel)', () => {
   });
 
   it("an agent call made while the human's 5 s cell runs waits, then runs", async () => {
-    const human = startHumanExecute(jupyter, kernelId, 'import time\ntime.sleep(5)\nhuman_cell_done = True');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const human = startHumanExecute(jupyter, kernelId, `${startedMarker('waits')}\nimport time\ntime.sleep(5)\nhuman_cell_done = True`);
+    await humanCellRunning('waits');
     const started = Date.now();
     const after = await agent.structured('execute', { code: 'human_cell_done' });
     expect(after.result.value).toBe(true);
@@ -90,8 +104,8 @@ describe('the agent and a human in one kernel (--kernel)', () => {
   });
 
   it('a deadline that passes while the human cell runs fails the call and leaves the human cell alone', async () => {
-    const human = startHumanExecute(jupyter, kernelId, 'import time\ntime.sleep(5)\nprint("human finished")');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const human = startHumanExecute(jupyter, kernelId, `${startedMarker('deadline')}\nimport time\ntime.sleep(5)\nprint("human finished")`);
+    await humanCellRunning('deadline');
     const failed = await agent.call('execute', { code: 'agent_never_ran = True', timeout_seconds: 1 });
     expect((failed.structuredContent as any).error.code).toBe('operation_timeout');
     expect(await human).toContain('human finished');
