@@ -1,5 +1,8 @@
 // The worker in a kernel against a real `jupyter server`: the backend contract under both policies, and what only
 // a shared kernel has: a human's cell that makes the agent's request wait, and a deadline that withdraws it.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DEFAULT_WORKER_LIMITS, workerLimits } from '@ipython-mcp/protocol';
 import { Runtime, workerBackendContract, type WorkerStartOptions } from '@ipython-mcp/worker-supervisor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +12,18 @@ import { humanExecute, startHumanExecute, startJupyter } from './jupyter-servers
 import type { RunningJupyter } from './jupyter-servers.js';
 
 let server: RunningJupyter;
+const markers = mkdtempSync(join(tmpdir(), 'ipython-mcp-kernel-worker-'));
+
+/** A line for a human cell that marks the moment it starts running. */
+function startedMarker(name: string): string {
+  return `open(${JSON.stringify(join(markers, name))}, "w").close()`;
+}
+
+/** Waits until the human cell that writes `name`'s marker runs. */
+async function humanCellRunning(name: string): Promise<void> {
+  await expect.poll(() => existsSync(join(markers, name)), { timeout: 30_000, interval: 50 }).toBe(true);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+}
 
 beforeAll(async () => {
   server = await startJupyter('server');
@@ -16,6 +31,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.stop();
+  rmSync(markers, { recursive: true, force: true });
 });
 
 function startOptions(): WorkerStartOptions {
@@ -88,8 +104,8 @@ describe('a runtime on a human kernel (attached)', () => {
   });
 
   it('waits while the human cell runs, then runs', async () => {
-    const human = startHumanExecute(server, kernelId, 'import time; time.sleep(4); human_done = True');
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const human = startHumanExecute(server, kernelId, `${startedMarker('waits')}\nimport time; time.sleep(4); human_done = True`);
+    await humanCellRunning('waits');
     const started = Date.now();
     const outcome = await runtime.run('execute', { code: 'human_done' });
     expect(valueOf(outcome)).toBe(true);
@@ -98,8 +114,8 @@ describe('a runtime on a human kernel (attached)', () => {
   });
 
   it('a deadline that expires while the human cell runs fails the call and never interrupts the human', async () => {
-    const human = startHumanExecute(server, kernelId, 'import time; time.sleep(4); print("human finished")');
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const human = startHumanExecute(server, kernelId, `${startedMarker('deadline')}\nimport time; time.sleep(4); print("human finished")`);
+    await humanCellRunning('deadline');
     const outcome = await runtime.run('execute', { code: 'agent_ran = True' }, { timeoutMs: 1_000 });
     expect(outcome.ok).toBe(false);
     if (!outcome.ok) {
