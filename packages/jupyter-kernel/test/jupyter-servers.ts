@@ -157,12 +157,92 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
  * file, outside the Jupyter server's WebSocket. Returns the script's stdout (the reply status, then any output).
  */
 export function humanExecute(server: RunningJupyter, kernelId: string, code: string): string {
-  const connectionFile = join(server.runtimeDir, `kernel-${kernelId}.json`);
-  readFileSync(connectionFile); // fails the test clearly if the server keeps its connection files elsewhere
-  const done = spawnSync(testPython(), [new URL('./human-client.py', import.meta.url).pathname, connectionFile, code], {
+  const done = spawnSync(testPython(), [humanClientScript(), connectionFileOf(server, kernelId), code], {
     encoding: 'utf8',
     timeout: 60_000,
   });
   if (done.status !== 0) throw new Error(`human-client.py failed (${done.status}): ${done.stderr}`);
   return done.stdout;
+}
+
+/** The human-side client script (jupyter_client), for tests that drive it themselves. */
+export function humanClientScript(): string {
+  return new URL('./human-client.py', import.meta.url).pathname;
+}
+
+/** The kernel's connection file on this server; fails clearly if the server keeps its connection files elsewhere. */
+export function connectionFileOf(server: RunningJupyter, kernelId: string): string {
+  const connectionFile = join(server.runtimeDir, `kernel-${kernelId}.json`);
+  readFileSync(connectionFile);
+  return connectionFile;
+}
+
+/**
+ * {@link humanExecute} without blocking: the human's cell runs while the test goes on (a long cell the agent's call
+ * must wait for). Resolves with the script's stdout once the cell is done.
+ */
+export function startHumanExecute(server: RunningJupyter, kernelId: string, code: string): Promise<string> {
+  const child = spawn(testPython(), [humanClientScript(), connectionFileOf(server, kernelId), code], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`human-client.py failed (${String(code)}): ${stderr}`));
+    });
+  });
+}
+
+/** A human watching the kernel's IOPub (every client's cells and output), as `jupyter console --existing` does. */
+export interface HumanWatch {
+  /** Resolves once the watcher is subscribed. */
+  readonly listening: Promise<void>;
+  /** Resolves with what it saw (one object per execute_input or stream message) when it stops. */
+  readonly seen: Promise<Array<{ type: string; code?: string; text?: string; execution_count?: number }>>;
+}
+
+/**
+ * Starts a watcher on the kernel's IOPub; it stops when a stream text contains `needle` or after `seconds`.
+ */
+export function watchKernel(server: RunningJupyter, kernelId: string, needle: string, seconds = 30): HumanWatch {
+  const script = new URL('./human-watch.py', import.meta.url).pathname;
+  const child = spawn(testPython(), [script, connectionFileOf(server, kernelId), String(seconds), needle], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let onListening: (() => void) | undefined;
+  const listening = new Promise<void>((resolve) => (onListening = resolve));
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    if (stdout.includes('listening\n')) onListening?.();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), (seconds + 30) * 1000);
+  const seen = new Promise<Array<{ type: string; code?: string; text?: string; execution_count?: number }>>((resolve, reject) => {
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) {
+        reject(new Error(`human-watch.py failed (${String(code)}): ${stderr}`));
+        return;
+      }
+      resolve(
+        stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { type: string; code?: string; text?: string; execution_count?: number }),
+      );
+    });
+  });
+  seen.catch(() => undefined);
+  return { listening, seen };
+}
+
+/** Starts a kernel on the server as a human would (JupyterLab's "new kernel"); returns its id. */
+export async function startHumanKernel(server: RunningJupyter, name = 'python3'): Promise<string> {
+  const started = await server.rest('POST', 'api/kernels', { name });
+  if (started.status !== 201) throw new Error(`could not start a ${name} kernel: HTTP ${started.status}`);
+  return (started.body as { id: string }).id;
 }
