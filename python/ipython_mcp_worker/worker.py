@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import platform
 import traceback
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .ipc.channel import Channel, Interrupter
@@ -16,6 +17,9 @@ from .protocol.errors import OpError
 from .protocol.limits import Limits, bound_text
 from .shell.memory import apply_backstop, is_memory_error, memory_limit_error, release
 
+if TYPE_CHECKING:  # the shell owner imports IPython, which the worker loads only after the handshake
+    from .shell.owner import ShellOwner
+
 FD_IN = 3
 FD_OUT = 4
 BOOT_LIMIT = 1 << 20
@@ -24,7 +28,10 @@ BOOT_LIMIT = 1 << 20
 class Worker:
     """One worker lifespan: the shell, the handler table, and the request loop (the handlers' WorkerContext)."""
 
-    def __init__(self, channel: Channel, configure: dict[str, Any]) -> None:
+    def __init__(
+        self, channel: Channel, configure: dict[str, Any], make_owner: Callable[[Limits], ShellOwner] | None = None
+    ) -> None:
+        """``make_owner``: the shell owner to serve (a kernel's shell, kernel/owner.py); unset, a shell of its own."""
         # Imported when the worker is built, not at module load: both pull in IPython's shell machinery.
         from .capture.spill import SpillDirectory
         from .ops import Operations
@@ -34,7 +41,7 @@ class Worker:
         self.limits = Limits.from_wire(configure.get("limits"))
         channel.limit = self.limits.max_ipc_message_bytes
         channel.reader.limit = self.limits.max_ipc_message_bytes
-        self.owner = ShellOwner(self.limits)
+        self.owner = ShellOwner(self.limits) if make_owner is None else make_owner(self.limits)
         self.owner.spills = SpillDirectory.from_configure(configure.get("output_spill"))
         self.shell = self.owner.shell
         # The id of the request being handled, or None between requests (the tool bridge reads it).

@@ -16,6 +16,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ipython_mcp_worker"
 # __main__.py) compose them all, and no subpackage imports a top-level module.
 LAYERS = ("protocol", "inspection", "schema", "values", "capture", "ipc", "namespace", "registry", "state", "shell",
           "code_mode")
+# Hosts sit above the top-level modules: they serve the worker somewhere other than its own process (``kernel``:
+# inside a Jupyter kernel) and may import anything, but nothing in the package imports them.
+HOSTS = ("kernel",)
 
 
 def _module_name(path: Path) -> str:
@@ -73,7 +76,17 @@ def _layer(module: str) -> int | None:
 
 def test_every_subpackage_has_a_layer() -> None:
     subpackages = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()}
-    assert subpackages == set(LAYERS)
+    assert subpackages == set(LAYERS) | set(HOSTS)
+
+
+def test_nothing_imports_a_host() -> None:
+    def host_of(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 and parts[1] in HOSTS else None
+
+    inward = [f"{module} -> {target}" for module, targets in _graph().items() for target in targets
+              if host_of(target) is not None and host_of(target) != host_of(module)]
+    assert inward == []
 
 
 def test_subpackages_import_only_downward() -> None:
@@ -81,7 +94,7 @@ def test_subpackages_import_only_downward() -> None:
     for module, targets in _graph().items():
         layer = _layer(module)
         if layer is None:
-            continue
+            continue  # a top-level module or a host: they compose the layers
         for target in targets:
             target_layer = _layer(target)
             if target_layer is None or target_layer > layer:

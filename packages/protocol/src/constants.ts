@@ -77,22 +77,24 @@ export interface OperationFacts {
   readonly workerReconciles: boolean;
   /** Whether the whole text of a truncated stdout or stderr goes to a spill file that the result names. */
   readonly spillsStreams: boolean;
+  /** Whether the operation may call back into the host while it runs (Code Mode's tools, answered over the channel mid-operation). A worker whose host cannot answer mid-operation refuses it: in a Jupyter kernel the shell channel that would carry the answer is busy running the operation. */
+  readonly callsHost: boolean;
 }
 /** Every operation's facts, by operation name (operations.ts holds its keys equal to the catalogue's). */
 export const OPERATION_FACT_TABLE = {
-  health: { catalogEffect: "none", workerReconciles: false, spillsStreams: false },
-  execute: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: true },
-  list: { catalogEffect: "none", workerReconciles: true, spillsStreams: false },
-  search: { catalogEffect: "none", workerReconciles: true, spillsStreams: false },
-  inspect: { catalogEffect: "none", workerReconciles: true, spillsStreams: false },
-  call_function: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false },
-  reload: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false },
-  remove: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false },
-  reset: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false },
-  register_tool: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false },
-  unregister_tool: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false },
-  discover: { catalogEffect: "none", workerReconciles: false, spillsStreams: false },
-  call_tool: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false },
-  define_tools: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false },
-  run_code: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false },
+  health: { catalogEffect: "none", workerReconciles: false, spillsStreams: false, callsHost: false },
+  execute: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: true, callsHost: false },
+  list: { catalogEffect: "none", workerReconciles: true, spillsStreams: false, callsHost: false },
+  search: { catalogEffect: "none", workerReconciles: true, spillsStreams: false, callsHost: false },
+  inspect: { catalogEffect: "none", workerReconciles: true, spillsStreams: false, callsHost: false },
+  call_function: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: false },
+  reload: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: false },
+  remove: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: false },
+  reset: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false, callsHost: false },
+  register_tool: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false, callsHost: false },
+  unregister_tool: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false, callsHost: false },
+  discover: { catalogEffect: "none", workerReconciles: false, spillsStreams: false, callsHost: false },
+  call_tool: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: false },
+  define_tools: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: true },
+  run_code: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: true },
 } as const satisfies Record<string, OperationFacts>;

@@ -78,23 +78,25 @@ class OperationFacts:
     worker_reconciles: bool
     # Whether the whole text of a truncated stdout or stderr goes to a spill file that the result names.
     spills_streams: bool
+    # Whether the operation may call back into the host while it runs (Code Mode's tools, answered over the channel mid-operation). A worker whose host cannot answer mid-operation refuses it: in a Jupyter kernel the shell channel that would carry the answer is busy running the operation.
+    calls_host: bool
 
 
 # Every operation's facts, by operation name; the worker's handler table serves exactly these operations.
 OPERATION_FACTS: Mapping[str, OperationFacts] = MappingProxyType({
-    "health": OperationFacts(catalog_effect="none", worker_reconciles=False, spills_streams=False),
-    "execute": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=True),
-    "list": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False),
-    "search": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False),
-    "inspect": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False),
-    "call_function": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False),
-    "reload": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False),
-    "remove": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False),
-    "reset": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False),
-    "register_tool": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False),
-    "unregister_tool": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False),
-    "discover": OperationFacts(catalog_effect="none", worker_reconciles=False, spills_streams=False),
-    "call_tool": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False),
-    "define_tools": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False),
-    "run_code": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False),
+    "health": OperationFacts(catalog_effect="none", worker_reconciles=False, spills_streams=False, calls_host=False),
+    "execute": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=True, calls_host=False),
+    "list": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False, calls_host=False),
+    "search": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False, calls_host=False),
+    "inspect": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False, calls_host=False),
+    "call_function": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=False),
+    "reload": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=False),
+    "remove": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=False),
+    "reset": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False, calls_host=False),
+    "register_tool": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False, calls_host=False),
+    "unregister_tool": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False, calls_host=False),
+    "discover": OperationFacts(catalog_effect="none", worker_reconciles=False, spills_streams=False, calls_host=False),
+    "call_tool": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=False),
+    "define_tools": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=True),
+    "run_code": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=True),
 })

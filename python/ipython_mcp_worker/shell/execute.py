@@ -24,11 +24,20 @@ def execute(owner: ShellOwner, params: dict[str, Any]) -> dict[str, Any]:
     if operation is None:
         raise OpError("internal_error", "execute ran outside an operation")
     code = require_str(params, "code")
+    capture, displays = cell_capture(owner)
+    outcome = owner.run_cell(code, capture)
+    return execute_result(outcome, operation.stdout, operation.stderr, displays, owner.limits)
+
+
+def cell_capture(owner: ShellOwner) -> tuple[CellCapture, DisplayCollector]:
+    """The capture of execute's cell in the active operation: its streams, every display kept, its value."""
+    operation = owner.operation
+    if operation is None:
+        raise OpError("internal_error", "execute ran outside an operation")
     limits = owner.limits
     images = ImageRoom.for_cell(limits)
     displays = DisplayCollector(limits, images)
-    outcome = owner.run_cell(code, CellCapture(operation.stdout, operation.stderr, displays, ValueCodec(limits, images)))
-    return execute_result(outcome, operation.stdout, operation.stderr, displays, limits)
+    return CellCapture(operation.stdout, operation.stderr, displays, ValueCodec(limits, images)), displays
 
 
 def execute_result(

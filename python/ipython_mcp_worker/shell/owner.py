@@ -13,6 +13,7 @@ import builtins
 import functools
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from IPython.core.interactiveshell import InteractiveShell
 from traitlets.config import Config
@@ -177,11 +178,22 @@ class ShellOwner:
 
     def run_cell(self, code: str, capture: CellCapture) -> CellOutcome:
         """Run one cell of the active operation into ``capture``, which stays active until the operation ends."""
+        self.enter_cell(capture)
+        result = self.shell.run_cell(code, store_history=True)  # type: ignore[no-untyped-call]  # IPython: unannotated
+        return self.cell_outcome(result, capture)
+
+    def enter_cell(self, capture: CellCapture) -> None:
+        """Make ``capture`` the active one for the cell about to run (``run_cell``, or a kernel's own cell)."""
         operation = self.operation
         if operation is None:
             raise OpError("internal_error", "a cell ran outside an operation")
         operation.capture = capture
-        result = self.shell.run_cell(code, store_history=True)  # type: ignore[no-untyped-call]  # IPython: unannotated
+
+    def cell_outcome(self, result: Any, capture: CellCapture) -> CellOutcome:
+        """What the cell that just ran into ``capture`` came to, from IPython's ExecutionResult."""
+        operation = self.operation
+        if operation is None:
+            raise OpError("internal_error", "a cell ended outside an operation")
         self.shell.exit_now = False
         operation.memory_error = isinstance(result.error_in_exec, MemoryError)
         self.fd_capture.settle()

@@ -1,0 +1,346 @@
+"""The worker inside a Jupyter kernel: served over a comm, on the kernel's own shell (docs/jupyter.md).
+
+``attach(shell)`` (called by boot.py) registers the comm target ``_ipython_mcp_worker`` and the shell's
+``pre_run_cell``/``post_run_cell`` hooks. The Node side opens a comm with the ``configure`` message; the kernel
+side answers ``ready`` (or ``startup_failed``) and from then on serves:
+
+- every operation but a non-blank ``execute`` as a ``request`` message on the comm, answered by a ``response``
+  on the comm, exactly as the local worker answers on its channel;
+- a non-blank ``execute`` as the kernel's own cell: an ``execute_request`` whose metadata carries
+  ``{"ipython_mcp": {"id", "params", "stream"}}``. The hooks capture that cell (its output still reaches every
+  client of the kernel) and send the ordinary ``response`` from ``post_run_cell``. The cell lands in ``In``,
+  ``Out`` and the history and advances ``execution_count``, as any cell would.
+
+Every message to the Node side travels as ``{"m": <JSON text>}``, encoded as the local worker's JSON codec does.
+One comm is served at a time: a newer one replaces it. Nothing is kept in the user namespace.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import tempfile
+import traceback
+from typing import Any
+
+from .. import __version__
+from ..ipc.channel import Channel
+from ..ipc.codec import CODEC_JSON
+from ..protocol.constants import OPERATION_FACTS, PROTOCOL_VERSION
+from ..protocol.errors import OpError
+
+COMM_TARGET = "_ipython_mcp_worker"
+# The largest piece of a spill file one ``spill`` message carries.
+SPILL_CHUNK_CHARS = 1 << 16
+METADATA_KEY = "ipython_mcp"
+
+
+class _CommChannel(Channel):
+    """The local channel's encoding (repair, size bound) over a comm: each frame's JSON text is sent as ``m``."""
+
+    def __init__(self, comm: Any, limit: int) -> None:  # noqa: D107 - no fds: Channel.__init__ is not for this
+        self.comm = comm
+        self.limit = limit
+        self.codec = CODEC_JSON
+        self.reader = _Limit(limit)  # type: ignore[assignment]  # only its limit is read
+        self._interrupter = None
+
+    def write_frame(self, frame: bytes) -> None:
+        # A frame is a 4-byte length and a codec byte before the JSON text.
+        self.comm.send({"m": frame[5:].decode("utf-8")})
+
+    def operation_done(self) -> None:
+        return None
+
+
+class _Limit:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+
+class _NoInterrupter:
+    """A kernel's interrupts are its own (SIGINT from the server's interrupt API): nothing to arm."""
+
+    stop_reason = None
+
+    def arm(self, request_id: int) -> None:
+        return None
+
+    def disarm(self) -> None:
+        return None
+
+
+class KernelSide:
+    """The one served comm of this kernel and the worker behind it."""
+
+    def __init__(self, shell: Any) -> None:
+        self.shell = shell
+        self.comm: Any = None
+        self.worker: Any = None
+        self.channel: _CommChannel | None = None
+        # The agent's cell being run by the kernel: (request id, its display collector, its capture), or None.
+        self.cell: tuple[int, Any, Any] | None = None
+
+    # -- comm ---------------------------------------------------------------------------------------------------
+
+    def open(self, comm: Any, message: dict[str, Any]) -> None:
+        previous = self.comm
+        if previous is not None and previous is not comm:
+            self.comm = None
+            try:
+                previous.close()
+            except Exception:  # noqa: BLE001 - the old comm's client may be gone already
+                pass
+        self.comm = comm
+        self.retire_worker()
+        comm.on_msg(lambda msg: self.on_message(comm, msg))
+        comm.on_close(lambda msg: self.on_close(comm))
+        configure = message.get("content", {}).get("data") or {}
+        channel = _CommChannel(comm, 1 << 20)
+        self.channel = channel
+        failure = _configure_problem(configure)
+        if failure is not None:
+            channel.send({"type": "startup_failed", "error": {"code": "startup_failed", "message": failure}})
+            return
+        try:
+            self.worker = _build_worker(channel, self.shell, configure)
+        except OpError as error:
+            channel.send({"type": "startup_failed", "error": error.to_wire()})
+            return
+        except Exception as error:  # noqa: BLE001 - reported to the Node side, which fails the start-up with it
+            text = "".join(traceback.format_exception_only(type(error), error)).strip()
+            channel.send({"type": "startup_failed", "error": {"code": "startup_failed", "message": text[:2000]}})
+            return
+        import ipykernel
+        import IPython
+
+        channel.send({
+            "type": "ready",
+            "protocol": PROTOCOL_VERSION,
+            "pid": os.getpid(),
+            "python": platform.python_version(),
+            "ipython": IPython.__version__,
+            "worker": __version__,
+            "execution_count": self.shell.execution_count - 1,
+            "protected_names": sorted(self.worker.operations.protected_names()),
+            "kernel": {"implementation": "ipykernel", "version": str(getattr(ipykernel, "__version__", "?"))},
+        })
+
+    def on_close(self, comm: Any) -> None:
+        if comm is self.comm:
+            self.comm = None
+            self.retire_worker()
+            self.channel = None
+
+    def retire_worker(self) -> None:
+        """Forget the served worker and remove its private spill directory."""
+        worker, self.worker = self.worker, None
+        directory = None if worker is None else _spill_directory(worker)
+        if directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def on_message(self, comm: Any, msg: dict[str, Any]) -> None:
+        if comm is not self.comm or self.worker is None or self.channel is None:
+            return
+        data = msg.get("content", {}).get("data")
+        if not isinstance(data, dict):
+            self.channel.send({"type": "protocol_error", "code": "invalid_request", "message": "a message must be an object"})
+            return
+        kind = data.get("type")
+        if kind == "shutdown":
+            self.on_close(comm)
+            try:
+                comm.close()
+            except Exception:  # noqa: BLE001
+                pass
+            return
+        if kind != "request":
+            self.channel.send({"type": "protocol_error", "code": "invalid_request",
+                               "message": f"unexpected message type {str(kind)[:64]!r}"})
+            return
+        op = data.get("op")
+        request_id = data.get("id")
+        facts = OPERATION_FACTS.get(op) if isinstance(op, str) else None
+        # Its host's answers would arrive on the shell channel, which is busy running the operation itself.
+        if facts is not None and facts.calls_host and isinstance(request_id, int):
+            self.channel.send({"type": "response", "id": request_id, "ok": False, "error": {
+                "code": "invalid_request",
+                "message": f"{op} calls back into the host mid-operation, which is not available in a Jupyter kernel"}})
+            return
+        self.worker.handle(data, _NoInterrupter())
+
+    # -- the agent's cells, run by the kernel ---------------------------------------------------------------------
+
+    def pre_run_cell(self, info: Any = None) -> None:
+        request = _agent_request(self.shell)
+        if request is None or self.worker is None or self.cell is not None:
+            return
+        from ..shell.execute import cell_capture
+
+        request_id, params, stream = request
+        worker = self.worker
+        channel = self.channel
+        send_event = None
+        if stream and channel is not None:
+            def send_event(kind: str, text: str) -> None:
+                channel.send({"type": "event", "id": request_id, "kind": kind, "text": text})
+
+        worker.operations.handler("execute")  # unsettles the registry, as the local worker's execute does
+        worker.owner.begin(send_event, spill=True)
+        worker.active_request_id = request_id
+        capture, displays = cell_capture(worker.owner)
+        worker.owner.enter_cell(capture)
+        self.cell = (request_id, displays, capture)
+        del params  # the code is the cell's own; nothing else in params changes how it runs
+
+    def post_run_cell(self, result: Any = None) -> None:
+        cell = self.cell
+        if cell is None:
+            return
+        self.cell = None
+        request_id, displays, capture = cell
+        worker = self.worker
+        channel = self.channel
+        if worker is None or channel is None:
+            return
+        from ..shell.execute import execute_result
+
+        owner = worker.owner
+        response: dict[str, Any]
+        revision: int | None = None
+        try:
+            operation = owner.operation
+            outcome = owner.cell_outcome(result, capture)
+            value = execute_result(outcome, operation.stdout, operation.stderr, displays, owner.limits)
+            revision = worker.operations.catalog_revision("execute")
+            _ship_spills(channel, request_id, value)
+            response = {"type": "response", "id": request_id, "ok": True, "result": value}
+        except OpError as error:
+            response = {"type": "response", "id": request_id, "ok": False, "error": error.to_wire()}
+        except KeyboardInterrupt:
+            response = {"type": "response", "id": request_id, "ok": False,
+                        "error": {"code": "operation_cancelled", "message": "the operation was interrupted"}}
+        except BaseException as error:  # noqa: BLE001 - the kernel must survive whatever rendering the result raised
+            text = "".join(traceback.format_exception_only(type(error), error)).strip()[:2000]
+            response = {"type": "response", "id": request_id, "ok": False,
+                        "error": {"code": "internal_error", "message": text}}
+        finally:
+            worker.active_request_id = None
+            try:
+                owner.end()
+            except KeyboardInterrupt:
+                owner.operation = None
+        if revision is not None:
+            response["catalog_revision"] = revision
+        channel.send(response)
+
+
+def _agent_request(shell: Any) -> tuple[int, dict[str, Any], bool] | None:
+    """The agent's request the running execute_request carries in its metadata, or None (a human's cell)."""
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return None
+    try:
+        parent = kernel.get_parent("shell")
+    except TypeError:  # an ipykernel whose get_parent takes no channel
+        parent = kernel.get_parent()
+    if not isinstance(parent, dict):
+        return None
+    marker = (parent.get("metadata") or {}).get(METADATA_KEY)
+    if not isinstance(marker, dict) or not isinstance(marker.get("id"), int):
+        return None
+    params = marker.get("params")
+    return marker["id"], params if isinstance(params, dict) else {}, marker.get("stream") is True
+
+
+def _configure_problem(configure: Any) -> str | None:
+    if not isinstance(configure, dict) or configure.get("type") != "configure":
+        return "expected a configure message as the comm's opening data"
+    if configure.get("protocol") != PROTOCOL_VERSION:
+        return f"protocol mismatch: worker speaks {PROTOCOL_VERSION}, parent sent {configure.get('protocol')!r}"
+    if configure.get("state") is not None:
+        return "--state is not available in a Jupyter kernel"
+    return None
+
+
+def _build_worker(channel: _CommChannel, shell: Any, configure: dict[str, Any]) -> Any:
+    from ..worker import Worker
+    from .owner import KernelShellOwner
+
+    # The kernel's memory is the kernel's: no allocation backstop is applied to it.
+    settings = {key: value for key, value in configure.items() if key != "data_limit_bytes"}
+    spill = configure.get("output_spill")
+    if isinstance(spill, dict):
+        # The parent's spill directory is on the parent's machine: spill files are written in a private directory
+        # here, with the parent's budget, and shipped to the parent after the cell (``_ship_spills``).
+        settings["output_spill"] = {**spill, "dir": tempfile.mkdtemp(prefix="ipython-mcp-spill-")}
+    worker = Worker(channel, settings, lambda limits: KernelShellOwner(shell, limits))
+    worker.memory_backstop = False
+    return worker
+
+
+def _spill_directory(worker: Any) -> str | None:
+    spills = getattr(worker.owner, "spills", None)
+    return None if spills is None else str(spills.path)
+
+
+def _ship_spills(channel: Channel, request_id: int, result: dict[str, Any]) -> None:
+    """Send each spill file the result names to the parent, in ``spill`` messages of at most SPILL_CHUNK_CHARS
+    characters, and name it by its file name only (the parent writes it into its own spill directory); the file is
+    removed here once sent."""
+    for field in ("stdout_spill", "stderr_spill"):
+        path = result.get(field)
+        if not isinstance(path, str):
+            continue
+        name = os.path.basename(path)
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as file:
+                while True:
+                    text = file.read(SPILL_CHUNK_CHARS)
+                    if not text:
+                        break
+                    channel.send({"type": "spill", "id": request_id, "name": name, "text": text})
+        except OSError:
+            result.pop(field, None)
+            continue
+        finally:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        result[field] = name
+
+
+# Where the served side is kept: an attribute of the shell, not a name of its user namespace, so that a boot with
+# other sources (whose modules replace these) still finds and retires the side an earlier boot left.
+_SIDE_ATTRIBUTE = "_ipython_mcp_kernel_side"
+
+
+def attach(shell: Any) -> KernelSide:
+    """Serve this kernel: (re)register the comm target and the cell hooks. Booting again replaces both."""
+    previous = getattr(shell, _SIDE_ATTRIBUTE, None)
+    if previous is not None:
+        _detach_hooks(previous)
+    side = KernelSide(shell)
+    shell.kernel.comm_manager.register_target(COMM_TARGET, side.open)
+    shell.events.register("pre_run_cell", side.pre_run_cell)
+    shell.events.register("post_run_cell", side.post_run_cell)
+    setattr(shell, _SIDE_ATTRIBUTE, side)
+    return side
+
+
+def _detach_hooks(side: Any) -> None:
+    for event, callback in (("pre_run_cell", side.pre_run_cell), ("post_run_cell", side.post_run_cell)):
+        try:
+            side.shell.events.unregister(event, callback)
+        except ValueError:
+            pass
+    comm = side.comm
+    side.comm = None
+    side.retire_worker()
+    if comm is not None:
+        try:
+            comm.close()
+        except Exception:  # noqa: BLE001
+            pass

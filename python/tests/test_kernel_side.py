@@ -1,0 +1,305 @@
+"""The worker inside a real ipykernel, driven as the Node side drives it: boot cell, comm, agent cells.
+
+A kernel of this test's Python is started with jupyter_client (the same client a human's `jupyter console` uses),
+the worker is booted into it from its sources (kernel/boot.py), and every check goes over the kernel's own
+channels: comm messages for operations, execute_requests with the ipython_mcp metadata for the agent's cells.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import queue
+import sys
+import time
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ipython_mcp_worker.protocol.constants import PROTOCOL_VERSION
+
+jupyter_client = pytest.importorskip("jupyter_client")
+pytest.importorskip("ipykernel")
+
+SOURCE = Path(__file__).resolve().parent.parent
+TARGET = "_ipython_mcp_worker"
+
+
+def boot_code(sources: dict[str, str] | None = None) -> str:
+    if sources is None:
+        sources = {p.relative_to(SOURCE).as_posix(): p.read_text()
+                   for p in sorted((SOURCE / "ipython_mcp_worker").rglob("*.py")) if "__pycache__" not in p.parts}
+    digest = hashlib.sha256(json.dumps(sources, sort_keys=True).encode()).hexdigest()
+    payload = base64.b64encode(zlib.compress(json.dumps({"digest": digest, "sources": sources}).encode())).decode()
+    boot = (SOURCE / "ipython_mcp_worker" / "kernel" / "boot.py").read_text()
+    return (f'exec(compile({json.dumps(boot)}, "<ipython-mcp boot>", "exec"), '
+            f'{{"__name__": "_ipython_mcp_boot", "PAYLOAD": {json.dumps(payload)}}})')
+
+
+class Kernel:
+    """A kernel and one client of it, with the comm helpers the Node side's messages need."""
+
+    def __init__(self, tmp: Path) -> None:
+        from jupyter_client.kernelspec import KernelSpecManager
+        from jupyter_client.manager import KernelManager
+
+        spec = tmp / "kernels" / "worker-test"
+        spec.mkdir(parents=True)
+        (spec / "kernel.json").write_text(json.dumps({
+            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "worker test", "language": "python"}))
+        self.manager = KernelManager(kernel_name="worker-test",
+                                     kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(tmp / "kernels")]))
+        self.manager.start_kernel(env={**__import__("os").environ, "PYTHONPATH": str(SOURCE)})
+        self.client = self.manager.client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=60)
+        self.iopub: list[dict[str, Any]] = []
+        self.comms = 0
+
+    def close(self) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)
+
+    def run(self, code: str, **options: Any) -> dict[str, Any]:
+        reply: dict[str, Any] = self.client.execute_interactive(
+            code, timeout=60, output_hook=self.iopub.append, **options)
+        return reply
+
+    def open_comm(self, configure: dict[str, Any] | None = None) -> str:
+        self.comms += 1
+        comm_id = f"comm-{self.comms}"
+        data = {"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json"} if configure is None else configure
+        self.client.shell_channel.send(self.client.session.msg(
+            "comm_open", {"comm_id": comm_id, "target_name": TARGET, "data": data}))
+        return comm_id
+
+    def request(self, comm_id: str, request_id: int, op: str, params: dict[str, Any], **extra: Any) -> None:
+        self.send(comm_id, {"type": "request", "id": request_id, "op": op, "params": params, **extra})
+
+    def send(self, comm_id: str, data: Any) -> None:
+        self.client.shell_channel.send(self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
+
+    def agent_cell(self, request_id: int, code: str, stream: bool = False) -> str:
+        marker: dict[str, Any] = {"id": request_id, "params": {"code": code}}
+        if stream:
+            marker["stream"] = True
+        message = self.client.session.msg(
+            "execute_request",
+            {"code": code, "silent": False, "store_history": True, "allow_stdin": False, "stop_on_error": False,
+             "user_expressions": {}},
+            metadata={"ipython_mcp": marker})
+        self.client.shell_channel.send(message)
+        return str(message["header"]["msg_id"])
+
+    def messages(self, comm_id: str, until: Any, timeout: float = 30) -> list[dict[str, Any]]:
+        """The comm's messages (decoded) up to and including the first for which ``until`` is true."""
+        got: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                message = self.client.get_iopub_msg(timeout=0.5)
+            except queue.Empty:
+                continue
+            self.iopub.append(message)
+            content = message["content"]
+            if message["msg_type"] == "comm_close" and content.get("comm_id") == comm_id:
+                got.append({"type": "comm_close"})
+                if until(got[-1]):
+                    return got
+            if message["msg_type"] == "comm_msg" and content.get("comm_id") == comm_id:
+                got.append(json.loads(content["data"]["m"]))
+                if until(got[-1]):
+                    return got
+        raise AssertionError(f"no awaited message within {timeout} s; got {got}")
+
+    def response(self, comm_id: str, request_id: int) -> dict[str, Any]:
+        return self.messages(comm_id, lambda m: m.get("type") == "response" and m.get("id") == request_id)[-1]
+
+    def ready(self, comm_id: str) -> dict[str, Any]:
+        return self.messages(comm_id, lambda m: m.get("type") in ("ready", "startup_failed"))[-1]
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    started = Kernel(tmp_path_factory.mktemp("kernel"))
+    try:
+        reply = started.run(boot_code(), silent=True, store_history=False)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        yield started
+    finally:
+        started.close()
+
+
+@pytest.fixture
+def comm(kernel: Kernel) -> str:
+    comm_id = kernel.open_comm()
+    assert kernel.ready(comm_id)["type"] == "ready"
+    return comm_id
+
+
+def test_boot_defines_no_user_name_and_ready_describes_the_kernel(kernel: Kernel) -> None:
+    before = kernel.run("print(sorted(k for k in globals() if not k.startswith('_')))")
+    comm_id = kernel.open_comm()
+    ready = kernel.ready(comm_id)
+    assert ready["type"] == "ready" and ready["protocol"] == PROTOCOL_VERSION
+    assert ready["kernel"]["implementation"] == "ipykernel"
+    assert {"In", "Out", "get_ipython", "exit", "quit"} <= set(ready["protected_names"])
+    assert before["content"]["status"] == "ok"
+    names = [m for m in kernel.iopub if m["msg_type"] == "stream" and "[" in m["content"]["text"]][-1]
+    assert "ipython_mcp" not in names["content"]["text"] and "PAYLOAD" not in names["content"]["text"]
+
+
+def test_the_human_and_the_agent_share_one_namespace(kernel: Kernel, comm: str) -> None:
+    kernel.run("df = {'rows': 3}")
+    kernel.agent_cell(1, "def helper(n):\n    return n * 2\ndf['rows'] + 39")
+    result = kernel.response(comm, 1)["result"]
+    assert result["status"] == "ok" and result["result"] == {"kind": "json", "value": 42}
+    reply = kernel.run("print(helper(21), In[-2].splitlines()[0])")
+    assert reply["content"]["status"] == "ok"
+    printed = [m["content"]["text"] for m in kernel.iopub if m["msg_type"] == "stream"][-1]
+    assert printed == "42 def helper(n):\n"
+    inspected = (kernel.request(comm, 2, "inspect", {"name": "df"}), kernel.response(comm, 2))[1]
+    assert inspected["ok"] and inspected["result"]["representation"] == "{'rows': 3}"
+
+
+def test_an_agent_cell_is_the_kernels_own_cell_and_its_output_still_reaches_every_client(kernel: Kernel, comm: str) -> None:
+    count = kernel.run("pass")["content"]["execution_count"]
+    msg_id = kernel.agent_cell(3, "print('to everyone'); import sys; print('warn', file=sys.stderr)\n"
+                                  "from IPython.display import display; display({'d': 1}, raw=False)\n7 * 6")
+    result = kernel.response(comm, 3)["result"]
+    assert result["execution_count"] == count + 1
+    assert (result["stdout"], result["stderr"]) == ("to everyone\n", "warn\n")
+    assert [d["data"]["text/plain"] for d in result["displays"]] == ["{'d': 1}"]
+    seen = [m for m in kernel.iopub if m["parent_header"].get("msg_id") == msg_id]
+    kinds = [m["msg_type"] for m in seen]
+    assert "execute_input" in kinds and "execute_result" in kinds and "display_data" in kinds
+    assert any(m["msg_type"] == "stream" and m["content"]["text"] == "to everyone\n" for m in seen)
+
+
+def test_a_failing_agent_cell_is_a_structured_error_and_the_human_still_sees_it(kernel: Kernel, comm: str) -> None:
+    msg_id = kernel.agent_cell(4, "1 / 0")
+    error = kernel.response(comm, 4)["result"]["error"]
+    assert error["kind"] == "exception" and error["type"] == "ZeroDivisionError"
+    assert "\x1b[" not in error["traceback"]
+    assert any(m["msg_type"] == "error" for m in kernel.iopub if m["parent_header"].get("msg_id") == msg_id)
+
+
+def test_human_cells_are_left_alone(kernel: Kernel, comm: str) -> None:
+    reply = kernel.run("import sys; print(type(sys.stdout).__module__); 5")
+    assert reply["content"]["status"] == "ok"
+    printed = [m["content"]["text"] for m in kernel.iopub if m["msg_type"] == "stream"][-1]
+    assert printed.startswith("ipykernel")
+
+
+def test_streamed_output_arrives_as_events_before_the_response(kernel: Kernel, comm: str) -> None:
+    kernel.agent_cell(5, "for i in range(3):\n    print('line', i, flush=True)", stream=True)
+    got = kernel.messages(comm, lambda m: m.get("type") == "response" and m.get("id") == 5)
+    events = "".join(m["text"] for m in got if m.get("type") == "event" and m.get("id") == 5)
+    assert events == "line 0\nline 1\nline 2\n"
+    assert got[-1]["result"]["stdout"] == events
+
+
+def test_big_output_keeps_head_and_tail_and_names_no_spill_file(kernel: Kernel, comm: str) -> None:
+    kernel.agent_cell(6, "print('x' * 300_000)")
+    result = kernel.response(comm, 6)["result"]
+    assert result["truncated"]["stdout"] and result["stdout_omitted_chars"] > 0
+    assert "stdout_spill" not in result
+
+
+def test_spill_files_are_written_privately_and_shipped_to_the_parent_by_name(kernel: Kernel) -> None:
+    configure = {"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
+                 "output_spill": {"dir": "/nonexistent/parent/side", "max_bytes": 10_000_000}}
+    comm_id = kernel.open_comm(configure)
+    assert kernel.ready(comm_id)["type"] == "ready"
+    kernel.agent_cell(20, "import sys\nfor i in range(30_000):\n    print(f'row {i:06d} ' + 'y' * 20)\n"
+                          "print('é\\udcff', file=sys.stderr)")
+    got = kernel.messages(comm_id, lambda m: m.get("type") == "response" and m.get("id") == 20)
+    result = got[-1]["result"]
+    name = result["stdout_spill"]
+    assert "/" not in name and name.endswith("-stdout.txt")
+    shipped = "".join(m["text"] for m in got if m.get("type") == "spill" and m.get("name") == name)
+    assert shipped == "".join(f"row {i:06d} " + "y" * 20 + "\n" for i in range(30_000))
+    assert len([m for m in got if m.get("type") == "spill"]) > 1
+    assert "stderr_spill" not in result
+    leftover = kernel.run("import glob, tempfile, os\n"
+                          "print(sum(len(os.listdir(d)) for d in glob.glob(tempfile.gettempdir() + '/ipython-mcp-spill-*')))")
+    assert leftover["content"]["status"] == "ok"
+    assert [m["content"]["text"] for m in kernel.iopub if m["msg_type"] == "stream"][-1].strip() == "0"
+
+
+def test_operations_that_call_back_into_the_host_are_refused(kernel: Kernel, comm: str) -> None:
+    kernel.request(comm, 7, "run_code", {"code": "1"})
+    error = kernel.response(comm, 7)["error"]
+    assert error["code"] == "invalid_request" and "Jupyter kernel" in error["message"]
+
+
+def test_malformed_messages_get_protocol_errors_and_the_comm_goes_on(kernel: Kernel, comm: str) -> None:
+    kernel.send(comm, ["not", "an", "object"])
+    kernel.send(comm, {"type": "nonsense"})
+    kernel.request(comm, 8, "no_such_op", {})
+    got = kernel.messages(comm, lambda m: m.get("id") == 8)
+    assert [m["type"] for m in got[:2]] == ["protocol_error", "protocol_error"]
+    assert got[-1]["error"]["code"] == "invalid_request"
+    kernel.request(comm, 9, "list", {})
+    assert kernel.response(comm, 9)["ok"]
+
+
+def test_an_interrupted_operation_is_cancelled_and_the_namespace_kept(kernel: Kernel, comm: str) -> None:
+    kernel.run("kept = 'still here'\nimport time\ndef slow():\n    time.sleep(60)")
+    kernel.request(comm, 10, "call_function", {"name": "slow"})
+    time.sleep(1.5)
+    kernel.manager.interrupt_kernel()
+    response = kernel.response(comm, 10)
+    assert not response["ok"] and response["error"]["code"] in ("operation_cancelled", "call_raised")
+    kernel.agent_cell(11, "import time\ntime.sleep(60)")
+    time.sleep(1.5)
+    kernel.manager.interrupt_kernel()
+    interrupted = kernel.response(comm, 11)["result"]
+    assert interrupted["error"]["kind"] == "interrupted"
+    kernel.agent_cell(12, "kept")
+    assert kernel.response(comm, 12)["result"]["result"]["value"] == "still here"
+
+
+def test_a_bad_configure_fails_the_start_up_clearly(kernel: Kernel) -> None:
+    comm_id = kernel.open_comm({"type": "configure", "protocol": -1})
+    failed = kernel.ready(comm_id)
+    assert failed["type"] == "startup_failed" and "protocol mismatch" in failed["error"]["message"]
+    comm_id = kernel.open_comm({"type": "configure", "protocol": PROTOCOL_VERSION, "state": {"path": "/tmp/x"}})
+    assert "--state" in kernel.ready(comm_id)["error"]["message"]
+
+
+def test_a_newer_comm_replaces_the_older_and_shutdown_keeps_the_namespace(kernel: Kernel) -> None:
+    first = kernel.open_comm()
+    kernel.ready(first)
+    second = kernel.open_comm()
+    kernel.ready(second)
+    kernel.run("survivor = 1")
+    kernel.send(second, {"type": "shutdown"})
+    kernel.messages(second, lambda m: m.get("type") == "comm_close")
+    reply = kernel.run("print(survivor)")
+    assert reply["content"]["status"] == "ok"
+    # With no served comm, an agent's metadata changes nothing: the cell runs as a plain cell.
+    kernel.agent_cell(13, "survivor + 1")
+    third = kernel.open_comm()
+    assert kernel.ready(third)["type"] == "ready"
+
+
+def test_booting_again_with_other_sources_replaces_the_loaded_worker(kernel: Kernel) -> None:
+    sources = {p.relative_to(SOURCE).as_posix(): p.read_text()
+               for p in sorted((SOURCE / "ipython_mcp_worker").rglob("*.py")) if "__pycache__" not in p.parts}
+    sources["ipython_mcp_worker/__init__.py"] += "\nBOOT_MARK = 'second'\n"
+    assert kernel.run(boot_code(sources), silent=True, store_history=False)["content"]["status"] == "ok"
+    comm_id = kernel.open_comm()
+    assert kernel.ready(comm_id)["type"] == "ready"
+    kernel.agent_cell(14, "import sys\nsys.modules['ipython_mcp_worker'].BOOT_MARK")
+    assert kernel.response(comm_id, 14)["result"]["result"]["value"] == "second"
+    hooks = kernel.run("print(sum(type(getattr(c, '__self__', None)).__name__ == 'KernelSide'"
+                       " for c in get_ipython().events.callbacks['post_run_cell']))")
+    assert hooks["content"]["status"] == "ok"
+    count = [m["content"]["text"] for m in kernel.iopub if m["msg_type"] == "stream"][-1]
+    assert count.strip() == "1"
