@@ -46,10 +46,12 @@ export class JupyterComm {
    * Sends one message to the kernel side. The kernel handles it on its shell channel, so behind a running cell.
    *
    * @param data - a JSON object
+   * @returns the `comm_msg`'s message id: the kernel's IOPub `status` messages name it as their parent while the
+   *   kernel handles it
    */
-  send(data: CommData): void {
+  send(data: CommData): string {
     if (this.#closed) throw new Error('the comm is closed');
-    this.#comm.send(data as never);
+    return this.#comm.send(data as never).msg.header.msg_id;
   }
 
   /**

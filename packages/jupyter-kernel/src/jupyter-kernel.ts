@@ -45,6 +45,24 @@ export interface JupyterExecuteOptions {
   readonly stopOnError?: boolean | undefined;
   /** Receives each output as it arrives, before the result resolves. */
   readonly onOutput?: ((output: JupyterOutput) => void) | undefined;
+  /** The execute_request's message metadata (kernel-side code reads it, e.g. in a `pre_run_cell` hook). */
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined;
+  /** Keep no outputs in the result (a cell whose output only others watch, or that may print without bound). */
+  readonly discardOutputs?: boolean | undefined;
+  /** Called with the execute_request's message id as it is sent (IOPub `status` messages name it as their parent). */
+  readonly onSent?: ((messageId: string) => void) | undefined;
+}
+
+/** One IOPub `status` message: what the kernel is doing, and for which request of which client. */
+export interface KernelActivity {
+  /** `busy`, `idle`, `starting`, `restarting`, ... */
+  readonly state: string;
+  /** The message id of the request the kernel is busy or idle for (empty when it has none). */
+  readonly parentId: string;
+  /** The client session that sent that request: {@link JupyterKernel.clientId} for this connection's own. */
+  readonly parentSession: string;
+  /** The request's message type (`execute_request`, `comm_msg`, ...). */
+  readonly parentType: string;
 }
 
 /** How long {@link JupyterKernel.close} keeps asking a restarting kernel to shut down. */
@@ -70,6 +88,8 @@ export class JupyterKernel {
   readonly #connection: KernelConnection;
   readonly #inFlight = new Set<(error: JupyterKernelError) => void>();
   readonly #comms = new Set<JupyterComm>();
+  readonly #lostListeners = new Set<(error: JupyterKernelError) => void>();
+  readonly #activityListeners = new Set<(activity: KernelActivity) => void>();
   #lost: JupyterKernelError | undefined;
   #everConnected = false;
   #closed = false;
@@ -93,6 +113,16 @@ export class JupyterKernel {
     // the reply to a running request never comes; the kernel's last word is a shutdown_reply on IOPub. A short
     // grace lets a reply already on its way land first.
     connection.iopubMessage.connect((_sender, message) => {
+      if (message.header.msg_type === 'status' && this.#activityListeners.size > 0) {
+        const parent = (message.parent_header ?? {}) as Partial<KernelMessage.IHeader>;
+        const activity: KernelActivity = {
+          state: String((message.content as { execution_state?: unknown }).execution_state ?? ''),
+          parentId: typeof parent.msg_id === 'string' ? parent.msg_id : '',
+          parentSession: typeof parent.session === 'string' ? parent.session : '',
+          parentType: typeof parent.msg_type === 'string' ? parent.msg_type : '',
+        };
+        for (const listener of [...this.#activityListeners]) listener(activity);
+      }
       if (message.header.msg_type !== 'shutdown_reply') return;
       if ((message.content as { restart?: unknown }).restart === true) return;
       setTimeout(() => {
@@ -110,6 +140,30 @@ export class JupyterKernel {
       // the server replays what the kernel sent meanwhile to the same session id.
       if (status === 'connecting' && this.#everConnected && !this.#closed) void this.#checkStillThere();
     });
+  }
+
+  /** This connection's client session id: the `session` of every message it sends. */
+  get clientId(): string {
+    return this.#connection.clientId;
+  }
+
+  /**
+   * Adds a listener for the kernel's IOPub `status` messages, for every client's requests (a human's too).
+   *
+   * @returns a function that removes the listener
+   */
+  onActivity(listener: (activity: KernelActivity) => void): () => void {
+    this.#activityListeners.add(listener);
+    return () => this.#activityListeners.delete(listener);
+  }
+
+  /**
+   * Adds a listener called once, when the kernel is lost for good (died, shut down, channel closed beyond repair).
+   * A restart is not a loss: it only fails the requests in flight and closes the comms.
+   */
+  onLost(listener: (error: JupyterKernelError) => void): void {
+    if (this.#lost !== undefined) listener(this.#lost);
+    else this.#lostListeners.add(listener);
   }
 
   /** The kernel's last reported status (`idle`, `busy`, `dead`, ...). */
@@ -137,7 +191,11 @@ export class JupyterKernel {
   #fail(reason: string, permanent = false): void {
     // A restart is fatal only to the requests in flight; death, shutdown and a closed channel are fatal for good.
     const error = new JupyterKernelError('jupyter_kernel_died', { url: this.#server.displayUrl, kernelId: this.kernelId, reason });
-    if (permanent || this.#connection.status === 'dead' || this.#connection.connectionStatus === 'disconnected') this.#lost ??= error;
+    if ((permanent || this.#connection.status === 'dead' || this.#connection.connectionStatus === 'disconnected') && this.#lost === undefined) {
+      this.#lost = error;
+      for (const listener of [...this.#lostListeners]) listener(error);
+      this.#lostListeners.clear();
+    }
     // A restart also drops every comm: the kernel-side objects that answered them are gone.
     for (const reject of [...this.#inFlight]) reject(error);
     for (const comm of [...this.#comms]) comm.markClosed();
@@ -160,17 +218,22 @@ export class JupyterKernel {
   async execute(code: string, options: JupyterExecuteOptions = {}): Promise<JupyterExecuteResult> {
     this.#checkOpen();
     const outputs: JupyterOutput[] = [];
-    const future = this.#connection.requestExecute({
-      code,
-      silent: options.silent ?? false,
-      store_history: options.storeHistory ?? true,
-      allow_stdin: false,
-      stop_on_error: options.stopOnError ?? false,
-    });
+    const future = this.#connection.requestExecute(
+      {
+        code,
+        silent: options.silent ?? false,
+        store_history: options.storeHistory ?? true,
+        allow_stdin: false,
+        stop_on_error: options.stopOnError ?? false,
+      },
+      true,
+      options.metadata as never,
+    );
+    options.onSent?.(future.msg.header.msg_id);
     future.onIOPub = (message: KernelMessage.IIOPubMessage) => {
       const output = toOutput(message);
       if (output === undefined) return;
-      outputs.push(output);
+      if (options.discardOutputs !== true) outputs.push(output);
       options.onOutput?.(output);
     };
     let reject: ((error: JupyterKernelError) => void) | undefined;
@@ -214,11 +277,14 @@ export class JupyterKernel {
    *
    * @param targetName - the registered target
    * @param data - the `comm_open` payload
+   * @param onMessage - a first handler for messages from the kernel side, in place before the `comm_open` is sent
+   *   (the kernel side may answer while it handles the open)
    * @returns the open comm; it closes with this connection
    */
-  async openComm(targetName: string, data: CommData = {}): Promise<JupyterComm> {
+  async openComm(targetName: string, data: CommData = {}, onMessage?: (data: CommData) => void): Promise<JupyterComm> {
     this.#checkOpen();
     const comm = new JupyterComm(this.#connection.createComm(targetName));
+    if (onMessage !== undefined) comm.onMessage(onMessage);
     this.#comms.add(comm);
     comm.onClose(() => this.#comms.delete(comm));
     try {
@@ -355,4 +421,20 @@ async function call<T>(server: ResolvedServer, request: () => Promise<T>, detail
   } catch (error) {
     throw toJupyterError(error, server, details);
   }
+}
+
+/**
+ * What the server says a kernel is doing now (`idle`, `busy`, `starting`, ...), over REST only: no channel is
+ * opened, so it answers even while the kernel is stuck in a cell.
+ *
+ * @param server - where the kernel is
+ * @param kernelId - which kernel
+ * @returns its execution state, or `undefined` if the server has no kernel of that id
+ * @throws JupyterKernelError for a server that refuses or does not answer
+ */
+export async function kernelExecutionState(server: JupyterServerOptions, kernelId: string): Promise<string | undefined> {
+  const resolved = resolveServer(server);
+  const model = await call(resolved, () => KernelAPI.getKernelModel(kernelId, resolved.settings), { kernelId });
+  if (model === undefined) return undefined;
+  return typeof model.execution_state === 'string' ? model.execution_state : 'unknown';
 }

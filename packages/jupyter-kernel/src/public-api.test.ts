@@ -11,8 +11,15 @@ describe('@ipython-mcp/jupyter-kernel public API', () => {
       'JupyterComm',
       'JupyterKernel',
       'JupyterKernelError',
+      'JupyterKernelWorker',
+      'STUCK_KERNEL_MESSAGE',
+      'WORKER_COMM_TARGET',
+      'bootCellCode',
+      'jupyterKernelBackend',
+      'kernelExecutionState',
       'openJupyterKernel',
       'redactUrl',
+      'workerSources',
     ]);
   });
 });

@@ -167,7 +167,10 @@ export class Dispatcher {
     clearTimeout(timer);
     let namespace: NamespaceOutcome;
     let afterBytes: number | undefined;
-    if (late !== 'grace' && late.kind === 'reply' && worker.alive) {
+    if (late !== 'grace' && late.kind === 'reply' && !late.value.ok && late.value.withdrawn === true && worker.alive) {
+      // Withdrawn before it ran (it was waiting for a kernel busy with another client's cell): nothing to verify.
+      namespace = 'preserved';
+    } else if (late !== 'grace' && late.kind === 'reply' && worker.alive) {
       // A memory stop keeps the namespace only if memory fell back below the limit (the worker freed the stopped
       // code's frames before answering); otherwise the worker is replaced.
       afterBytes = kind === 'memory_limit' ? this.memory.current(worker) : undefined;

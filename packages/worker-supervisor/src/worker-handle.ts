@@ -22,7 +22,16 @@ export interface WorkerInfo {
  */
 export type WorkerReply =
   | { ok: true; result: Record<string, unknown>; catalogRevision?: number | undefined }
-  | { ok: false; error: OperationFailure; catalogRevision?: number | undefined };
+  | {
+      ok: false;
+      error: OperationFailure;
+      catalogRevision?: number | undefined;
+      /**
+       * Set when the worker withdrew the request before Python ever saw it (it was interrupted while it waited for
+       * the worker to be free): nothing ran, so the namespace is as it was and needs no verification.
+       */
+      withdrawn?: true | undefined;
+    };
 
 /** The answer to a nested tool call: the value as JSON text for Python (`toPythonJson`), or a failure message. */
 export type ToolAnswer = { ok: true; valueJson: string } | { ok: false; message: string };

@@ -1,0 +1,453 @@
+/**
+ * A worker whose namespace is a Jupyter kernel's: the worker's Python package is booted into the kernel with one
+ * silent cell, then spoken to over a comm (the handshake and every operation but a non-blank `execute`); a
+ * non-blank `execute` runs as the kernel's own cell, which the kernel side captures and answers on the comm. The
+ * wire is fixed in docs/jupyter.md ("The wire").
+ */
+import { ConfigureSchema, PROTOCOL_VERSION, isErrorCode, parseWorkerMessage, type WireError } from '@ipython-mcp/protocol';
+import {
+  WorkerExitedError,
+  WorkerStartupError,
+  silentLogger,
+  type Logger,
+  type OperationFailure,
+  type RequestHooks,
+  type ToolAnswer,
+  type WorkerHandle,
+  type WorkerInfo,
+  type WorkerReply,
+  type WorkerStartOptions,
+} from '@ipython-mcp/worker-supervisor';
+import { bootCellCode } from './boot-cell.js';
+import type { JupyterComm } from './jupyter-comm.js';
+import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
+
+/** The comm target the kernel side registers. */
+export const WORKER_COMM_TARGET = '_ipython_mcp_worker';
+
+/** What a {@link JupyterKernelWorker} needs besides the runtime's start options. */
+export interface KernelWorkerOptions {
+  /** Attaches to (or starts) the kernel and opens its channels; a rejection is the start-up failure's message. */
+  open: () => Promise<JupyterKernel>;
+  start: WorkerStartOptions;
+  /** The directory that holds `ipython_mcp_worker` (workerSourceDirectory()). */
+  sourceDirectory: string;
+  /** Called when `kill()` ends the worker while one of its requests was running or queued in the kernel. */
+  onKilledBusy?: (() => void) | undefined;
+  logger?: Logger | undefined;
+}
+
+type PendingState = 'waiting' | 'sent' | 'running';
+
+interface Pending {
+  readonly id: number;
+  readonly op: string;
+  readonly params: Record<string, unknown>;
+  readonly hooks: RequestHooks;
+  readonly cell: boolean;
+  state: PendingState;
+  /** The message id of what was sent (execute_request or comm_msg). */
+  messageId: string | undefined;
+  /** Interrupted while queued in the kernel: interrupt it as soon as it runs. */
+  interruptWhenRunning: boolean;
+  resolve(reply: WorkerReply): void;
+  reject(error: Error): void;
+}
+
+type Exit = { code: number | null; signal: NodeJS.Signals | null };
+
+/** How long shutdown() waits for the kernel side to close the comm after `shutdown`, at most. */
+const SHUTDOWN_WAIT_MS = 2_000;
+
+/**
+ * One worker over one kernel. Requests wait in Node while the kernel is busy with another client's request (a
+ * human's cell), so one interrupted while it waits is withdrawn without ever reaching the kernel; an interrupt of a
+ * request the kernel is running goes through the server's REST interrupt, and of no other.
+ */
+export class JupyterKernelWorker implements WorkerHandle {
+  readonly ready: Promise<WorkerInfo>;
+  readonly exited: Promise<Exit>;
+  /** No local process: the memory guard has nothing to read. */
+  readonly pid: number | undefined = undefined;
+  readonly #options: KernelWorkerOptions;
+  readonly #logger: Logger;
+  readonly #pending = new Map<number, Pending>();
+  readonly #waiting: Pending[] = [];
+  /** Requests of other clients the kernel is busy with (IOPub `status: busy` seen, `idle` not yet). */
+  readonly #foreignBusy = new Set<string>();
+  #nextId = 1;
+  #kernel: JupyterKernel | undefined;
+  #comm: JupyterComm | undefined;
+  #readyState: 'starting' | 'ready' | 'failed' = 'starting';
+  #exit: Exit | undefined;
+  #exitReason = '';
+  #resolveExited!: (exit: Exit) => void;
+  #settleReady!: { resolve: (info: WorkerInfo) => void; reject: (error: Error) => void };
+  #startupTimer: NodeJS.Timeout | undefined;
+  #reportedPid: number | undefined;
+  #kernelInfo: Record<string, unknown> = {};
+  #executionCount: number | undefined;
+  readonly #startedAt = performance.now();
+
+  constructor(options: KernelWorkerOptions) {
+    this.#options = options;
+    this.#logger = options.logger ?? options.start.logger ?? silentLogger;
+    this.ready = new Promise<WorkerInfo>((resolve, reject) => {
+      this.#settleReady = { resolve, reject };
+    });
+    this.ready.catch(() => undefined);
+    this.exited = new Promise((resolve) => {
+      this.#resolveExited = resolve;
+    });
+    this.#startupTimer = setTimeout(() => {
+      this.#failStartup(`the kernel did not become ready within ${options.start.startupTimeoutMs} ms`);
+    }, options.start.startupTimeoutMs);
+    void this.#boot();
+  }
+
+  /** The pid the kernel side reported (a process on the kernel's machine), once ready. */
+  get reportedPid(): number | undefined {
+    return this.#reportedPid;
+  }
+
+  get alive(): boolean {
+    return this.#exit === undefined;
+  }
+
+  /** The kernel's id, once attached. */
+  get kernelId(): string | undefined {
+    return this.#kernel?.kernelId;
+  }
+
+  /** What the kernel side said about the kernel in its `ready` (implementation, version). */
+  get kernelInfo(): Readonly<Record<string, unknown>> {
+    return this.#kernelInfo;
+  }
+
+  /** The kernel's execution count when the worker became ready. */
+  get executionCountAtReady(): number | undefined {
+    return this.#executionCount;
+  }
+
+  /** Whether the kernel is busy with another client's request, as far as IOPub has told. */
+  get kernelBusyElsewhere(): boolean {
+    return this.#foreignBusy.size > 0;
+  }
+
+  async #boot(): Promise<void> {
+    let kernel: JupyterKernel;
+    try {
+      kernel = await this.#options.open();
+    } catch (error) {
+      this.#failStartup((error as Error).message);
+      return;
+    }
+    if (this.#readyState !== 'starting' || !this.alive) {
+      await kernel.close().catch(() => undefined);
+      return;
+    }
+    this.#kernel = kernel;
+    kernel.onActivity((activity) => this.#onActivity(activity));
+    kernel.onLost((error) => this.#end({ code: null, signal: null }, error.message));
+    try {
+      const booted = await kernel.execute(bootCellCode(this.#options.sourceDirectory), { silent: true, storeHistory: false, discardOutputs: true });
+      if (booted.status !== 'ok') {
+        const error = booted.error;
+        this.#failStartup(
+          error === undefined ? `the boot cell was ${booted.status}` : `the worker could not be loaded into the kernel: ${error.ename}: ${error.evalue}`.slice(0, 2000),
+        );
+        return;
+      }
+      if (this.#readyState !== 'starting') return;
+      const configure = ConfigureSchema.parse({ type: 'configure', protocol: PROTOCOL_VERSION, codec: 'json', ...this.#options.start.configure });
+      // The kernel side answers the configure (ready or startup_failed) while it handles the comm_open.
+      const comm = await kernel.openComm(WORKER_COMM_TARGET, configure, (data) => this.#onCommData(data));
+      if (!this.alive) {
+        comm.close();
+        return;
+      }
+      this.#comm = comm;
+      comm.onClose(() => {
+        if (this.#comm === comm) this.#end({ code: null, signal: null }, 'the kernel side closed its channel (the kernel restarted, or another client attached)');
+      });
+      if (this.#readyState === 'starting') {
+        this.#failStartup('the kernel side did not answer the configure message (is the kernel an IPython kernel?)');
+      }
+    } catch (error) {
+      this.#failStartup((error as Error).message);
+    }
+  }
+
+  #onCommData(data: Readonly<Record<string, unknown>>): void {
+    let message: unknown;
+    try {
+      message = typeof data.m === 'string' ? JSON.parse(data.m) : undefined;
+    } catch {
+      message = undefined;
+    }
+    if (typeof message !== 'object' || message === null) {
+      this.#logger.warn('kernel.invalid_message', {});
+      return;
+    }
+    if (this.#readyState === 'starting') {
+      this.#onHandshake(message as Record<string, unknown>);
+      return;
+    }
+    this.#route(message);
+  }
+
+  #onHandshake(message: Record<string, unknown>): void {
+    if (message.type === 'ready') {
+      if (message.protocol !== undefined && message.protocol !== PROTOCOL_VERSION) {
+        this.#failStartup(`the kernel side speaks protocol ${String(message.protocol)} (expected ${PROTOCOL_VERSION})`);
+        return;
+      }
+      this.#readyState = 'ready';
+      clearTimeout(this.#startupTimer);
+      this.#reportedPid = typeof message.pid === 'number' ? message.pid : undefined;
+      this.#kernelInfo = typeof message.kernel === 'object' && message.kernel !== null ? (message.kernel as Record<string, unknown>) : {};
+      this.#executionCount = typeof message.execution_count === 'number' ? message.execution_count : undefined;
+      this.#settleReady.resolve({
+        pid: this.#reportedPid ?? 0,
+        python: typeof message.python === 'string' ? message.python : 'unknown',
+        ipython: typeof message.ipython === 'string' ? message.ipython : 'unknown',
+        codec: 'json',
+        protectedNames: Array.isArray(message.protected_names) ? message.protected_names.map(String) : [],
+        startupMs: performance.now() - this.#startedAt,
+      });
+      return;
+    }
+    if (message.type === 'startup_failed') {
+      const error = message.error as { message?: unknown } | undefined;
+      this.#failStartup(`the worker could not start in the kernel: ${typeof error?.message === 'string' ? error.message.slice(0, 2000) : 'unknown failure'}`);
+      return;
+    }
+    this.#failStartup(`unexpected ${String(message.type).slice(0, 32)} message during start-up`);
+  }
+
+  #route(raw: unknown): void {
+    const message = parseWorkerMessage(raw);
+    if (message === undefined) {
+      this.#logger.warn('kernel.invalid_message', {});
+      return;
+    }
+    switch (message.type) {
+      case 'response': {
+        if (message.id === null) return;
+        const pending = this.#settle(message.id);
+        if (pending === undefined) return;
+        const reply: WorkerReply = message.ok ? { ok: true, result: message.result } : { ok: false, error: knownFailure(message.error) };
+        if (message.catalog_revision !== undefined) reply.catalogRevision = message.catalog_revision;
+        pending.resolve(reply);
+        return;
+      }
+      case 'event':
+        this.#pending.get(message.id)?.hooks.onEvent?.(message);
+        return;
+      case 'protocol_error': {
+        this.#logger.warn('kernel.protocol_error', { code: message.code });
+        if (message.id === undefined) return;
+        this.#settle(message.id)?.resolve({ ok: false, error: knownFailure({ code: message.code, message: message.message }) });
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /** Removes request `id` from the books and returns it, if it was still open. */
+  #settle(id: number): Pending | undefined {
+    const pending = this.#pending.get(id);
+    if (pending === undefined) return undefined;
+    this.#pending.delete(id);
+    const index = this.#waiting.indexOf(pending);
+    if (index >= 0) this.#waiting.splice(index, 1);
+    return pending;
+  }
+
+  #onActivity(activity: KernelActivity): void {
+    const kernel = this.#kernel;
+    if (kernel === undefined) return;
+    if (activity.state === 'starting' || activity.state === 'restarting' || activity.state === 'dead') {
+      this.#foreignBusy.clear();
+      return;
+    }
+    if (activity.parentSession !== kernel.clientId) {
+      if (activity.parentId === '') return;
+      if (activity.state === 'busy') this.#foreignBusy.add(activity.parentId);
+      else if (activity.state === 'idle' && this.#foreignBusy.delete(activity.parentId)) this.#pump();
+      return;
+    }
+    const pending = [...this.#pending.values()].find((each) => each.messageId === activity.parentId);
+    if (pending === undefined) return;
+    if (activity.state === 'busy' && pending.state === 'sent') {
+      pending.state = 'running';
+      if (pending.interruptWhenRunning) this.#restInterrupt();
+    } else if (activity.state === 'idle' && pending.cell) {
+      // The kernel side answers a captured cell from its post_run_cell hook, before this idle.
+      this.#settle(pending.id)?.resolve({
+        ok: false,
+        error: { code: 'internal_error', message: 'the kernel ran the cell without the ipython-mcp hooks (was the worker unloaded?)' },
+      });
+    }
+  }
+
+  request(op: string, params: Record<string, unknown>, hooks: RequestHooks = {}): { id: number; reply: Promise<WorkerReply> } {
+    const id = this.#nextId++;
+    const reply = new Promise<WorkerReply>((resolve, reject) => {
+      if (!this.alive || this.#readyState !== 'ready') {
+        reject(new WorkerExitedError(this.#exit === undefined ? 'the worker is not ready' : `the worker is not running (${this.#exitReason})`, this.#exit?.code ?? null, this.#exit?.signal ?? null));
+        return;
+      }
+      const cell = op === 'execute' && typeof params.code === 'string' && params.code.trim() !== '';
+      const pending: Pending = { id, op, params, hooks, cell, state: 'waiting', messageId: undefined, interruptWhenRunning: false, resolve, reject };
+      this.#pending.set(id, pending);
+      this.#waiting.push(pending);
+      this.#pump();
+    });
+    return { id, reply };
+  }
+
+  /** Sends the waiting requests, in order, while the kernel is not busy with another client's request. */
+  #pump(): void {
+    while (this.#waiting.length > 0 && this.#foreignBusy.size === 0 && this.alive) {
+      const pending = this.#waiting.shift() as Pending;
+      try {
+        this.#send(pending);
+      } catch (error) {
+        this.#settle(pending.id);
+        pending.reject(error instanceof Error ? error : new Error(String(error)));
+      }
+    }
+  }
+
+  #send(pending: Pending): void {
+    const kernel = this.#kernel;
+    const comm = this.#comm;
+    if (kernel === undefined || comm === undefined) throw new WorkerExitedError('the worker is not running', null, null);
+    const stream = pending.hooks.onEvent !== undefined;
+    pending.state = 'sent';
+    if (!pending.cell) {
+      pending.messageId = comm.send({ type: 'request', id: pending.id, op: pending.op, params: pending.params, ...(stream ? { stream: true } : {}) });
+      return;
+    }
+    const metadata = { ipython_mcp: { id: pending.id, params: pending.params, ...(stream ? { stream: true } : {}) } };
+    kernel
+      .execute(String(pending.params.code), {
+        metadata,
+        discardOutputs: true,
+        onSent: (messageId) => {
+          pending.messageId = messageId;
+        },
+      })
+      .catch((error: unknown) => {
+        // The kernel died, restarted or closed under the cell: the worker is over (its exit fails the rest).
+        const still = this.#settle(pending.id);
+        if (still === undefined) return;
+        still.reject(new WorkerExitedError(`the kernel ended under the request: ${(error as Error).message}`, null, null));
+      });
+  }
+
+  /**
+   * Stops request `id`: withdrawn if it still waits in Node; interrupted through the server if the kernel runs it;
+   * interrupted as soon as it runs if it waits in the kernel's queue. A finished request is left alone.
+   */
+  interrupt(id: number): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined || !this.alive) return;
+    if (pending.state === 'waiting') {
+      this.#settle(id);
+      pending.resolve({
+        ok: false,
+        withdrawn: true,
+        error: { code: 'operation_cancelled', message: 'withdrawn before it ran: the kernel was busy with another client\'s request' },
+      });
+      return;
+    }
+    if (pending.state === 'running') this.#restInterrupt();
+    else pending.interruptWhenRunning = true;
+  }
+
+  #restInterrupt(): void {
+    this.#kernel?.interrupt().catch((error: unknown) => {
+      this.#logger.warn('kernel.interrupt_failed', { reason: (error as Error).message.slice(0, 200) });
+    });
+  }
+
+  sendToolResult(_callId: number, _result: ToolAnswer): void {
+    // Nested tool calls are not available in a kernel: the kernel side refuses the operations that would need them.
+  }
+
+  /**
+   * Ends the worker at once: every request fails, the connection closes (an owned kernel is shut down with it). A
+   * kernel running one of this worker's requests is reported through `onKilledBusy` first.
+   */
+  kill(): void {
+    if (!this.alive) return;
+    const busy = [...this.#pending.values()].some((each) => each.state !== 'waiting');
+    if (busy) this.#options.onKilledBusy?.();
+    this.#end({ code: null, signal: 'SIGKILL' }, 'killed');
+  }
+
+  async shutdown(graceMs: number): Promise<void> {
+    if (!this.alive) return;
+    const comm = this.#comm;
+    if (this.#readyState === 'ready' && comm !== undefined && !comm.closed) {
+      const closed = new Promise<void>((resolve) => comm.onClose(resolve));
+      try {
+        comm.send({ type: 'shutdown' });
+      } catch {
+        // the comm went away meanwhile
+      }
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.min(graceMs, SHUTDOWN_WAIT_MS))))]);
+      clearTimeout(timer);
+    }
+    this.#end({ code: 0, signal: null }, 'shut down');
+    await this.exited;
+  }
+
+  setHeld(): void {
+    // The kernel's WebSocket is not ours to unref.
+  }
+
+  #failStartup(message: string): void {
+    if (this.#readyState !== 'starting') return;
+    this.#readyState = 'failed';
+    clearTimeout(this.#startupTimer);
+    this.#settleReady.reject(new WorkerStartupError(message));
+    this.#end({ code: 1, signal: null }, message);
+  }
+
+  #end(exit: Exit, reason: string): void {
+    if (this.#exit !== undefined) return;
+    this.#exit = exit;
+    this.#exitReason = reason;
+    clearTimeout(this.#startupTimer);
+    if (this.#readyState === 'starting') {
+      this.#readyState = 'failed';
+      this.#settleReady.reject(new WorkerStartupError(reason));
+    }
+    const error = new WorkerExitedError(`the kernel worker ended: ${reason}`, exit.code, exit.signal);
+    const open = [...this.#pending.values()];
+    this.#pending.clear();
+    this.#waiting.length = 0;
+    for (const pending of open) pending.reject(error);
+    const comm = this.#comm;
+    this.#comm = undefined;
+    comm?.close();
+    const kernel = this.#kernel;
+    const closing = kernel === undefined ? Promise.resolve() : kernel.close();
+    void closing
+      .catch((closeError: unknown) => this.#logger.warn('kernel.close_failed', { reason: (closeError as Error).message.slice(0, 200) }))
+      .finally(() => this.#resolveExited(exit));
+  }
+}
+
+/** A worker's error as an operation failure; a code outside the stable list becomes `internal_error`. */
+function knownFailure(error: WireError): OperationFailure {
+  if (isErrorCode(error.code)) {
+    return error.details === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, details: error.details };
+  }
+  return { code: 'internal_error', message: error.message, details: { ...error.details, worker_code: error.code } };
+}
