@@ -87,6 +87,7 @@ export class JupyterKernelWorker implements WorkerHandle {
   #reportedPid: number | undefined;
   #kernelInfo: Record<string, unknown> = {};
   #executionCount: number | undefined;
+  #readyInfo: WorkerInfo | undefined;
   readonly #startedAt = performance.now();
 
   constructor(options: KernelWorkerOptions) {
@@ -170,9 +171,15 @@ export class JupyterKernelWorker implements WorkerHandle {
       comm.onClose(() => {
         if (this.#comm === comm) this.#end({ code: null, signal: null }, 'the kernel side closed its channel (the kernel restarted, or another client attached)');
       });
-      if (this.#readyState === 'starting') {
+      const info = this.#readyInfo;
+      if (this.#readyState !== 'starting') return;
+      if (info === undefined) {
         this.#failStartup('the kernel side did not answer the configure message (is the kernel an IPython kernel?)');
+        return;
       }
+      this.#readyState = 'ready';
+      clearTimeout(this.#startupTimer);
+      this.#settleReady.resolve({ ...info, startupMs: performance.now() - this.#startedAt });
     } catch (error) {
       this.#failStartup((error as Error).message);
     }
@@ -189,7 +196,7 @@ export class JupyterKernelWorker implements WorkerHandle {
       this.#logger.warn('kernel.invalid_message', {});
       return;
     }
-    if (this.#readyState === 'starting') {
+    if (this.#readyState === 'starting' && this.#readyInfo === undefined) {
       this.#onHandshake(message as Record<string, unknown>);
       return;
     }
@@ -202,19 +209,18 @@ export class JupyterKernelWorker implements WorkerHandle {
         this.#failStartup(`the kernel side speaks protocol ${String(message.protocol)} (expected ${PROTOCOL_VERSION})`);
         return;
       }
-      this.#readyState = 'ready';
-      clearTimeout(this.#startupTimer);
+      // Ready once the comm is in place (#boot): the kernel side answers while the comm_open is still being handled.
       this.#reportedPid = typeof message.pid === 'number' ? message.pid : undefined;
       this.#kernelInfo = typeof message.kernel === 'object' && message.kernel !== null ? (message.kernel as Record<string, unknown>) : {};
       this.#executionCount = typeof message.execution_count === 'number' ? message.execution_count : undefined;
-      this.#settleReady.resolve({
+      this.#readyInfo = {
         pid: this.#reportedPid ?? 0,
         python: typeof message.python === 'string' ? message.python : 'unknown',
         ipython: typeof message.ipython === 'string' ? message.ipython : 'unknown',
         codec: 'json',
         protectedNames: Array.isArray(message.protected_names) ? message.protected_names.map(String) : [],
-        startupMs: performance.now() - this.#startedAt,
-      });
+        startupMs: 0,
+      };
       return;
     }
     if (message.type === 'startup_failed') {
@@ -305,6 +311,9 @@ export class JupyterKernelWorker implements WorkerHandle {
       this.#waiting.push(pending);
       this.#pump();
     });
+    // The reply may fail before the caller awaits it (kill() fails every request at once, while the kernel's
+    // connection is still closing): that is not an unhandled rejection, the caller still sees it.
+    reply.catch(() => undefined);
     return { id, reply };
   }
 

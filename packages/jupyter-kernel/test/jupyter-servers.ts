@@ -157,12 +157,42 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
  * file, outside the Jupyter server's WebSocket. Returns the script's stdout (the reply status, then any output).
  */
 export function humanExecute(server: RunningJupyter, kernelId: string, code: string): string {
-  const connectionFile = join(server.runtimeDir, `kernel-${kernelId}.json`);
-  readFileSync(connectionFile); // fails the test clearly if the server keeps its connection files elsewhere
-  const done = spawnSync(testPython(), [new URL('./human-client.py', import.meta.url).pathname, connectionFile, code], {
+  const done = spawnSync(testPython(), [humanClientScript(), connectionFileOf(server, kernelId), code], {
     encoding: 'utf8',
     timeout: 60_000,
   });
   if (done.status !== 0) throw new Error(`human-client.py failed (${done.status}): ${done.stderr}`);
   return done.stdout;
+}
+
+/** The human-side client script (jupyter_client), for tests that drive it themselves. */
+export function humanClientScript(): string {
+  return new URL('./human-client.py', import.meta.url).pathname;
+}
+
+/** The kernel's connection file on this server; fails clearly if the server keeps its connection files elsewhere. */
+export function connectionFileOf(server: RunningJupyter, kernelId: string): string {
+  const connectionFile = join(server.runtimeDir, `kernel-${kernelId}.json`);
+  readFileSync(connectionFile);
+  return connectionFile;
+}
+
+/**
+ * {@link humanExecute} without blocking: the human's cell runs while the test goes on (a long cell the agent's call
+ * must wait for). Resolves with the script's stdout once the cell is done.
+ */
+export function startHumanExecute(server: RunningJupyter, kernelId: string, code: string): Promise<string> {
+  const child = spawn(testPython(), [humanClientScript(), connectionFileOf(server, kernelId), code], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else reject(new Error(`human-client.py failed (${String(code)}): ${stderr}`));
+    });
+  });
 }
