@@ -103,9 +103,16 @@ export class JupyterKernel {
     this.owned = owned;
     // After a server-side restart the services reconnect from a detached promise chain, so a reconnect that fails
     // (or is cut short by dispose) would be an unhandled rejection, which ends a Node process. The failure is still
-    // seen: the connection status turns `disconnected`, which fails the requests in flight below.
+    // seen: the connection status turns `disconnected`, which fails the requests in flight below. A connection
+    // disposed meanwhile (the kernel's death closed it) throws at once instead of rejecting: that too.
     const reconnect = connection.reconnect.bind(connection);
-    connection.reconnect = () => reconnect().catch(() => undefined);
+    connection.reconnect = () => {
+      try {
+        return reconnect().catch(() => undefined);
+      } catch {
+        return Promise.resolve();
+      }
+    };
     connection.statusChanged.connect((_sender, status) => {
       if (DEATH_STATUSES.has(status)) this.#fail(`the kernel is ${status}`);
     });
