@@ -24,11 +24,20 @@ function isLibraryExternal(id) {
 }
 
 /**
- * Binary build: only Node built-ins, msgpackr (with its optional native part) and the sandbox engine (which finds
- * its seccomp helpers relative to its own install location, and is loaded only for --sandbox) are left to npm.
+ * Binary build: only Node built-ins, msgpackr (with its optional native part), the sandbox engine (which finds
+ * its seccomp helpers relative to its own install location, and is loaded only for --sandbox) and the Jupyter
+ * client (loaded only for --jupyter) are left to npm.
  */
 function isBinaryExternal(id) {
-  return isBuiltin(id) || id === 'msgpackr' || id.startsWith('msgpackr/') || id.startsWith('@anthropic-ai/sandbox-runtime');
+  return (
+    isBuiltin(id) ||
+    id === 'msgpackr' ||
+    id.startsWith('msgpackr/') ||
+    id.startsWith('@anthropic-ai/sandbox-runtime') ||
+    // The Jupyter client (loaded only for --jupyter) and its WebSocket: large, and left to npm like the sandbox engine.
+    id.startsWith('@jupyterlab/') ||
+    id === 'ws'
+  );
 }
 
 export default defineConfig([

@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SETTING_DEFINITIONS, type SettingKind } from '@ipython-mcp/mcp-server';
 import { HTTP_SETTINGS, HttpSettingError, httpRequest, type HttpRequest } from './http-request.js';
+import { JUPYTER_FLAGS, JUPYTER_HELP, JupyterSettingError, jupyterRequest, type JupyterRequest } from './jupyter-request.js';
 import { SANDBOX_SETTINGS, SandboxSettingError, sandboxRequest, type SandboxRequest } from './sandbox-request.js';
 
 /** What the command line asked for. */
@@ -25,6 +26,8 @@ export interface CommandLine {
   httpOptions: HttpRequest;
   /** `doctor --url URL`: check a running `--http` server instead of the local set-up. */
   url: string | undefined;
+  /** `--jupyter URL` and its kernel (or IPYTHON_MCP_JUPYTER_URL): the namespace lives in a Jupyter kernel. */
+  jupyter: JupyterRequest | undefined;
 }
 
 /** A command line that cannot be understood; exit code 2. */
@@ -43,6 +46,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
     http: { type: 'string' },
     'http-allow-remote': { type: 'boolean' },
     url: { type: 'string' },
+    ...JUPYTER_FLAGS,
   };
   for (const definition of SETTING_DEFINITIONS) options[definition.flag.slice(2)] = { type: 'string' };
   for (const definition of [...SANDBOX_SETTINGS, ...HTTP_SETTINGS]) {
@@ -79,6 +83,14 @@ export function parseCommandLine(argv: string[]): CommandLine {
   }
   const url = typeof values.url === 'string' ? values.url : undefined;
   if (url !== undefined && command !== 'doctor') throw new UsageError('--url only applies to `ipython-mcp doctor`');
+  let jupyter: JupyterRequest | undefined;
+  try {
+    jupyter = jupyterRequest(values, command === 'serve' || command === 'doctor' ? process.env : {});
+  } catch (error) {
+    if (error instanceof JupyterSettingError) throw new UsageError(error.message);
+    throw error;
+  }
+  if (jupyter !== undefined && command !== 'serve' && command !== 'doctor') throw new UsageError('--jupyter and its kernel flags only apply to serving and doctor');
   const settingFlags: Record<string, string> = {};
   for (const definition of SETTING_DEFINITIONS) {
     const value = values[definition.flag.slice(2)];
@@ -95,6 +107,9 @@ export function parseCommandLine(argv: string[]): CommandLine {
     if (error instanceof SandboxSettingError) throw new UsageError(error.message);
     throw error;
   }
+  if (jupyter !== undefined && sandbox.enabled) {
+    throw new UsageError('--sandbox cannot be combined with --jupyter: the code runs in the Jupyter kernel, not in a local worker ipython-mcp could sandbox (docs/jupyter.md)');
+  }
   return {
     command,
     sandbox,
@@ -109,6 +124,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
     httpAllowRemote: values['http-allow-remote'] === true,
     httpOptions,
     url,
+    jupyter,
   };
 }
 
@@ -177,6 +193,7 @@ export function helpText(version: string): string {
     '  --upgrade            (setup) refresh the managed environment\'s packages',
     '  --with PKG[,PKG...]  (setup) add packages to the managed environment',
     ...SANDBOX_SETTINGS.flatMap(flagHelpLines),
+    ...JUPYTER_HELP,
     '  -h, --help           this text',
     '  -v, --version        print the version',
     '',

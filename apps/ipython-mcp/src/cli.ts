@@ -2,13 +2,15 @@
 import { SETTING_DEFINITIONS, SettingsError, resolveSettings, type Settings } from '@ipython-mcp/mcp-server';
 import { serveStdio } from '@ipython-mcp/mcp-server';
 import { dirname, resolve } from 'node:path';
-import { chooseInterpreter, createStderrLogger, managedEnvironmentDirectory, type LogLevel } from '@ipython-mcp/worker-supervisor';
+import { capabilityProblem, chooseInterpreter, createStderrLogger, managedEnvironmentDirectory, type LogLevel } from '@ipython-mcp/worker-supervisor';
 import { UsageError, helpText, parseCommandLine } from './arguments.js';
 import { codeModeCommand } from './code-mode-command.js';
 import { doctorCommand } from './doctor-command.js';
 import { serveHttpCommand, tokenFilePath } from './http-command.js';
 import { doctorHttp } from './http-doctor.js';
 import { interpreterProblem, stateDependencyProblem } from './interpreter-check.js';
+import { doctorJupyter } from './jupyter-doctor.js';
+import { jupyterServing } from './jupyter-serving.js';
 import { startSandbox, type RunningSandbox } from './sandbox.js';
 import { setupCommand } from './setup-command.js';
 import { VERSION } from './version.js';
@@ -54,9 +56,21 @@ async function main(): Promise<void> {
     process.exitCode = await doctorHttp(commandLine.url);
     return;
   }
+  const jupyter = commandLine.jupyter;
+  if (commandLine.command === 'doctor' && jupyter !== undefined) {
+    process.exitCode = await doctorJupyter(jupyter);
+    return;
+  }
   const choice = chooseInterpreter(commandLine.python);
   if (commandLine.command === 'doctor') {
     process.exitCode = await doctorCommand(choice, settings, commandLine.sandbox.enabled);
+    return;
+  }
+  if (jupyter !== undefined) {
+    // The code runs in the kernel: the local interpreter is not used, and what needs a local worker is refused here.
+    const problem = capabilityProblem({ name: 'jupyter', capabilities: new Set(), start: () => fail('unreachable') }, { state: settings.stateFile !== null, sandbox: false });
+    if (problem !== undefined) fail(problem.replace('--state', '--state (IPYTHON_MCP_STATE_FILE)'));
+    await serveJupyter(commandLine, jupyter, settings, choice.python);
     return;
   }
   const badInterpreter = interpreterProblem(choice);
@@ -103,6 +117,50 @@ async function main(): Promise<void> {
   void instance;
   await closed;
   await sandbox?.close();
+  process.exit(0);
+}
+
+/**
+ * Serves namespaces from Jupyter kernels (stdio, or --http with a kernel per named namespace under --kernel-name).
+ * Every kernel ipython-mcp started is shut down before the process exits.
+ */
+async function serveJupyter(commandLine: ReturnType<typeof parseCommandLine>, jupyter: NonNullable<ReturnType<typeof parseCommandLine>['jupyter']>, settings: Settings, python: string): Promise<void> {
+  const logger = createStderrLogger(commandLine.logLevel as LogLevel);
+  const serving = await jupyterServing(jupyter, logger);
+  const main = serving.main;
+  if (commandLine.http !== undefined) {
+    try {
+      await serveHttpCommand({
+        address: commandLine.http,
+        allowRemote: commandLine.httpAllowRemote,
+        request: commandLine.httpOptions,
+        settings,
+        python,
+        logger,
+        version: VERSION,
+        fail,
+        backendFor: (namespace) => serving.backendFor(namespace),
+      });
+    } finally {
+      await serving.close();
+    }
+    process.exit(0);
+  }
+  const { closed } = await serveStdio({
+    python,
+    settings,
+    logger,
+    version: VERSION,
+    backend: main.backend,
+    backendStatus: main.status,
+    warmStandby: main.warmStandby,
+  });
+  process.stderr.write(`ipython-mcp ${VERSION} ready on stdio (Jupyter kernel at ${jupyter.url}; attaching in the background)\n`);
+  try {
+    await closed;
+  } finally {
+    await serving.close();
+  }
   process.exit(0);
 }
 

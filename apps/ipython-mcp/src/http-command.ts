@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { isLoopbackHost, isWildcardAddress, serveHttp, type HttpTls, type IpythonMcpServerOptions, type Settings } from '@ipython-mcp/mcp-server';
+import { isLoopbackHost, isWildcardAddress, serveHttp, type HttpServeOptions, type HttpTls, type IpythonMcpServerOptions, type Settings } from '@ipython-mcp/mcp-server';
 import { managedEnvironmentDirectory, type Logger } from '@ipython-mcp/worker-supervisor';
 import { HttpSettingError, loadTls, type HttpRequest } from './http-request.js';
 
@@ -62,6 +62,8 @@ export interface HttpCommandOptions {
   /** Ends the process with exit code 2 and the message. */
   fail: (message: string) => never;
   isolation?: Pick<IpythonMcpServerOptions, 'launch' | 'sandbox' | 'outputSpillParent'>;
+  /** Each namespace's own backend (Jupyter kernels), or why a namespace cannot be served. */
+  backendFor?: HttpServeOptions['backendFor'];
 }
 
 /** The one warning line a non-loopback bind prints (undefined for loopback). */
@@ -116,6 +118,7 @@ export async function serveHttpCommand(options: HttpCommandOptions): Promise<voi
       allowedHosts: options.request.allowedHosts,
       ...(tls === undefined ? {} : { tls }),
       ...options.isolation,
+      ...(options.backendFor === undefined ? {} : { backendFor: options.backendFor }),
     });
   } catch (error) {
     fail(`cannot listen on ${address}: ${(error as Error).message}`);

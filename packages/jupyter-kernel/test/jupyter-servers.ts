@@ -196,3 +196,53 @@ export function startHumanExecute(server: RunningJupyter, kernelId: string, code
     });
   });
 }
+
+/** A human watching the kernel's IOPub (every client's cells and output), as `jupyter console --existing` does. */
+export interface HumanWatch {
+  /** Resolves once the watcher is subscribed. */
+  readonly listening: Promise<void>;
+  /** Resolves with what it saw (one object per execute_input or stream message) when it stops. */
+  readonly seen: Promise<Array<{ type: string; code?: string; text?: string; execution_count?: number }>>;
+}
+
+/**
+ * Starts a watcher on the kernel's IOPub; it stops when a stream text contains `needle` or after `seconds`.
+ */
+export function watchKernel(server: RunningJupyter, kernelId: string, needle: string, seconds = 30): HumanWatch {
+  const script = new URL('./human-watch.py', import.meta.url).pathname;
+  const child = spawn(testPython(), [script, connectionFileOf(server, kernelId), String(seconds), needle], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  let onListening: (() => void) | undefined;
+  const listening = new Promise<void>((resolve) => (onListening = resolve));
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    if (stdout.includes('listening\n')) onListening?.();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), (seconds + 30) * 1000);
+  const seen = new Promise<Array<{ type: string; code?: string; text?: string; execution_count?: number }>>((resolve, reject) => {
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code !== 0) {
+        reject(new Error(`human-watch.py failed (${String(code)}): ${stderr}`));
+        return;
+      }
+      resolve(
+        stdout
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line) as { type: string; code?: string; text?: string; execution_count?: number }),
+      );
+    });
+  });
+  seen.catch(() => undefined);
+  return { listening, seen };
+}
+
+/** Starts a kernel on the server as a human would (JupyterLab's "new kernel"); returns its id. */
+export async function startHumanKernel(server: RunningJupyter, name = 'python3'): Promise<string> {
+  const started = await server.rest('POST', 'api/kernels', { name });
+  if (started.status !== 201) throw new Error(`could not start a ${name} kernel: HTTP ${started.status}`);
+  return (started.body as { id: string }).id;
+}

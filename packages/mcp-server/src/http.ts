@@ -25,6 +25,22 @@ export interface HttpServeOptions extends IpythonMcpServerOptions {
   allowedHosts?: readonly string[];
   /** PEM certificate chain and private key: serve HTTPS (node:https) instead of plain HTTP. */
   tls?: HttpTls;
+  /**
+   * Where each namespace's workers live, by namespace name (a Jupyter kernel of its own, say), or why that
+   * namespace cannot be served (the text the client gets). Unset: every namespace uses `backend`.
+   */
+  backendFor?: ((namespace: string) => NamespaceBackend | string) | undefined;
+}
+
+/** One namespace's own backend: its workers, what runtime_status reports of it, and what ends it. */
+export interface NamespaceBackend {
+  backend: NonNullable<IpythonMcpServerOptions['backend']>;
+  /** runtime_status's `backend` (never a credential). */
+  status?: (() => Record<string, unknown>) | undefined;
+  /** Keep a warm standby worker (default true). */
+  warmStandby?: boolean | undefined;
+  /** Called after the namespace's runtime has closed (shuts down what the backend started). */
+  close?: (() => Promise<void>) | undefined;
 }
 
 /** A certificate chain and its private key, PEM. */
@@ -98,7 +114,26 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
     if (namespaces.size >= options.settings.maxNamespaces) {
       return `this server already holds ${namespaces.size} namespaces, its limit (IPYTHON_MCP_MAX_NAMESPACES); use one of them or raise the setting`;
     }
-    const created = createNamespace({ ...namespaceOptionsOf(options), namespace: name, reportSessions: true });
+    let own: NamespaceBackend | undefined;
+    if (options.backendFor !== undefined) {
+      const chosen = options.backendFor(name);
+      if (typeof chosen === 'string') return chosen;
+      own = chosen;
+    }
+    const created = createNamespace({
+      ...namespaceOptionsOf(options),
+      namespace: name,
+      reportSessions: true,
+      ...(own === undefined ? {} : { backend: own.backend, backendStatus: own.status, warmStandby: own.warmStandby }),
+    });
+    if (own?.close !== undefined) {
+      const closeNamespace = created.close.bind(created);
+      const closeBackend = own.close;
+      created.close = async () => {
+        await closeNamespace();
+        await closeBackend();
+      };
+    }
     namespaces.set(name, created);
     logger.info('namespace created', { namespace: name, namespaces: namespaces.size });
     return created;

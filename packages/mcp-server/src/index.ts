@@ -6,7 +6,7 @@ export type { IpythonMcpServer, IpythonMcpServerOptions, Namespace, NamespaceOpt
 export type { SandboxStatus } from './status-report.js';
 export { DEFAULT_NAMESPACE, NAMESPACE_NAME, namespaceFilePath } from './namespace-files.js';
 export { HTTP_HEADERS_TIMEOUT_MS, HTTP_KEEP_ALIVE_MS, isLoopbackHost, namespaceName, serveHttp } from './http.js';
-export type { HttpServeOptions, HttpTls, IpythonMcpHttpServer } from './http.js';
+export type { HttpServeOptions, HttpTls, IpythonMcpHttpServer, NamespaceBackend } from './http.js';
 export { AllowedHostError, LOOPBACK_HOST_NAMES, canonicalHostName, isWildcardAddress } from './http-hosts.js';
 export { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool } from './stable-tools.js';
 export type { CatalogEffect, StableToolDefinition, StableToolName } from './stable-tools.js';

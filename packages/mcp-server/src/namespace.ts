@@ -43,6 +43,11 @@ export interface NamespaceOptions {
   /** What runtime_status reports as `sandbox` when `launch` is an isolation engine: engine, network, writes. */
   sandbox?: SandboxStatus | undefined;
   /**
+   * What runtime_status reports as `backend` when the workers live elsewhere than in local processes (a Jupyter
+   * kernel: server, kernel id, policy), read at each call. Must never contain a credential.
+   */
+  backendStatus?: (() => Record<string, unknown>) | undefined;
+  /**
    * Check every result against its tool's output schema; a result that fails is a server bug and the call fails.
    * Default: only when `NODE_ENV` is `development` or `test` (result-check.ts says why); production keeps the fast path.
    */
@@ -106,6 +111,7 @@ export function namespaceOptionsOf(options: NamespaceOptions): NamespaceOptions 
     launch: options.launch,
     outputSpillParent: options.outputSpillParent,
     sandbox: options.sandbox,
+    backendStatus: options.backendStatus,
     checkResults: options.checkResults,
   };
 }
@@ -156,6 +162,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
   const restore = new RestoreFollowUp(runtime, settings.stateFile !== null);
   const status = (): Record<string, unknown> => ({
     ...statusOf(runtime, catalog, journal, options.sandbox),
+    ...(options.backendStatus ? { backend: options.backendStatus() } : {}),
     ...(options.reportSessions ? { namespace: name, sessions: sessions.size } : {}),
   });
   const maxTimeoutSeconds = settings.maxOperationTimeoutSeconds;

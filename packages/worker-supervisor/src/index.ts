@@ -23,7 +23,7 @@ export type {
 export { EXIT_NO_IPYTHON, WorkerExitedError, WorkerProcess, WorkerStartupError } from './worker-process.js';
 export type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply } from './worker-handle.js';
 export type { WorkerSpawnOptions } from './worker-process.js';
-export { WORKER_CAPABILITIES } from './worker-backend.js';
+export { WORKER_CAPABILITIES, capabilityProblem } from './worker-backend.js';
 export type { WorkerBackend, WorkerCapability, WorkerStartOptions } from './worker-backend.js';
 export { localProcessBackend } from './local-process-backend.js';
 export { CONTRACT_CELLS, workerBackendContract } from './worker-backend-contract.js';

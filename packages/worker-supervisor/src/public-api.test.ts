@@ -18,6 +18,7 @@ describe('@ipython-mcp/worker-supervisor public API', () => {
       'WorkerExitedError',
       'WorkerProcess',
       'WorkerStartupError',
+      'capabilityProblem',
       'chooseInterpreter',
       'createStderrLogger',
       'defaultMemoryLimitMb',

@@ -1,0 +1,119 @@
+// `ipython-mcp doctor --jupyter URL --kernel ID` (or --notebook, --kernel-name): one line per check, each failing
+// line with a Fix. Only REST calls: nothing runs in the kernel, and the token never appears in a line.
+import { targetFlag, type JupyterRequest } from './jupyter-request.js';
+
+const REQUEST_TIMEOUT_MS = 10_000;
+
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+type Check = { ok: boolean; line: string };
+
+async function get(request: JupyterRequest, path: string, withToken = true): Promise<Answer> {
+  const response = await fetch(new URL(path, request.url.endsWith('/') ? request.url : `${request.url}/`), {
+    headers: withToken && request.token !== '' ? { Authorization: `token ${request.token}` } : {},
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: response.status, body };
+}
+
+function reasonOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown } }).cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) return `no answer within ${REQUEST_TIMEOUT_MS / 1000} s`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Runs the checks, prints them, and returns the exit code (0: all passed). */
+export async function doctorJupyter(request: JupyterRequest): Promise<number> {
+  const checks = await jupyterChecks(request);
+  for (const check of checks) process.stdout.write(`${check.ok ? 'ok  ' : 'FAIL'} ${check.line}\n`);
+  const failed = checks.filter((check) => !check.ok).length;
+  process.stdout.write(failed === 0 ? 'doctor: all required checks passed\n' : `doctor: ${failed} check(s) failed\n`);
+  return failed === 0 ? 0 : 1;
+}
+
+/** The checks in order; a failure stops the ones that depend on it. */
+export async function jupyterChecks(request: JupyterRequest): Promise<Check[]> {
+  const checks: Check[] = [];
+  const url = request.url;
+  let specs: Answer;
+  try {
+    specs = await get(request, 'api/kernelspecs');
+  } catch (error) {
+    checks.push({ ok: false, line: `jupyter server: nothing answered at ${url} (${reasonOf(error)}). Fix: start the server, or correct --jupyter / IPYTHON_MCP_JUPYTER_URL.` });
+    return checks;
+  }
+  checks.push({ ok: true, line: `jupyter server: reachable at ${url}` });
+  if (specs.status === 401 || specs.status === 403) {
+    checks.push({ ok: false, line: `jupyter token: refused (HTTP ${specs.status}). Fix: set JUPYTER_TOKEN (or IPYTHON_MCP_JUPYTER_TOKEN) to the server's token.` });
+    return checks;
+  }
+  const kernelspecs = (specs.body as { kernelspecs?: Record<string, { spec?: { argv?: unknown; language?: unknown } }> } | undefined)?.kernelspecs;
+  if (specs.status !== 200 || kernelspecs === undefined) {
+    checks.push({ ok: false, line: `jupyter server: ${url} answered HTTP ${specs.status}, not as a Jupyter server does. Fix: point --jupyter at the server's base URL.` });
+    return checks;
+  }
+  checks.push({ ok: true, line: 'jupyter token: accepted' });
+  const target = request.target;
+  let kernelName: string | undefined;
+  try {
+    if ('kernelName' in target) {
+      kernelName = target.kernelName;
+      const found = kernelspecs[kernelName] !== undefined;
+      checks.push({
+        ok: found,
+        line: found
+          ? `kernel: kernelspec ${kernelName} exists (a new kernel is started per namespace and shut down on exit)`
+          : `kernel: no kernelspec ${kernelName} on the server (it has ${Object.keys(kernelspecs).sort().join(', ') || 'none'}). Fix: correct --kernel-name.`,
+      });
+      if (!found) return checks;
+    } else if ('kernelId' in target) {
+      const kernel = await get(request, `api/kernels/${encodeURIComponent(target.kernelId)}`);
+      if (kernel.status !== 200) {
+        checks.push({ ok: false, line: `kernel: no running kernel has id ${target.kernelId} (HTTP ${kernel.status}). Fix: copy the id from Jupyter (or use --notebook PATH).` });
+        return checks;
+      }
+      kernelName = (kernel.body as { name?: string }).name;
+      checks.push({ ok: true, line: `kernel: ${target.kernelId} is running (${kernelName ?? 'unknown kernelspec'}, ${(kernel.body as { execution_state?: string }).execution_state ?? 'unknown state'})` });
+    } else {
+      const sessions = await get(request, 'api/sessions');
+      if (sessions.status !== 200 || !Array.isArray(sessions.body)) {
+        checks.push({ ok: false, line: `kernel: this server does not list notebook sessions (HTTP ${sessions.status}; a Kernel Gateway?). Fix: use --kernel ID or --kernel-name NAME.` });
+        return checks;
+      }
+      const wanted = target.notebookPath.replace(/^\/+/, '');
+      const session = (sessions.body as Array<{ path?: string; kernel?: { id?: string; name?: string } | null }>).find(
+        (each) => (each.path ?? '').replace(/^\/+/, '') === wanted && each.kernel,
+      );
+      if (session?.kernel == null) {
+        checks.push({ ok: false, line: `kernel: no open notebook session has path ${target.notebookPath}. Fix: open the notebook in JupyterLab (its path relative to the server's root), or use --kernel ID.` });
+        return checks;
+      }
+      kernelName = session.kernel.name;
+      checks.push({ ok: true, line: `kernel: ${targetFlag(target)} has kernel ${session.kernel.id ?? '?'} (${kernelName ?? 'unknown kernelspec'})` });
+    }
+  } catch (error) {
+    checks.push({ ok: false, line: `kernel: the server stopped answering (${reasonOf(error)})` });
+    return checks;
+  }
+  const spec = kernelName === undefined ? undefined : kernelspecs[kernelName]?.spec;
+  const argv = Array.isArray(spec?.argv) ? spec.argv.map(String).join(' ') : '';
+  const ipython = /ipykernel/.test(argv);
+  checks.push({
+    ok: ipython,
+    line: ipython
+      ? `kernel: ${kernelName} is an IPython kernel (ipykernel)`
+      : `kernel: ${kernelName ?? 'the kernel'} does not look like an IPython kernel (language ${String(spec?.language ?? 'unknown')}); ipython-mcp needs ipykernel. Fix: use a Python (ipykernel) kernelspec.`,
+  });
+  return checks;
+}

@@ -1,0 +1,53 @@
+// Serving namespaces from Jupyter kernels: one backend per namespace, by the policy the flags imply. The Jupyter
+// client (and @jupyterlab/services under it) is loaded only when --jupyter is given.
+import { DEFAULT_NAMESPACE, type NamespaceBackend } from '@ipython-mcp/mcp-server';
+import type { Logger } from '@ipython-mcp/worker-supervisor';
+import { targetFlag, type JupyterRequest } from './jupyter-request.js';
+
+/** The backends of a server whose namespaces live in Jupyter kernels. */
+export interface JupyterServing {
+  /** The default namespace's backend. */
+  readonly main: NamespaceBackend;
+  /** A named namespace's backend (`--http /mcp/NAME`), or why it cannot have one. */
+  backendFor(namespace: string): NamespaceBackend | string;
+  /** Shuts down every kernel ipython-mcp started (idempotent; every exit path calls it). */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the backends for `request`. With `--kernel-name` each namespace gets a kernel of its own, started here and
+ * shut down on close; with `--kernel`/`--notebook` only the default namespace can be served (one attached kernel
+ * has one namespace).
+ */
+export async function jupyterServing(request: JupyterRequest, logger: Logger): Promise<JupyterServing> {
+  const { jupyterKernelBackend } = await import('@ipython-mcp/jupyter-kernel');
+  const made: Array<{ close(): Promise<void> }> = [];
+  const make = (): NamespaceBackend => {
+    const backend = jupyterKernelBackend({ server: { url: request.url, token: request.token }, target: request.target, logger });
+    made.push(backend);
+    return {
+      backend,
+      status: () => ({ ...backend.status() }),
+      // Attached: every worker would attach to the same kernel, and the newest attach takes it over.
+      warmStandby: backend.policy === 'owned',
+      close: () => backend.close(),
+    };
+  };
+  const main = make();
+  const owned = 'kernelName' in request.target;
+  let closing: Promise<void> | undefined;
+  return {
+    main,
+    backendFor(namespace: string): NamespaceBackend | string {
+      if (namespace === DEFAULT_NAMESPACE) return main;
+      if (!owned) {
+        return `namespace ${namespace} cannot be served: ${targetFlag(request.target)} names one kernel, which is the default namespace (/mcp); use /mcp, or start ipython-mcp with --kernel-name NAME to give each named namespace a kernel of its own`;
+      }
+      return make();
+    },
+    close(): Promise<void> {
+      closing ??= Promise.all(made.map((backend) => backend.close().catch(() => undefined))).then(() => undefined);
+      return closing;
+    },
+  };
+}

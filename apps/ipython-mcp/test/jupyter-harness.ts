@@ -1,0 +1,42 @@
+// Helpers for end-to-end tests of ipython-mcp on a Jupyter kernel: the real servers and the human-side clients of
+// packages/jupyter-kernel/test, and the built binary started with --jupyter. Reusable by every Jupyter suite.
+import { spawnSync } from 'node:child_process';
+import { CLI, startServer, testPython, type TestServer } from './harness.js';
+import type { RunningJupyter } from '../../../packages/jupyter-kernel/test/jupyter-servers.js';
+
+export {
+  connectionFileOf,
+  freePort,
+  humanExecute,
+  startHumanExecute,
+  startHumanKernel,
+  startJupyter,
+  watchKernel,
+} from '../../../packages/jupyter-kernel/test/jupyter-servers.js';
+export type { HumanWatch, JupyterServerKind, RunningJupyter } from '../../../packages/jupyter-kernel/test/jupyter-servers.js';
+
+/** The flags that name a kernel on `server`. */
+export type KernelFlags = ['--kernel', string] | ['--notebook', string] | ['--kernel-name', string];
+
+/** Starts the built server over stdio on a kernel of `server`, the token in JUPYTER_TOKEN, with a real SDK client. */
+export function startKernelServer(server: RunningJupyter, kernel: KernelFlags, env: Record<string, string> = {}, extraArgs: string[] = []): Promise<TestServer> {
+  return startServer({ JUPYTER_TOKEN: server.token, ...env }, ['--jupyter', server.url, ...kernel, ...extraArgs]);
+}
+
+/** Runs the built binary to its end (bad flags, doctor) and returns its exit code and output. */
+export function runCli(args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): { status: number | null; stdout: string; stderr: string; ms: number } {
+  const started = Date.now();
+  const done = spawnSync(process.execPath, [CLI, ...args], {
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    input: '',
+    env: { ...(process.env as Record<string, string>), IPYTHON_MCP_PYTHON: testPython(), JUPYTER_TOKEN: '', IPYTHON_MCP_JUPYTER_TOKEN: '', IPYTHON_MCP_JUPYTER_URL: '', ...env },
+  });
+  return { status: done.status, stdout: done.stdout, stderr: done.stderr, ms: Date.now() - started };
+}
+
+/** The kernels the server runs now (ids). */
+export async function kernelIds(server: RunningJupyter): Promise<string[]> {
+  const listed = await server.rest('GET', 'api/kernels');
+  return (listed.body as Array<{ id: string }>).map((kernel) => kernel.id);
+}

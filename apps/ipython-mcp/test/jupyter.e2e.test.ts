@@ -1,0 +1,210 @@
+// ipython-mcp on a Jupyter kernel, end to end: a real `jupyter server` with a token, the built binary over stdio
+// with a real SDK client as the agent, and jupyter_client on the same kernel as the human.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestServer } from './harness.js';
+import {
+  freePort,
+  humanExecute,
+  kernelIds,
+  runCli,
+  startHumanExecute,
+  startHumanKernel,
+  startJupyter,
+  startKernelServer,
+  watchKernel,
+  type RunningJupyter,
+} from './jupyter-harness.js';
+
+let jupyter: RunningJupyter;
+
+beforeAll(async () => {
+  jupyter = await startJupyter('server');
+}, 90_000);
+
+afterAll(async () => {
+  await jupyter?.stop();
+});
+
+describe('the agent and a human in one kernel (--kernel)', () => {
+  let kernelId: string;
+  let agent: TestServer;
+
+  beforeAll(async () => {
+    kernelId = await startHumanKernel(jupyter);
+    agent = await startKernelServer(jupyter, ['--kernel', kernelId]);
+  }, 90_000);
+
+  afterAll(async () => {
+    await agent?.close();
+  });
+
+  it("the human sets df; the agent's execute reads it", async () => {
+    expect(humanExecute(jupyter, kernelId, 'import pandas as pd\ndf = pd.DataFrame({"a": [1, 2, 3], "b": [4, 5, 6]})')).toMatch(/^ok/);
+    const read = await agent.structured('execute', { code: 'int(df["b"].sum())' });
+    expect(read.result.value).toBe(15);
+  });
+
+  it('the agent defines helper(); the human calls it', async () => {
+    await agent.structured('execute', { code: 'def helper(scale=2):\n    return int(df["a"].sum()) * scale' });
+    expect(humanExecute(jupyter, kernelId, 'helper()')).toBe('ok\n12\n');
+  });
+
+  it("the human sees the agent's cell on IOPub and in In", async () => {
+    const watch = watchKernel(jupyter, kernelId, 'agent was here', 30);
+    await watch.listening;
+    const code = 'print("agent was here")';
+    const ran = await agent.structured('execute', { code });
+    expect(ran.stdout).toBe('agent was here\n');
+    const seen = await watch.seen;
+    expect(seen).toContainEqual(expect.objectContaining({ type: 'execute_input', code }));
+    expect(seen).toContainEqual({ type: 'stream', text: 'agent was here\n' });
+    expect(humanExecute(jupyter, kernelId, 'print(any("agent was here" in cell for cell in In))')).toBe('ok\nTrue\n\n');
+  });
+
+  it("the agent's list, search and inspect never run a property that hangs", async () => {
+    humanExecute(jupyter, kernelId, 'class Trap:\n    @property\n    def boom(self):\n        import time\n        time.sleep(1e6)\ntrap = Trap()');
+    const started = Date.now();
+    const listed = await agent.call('list', {});
+    expect(listed.isError).toBeFalsy();
+    expect(JSON.stringify(listed.structuredContent)).toContain('helper');
+    const found = await agent.structured('search', { query: 'trap' });
+    expect(JSON.stringify(found)).toContain('trap');
+    const inspected = await agent.call('inspect', { name: 'trap' });
+    expect(inspected.isError).toBeFalsy();
+    expect(Date.now() - started).toBeLessThan(20_000);
+    // The kernel is free: nothing was left running the property.
+    expect(humanExecute(jupyter, kernelId, 'print("free")')).toBe('ok\nfree\n\n');
+  });
+
+  it("an agent call made while the human's 5 s cell runs waits, then runs", async () => {
+    const human = startHumanExecute(jupyter, kernelId, 'import time\ntime.sleep(5)\nhuman_cell_done = True');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const started = Date.now();
+    const after = await agent.structured('execute', { code: 'human_cell_done' });
+    expect(after.result.value).toBe(true);
+    expect(Date.now() - started).toBeGreaterThan(2_500);
+    expect(await human).toMatch(/^ok/);
+  });
+
+  it('a deadline that passes while the human cell runs fails the call and leaves the human cell alone', async () => {
+    const human = startHumanExecute(jupyter, kernelId, 'import time\ntime.sleep(5)\nprint("human finished")');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const failed = await agent.call('execute', { code: 'agent_never_ran = True', timeout_seconds: 1 });
+    expect((failed.structuredContent as any).error.code).toBe('operation_timeout');
+    expect(await human).toContain('human finished');
+    expect((await agent.structured('execute', { code: '"agent_never_ran" in globals()' })).result.value).toBe(false);
+  });
+
+  it('a 2 s deadline on sleep(1e6) interrupts it and keeps df', async () => {
+    const started = Date.now();
+    const slow = await agent.call('execute', { code: 'import time\ntime.sleep(1e6)', timeout_seconds: 2 });
+    expect((slow.structuredContent as any).error.code).toBe('operation_timeout');
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect((await agent.structured('execute', { code: 'df.shape' })).result.value).toEqual([3, 2]);
+    expect(humanExecute(jupyter, kernelId, 'print(df.shape)')).toBe('ok\n(3, 2)\n\n');
+  });
+
+  it('runtime_status names the backend: jupyter, the server without the token, the kernel and the policy', async () => {
+    const status = await agent.structured('runtime_status', {});
+    expect(status.backend).toMatchObject({ kind: 'jupyter', kernel_id: kernelId, policy: 'attached' });
+    expect(status.state).toBe('ready');
+    expect(JSON.stringify(status)).not.toContain(jupyter.token);
+    expect(agent.stderr()).not.toContain(jupyter.token);
+  });
+
+  it('leaves the human kernel running when the agent goes', async () => {
+    await agent.close();
+    expect(await kernelIds(jupyter)).toContain(kernelId);
+  });
+});
+
+describe('a kernel ipython-mcp starts (--kernel-name)', () => {
+  it('starts a kernel of that kernelspec and shuts it down when ipython-mcp exits', async () => {
+    const before = await kernelIds(jupyter);
+    const agent = await startKernelServer(jupyter, ['--kernel-name', 'python3']);
+    try {
+      expect((await agent.structured('execute', { code: '6 * 7' })).result.value).toBe(42);
+      const status = await agent.structured('runtime_status', {});
+      expect(status.backend).toMatchObject({ kind: 'jupyter', kernel_name: 'python3', policy: 'owned' });
+      expect(before).not.toContain(status.backend.kernel_id);
+      expect(await kernelIds(jupyter)).toContain(status.backend.kernel_id);
+    } finally {
+      await agent.close();
+    }
+    // Every kernel it started (the active one and its warm standby) is gone.
+    await expect.poll(async () => (await kernelIds(jupyter)).filter((id) => !before.includes(id)), { timeout: 15_000 }).toEqual([]);
+  });
+});
+
+describe('bad settings: one clear error each, and no hang', () => {
+  it.each([
+    [['--kernel', 'abc'], '--kernel needs --jupyter URL'],
+    [['--jupyter', 'http://127.0.0.1:1/'], 'needs exactly one of --kernel ID, --notebook PATH or --kernel-name NAME'],
+    [['--jupyter', 'http://127.0.0.1:1/', '--kernel', 'a', '--kernel-name', 'b'], '--kernel and --kernel-name cannot be combined'],
+    [['--jupyter', 'http://127.0.0.1:1/?token=secret', '--kernel', 'a'], 'must not carry a token'],
+    [['--jupyter', 'ftp://127.0.0.1/', '--kernel', 'a'], 'must be an http:// or https:// URL'],
+    [['--jupyter', 'http://127.0.0.1:1/', '--kernel', 'a', '--sandbox'], '--sandbox cannot be combined with --jupyter'],
+  ])('%j exits 2 naming the flag', (args, message) => {
+    const done = runCli(args);
+    expect(done.status).toBe(2);
+    expect(done.stderr).toContain(message);
+    expect(done.stdout).toBe('');
+    expect(done.stderr).not.toContain('secret');
+  });
+
+  it('--state is refused: a kernel has no snapshot', () => {
+    const done = runCli(['--jupyter', 'http://127.0.0.1:1/', '--kernel', 'a'], { IPYTHON_MCP_STATE_FILE: '/tmp/never.dill' });
+    expect(done.status).toBe(2);
+    expect(done.stderr).toContain('--state');
+  });
+
+  async function firstCallError(kernelFlags: ['--kernel', string] | ['--kernel-name', string], env: Record<string, string>, url = jupyter.url): Promise<{ message: string; ms: number; stderr: string }> {
+    const { startServer } = await import('./harness.js');
+    const agent = await startServer({ JUPYTER_TOKEN: jupyter.token, ...env }, ['--jupyter', url, ...kernelFlags]);
+    try {
+      const started = Date.now();
+      const result = await agent.call('execute', { code: '1' });
+      const structured = result.structuredContent as any;
+      return { message: `${structured?.error?.code}: ${structured?.error?.message}`, ms: Date.now() - started, stderr: agent.stderr() };
+    } finally {
+      await agent.close();
+    }
+  }
+
+  it('a wrong token', async () => {
+    const { message, ms, stderr } = await firstCallError(['--kernel-name', 'python3'], { JUPYTER_TOKEN: 'not-the-token' });
+    expect(message).toMatch(/^runtime_unavailable: .*refused the token/);
+    expect(message).not.toContain('not-the-token');
+    expect(stderr).not.toContain('not-the-token');
+    expect(ms).toBeLessThan(20_000);
+  });
+
+  it('a wrong URL', async () => {
+    const { message, ms } = await firstCallError(['--kernel-name', 'python3'], {}, `http://127.0.0.1:${await freePort()}/`);
+    expect(message).toMatch(/^runtime_unavailable: .*No Jupyter server answered/);
+    expect(ms).toBeLessThan(20_000);
+  });
+
+  it('an unknown kernel id', async () => {
+    const { message, ms } = await firstCallError(['--kernel', '00000000-0000-4000-8000-000000000000'], {});
+    expect(message).toMatch(/^runtime_unavailable: .*No running kernel has this id/);
+    expect(ms).toBeLessThan(20_000);
+  });
+
+  it('doctor: reachable, token accepted, kernel found, kernel is IPython; and the failing line for a wrong token', async () => {
+    const kernelId = await startHumanKernel(jupyter);
+    const good = runCli(['doctor', '--jupyter', jupyter.url, '--kernel', kernelId], { JUPYTER_TOKEN: jupyter.token });
+    expect(good.status).toBe(0);
+    expect(good.stdout).toContain('ok   jupyter server: reachable');
+    expect(good.stdout).toContain('ok   jupyter token: accepted');
+    expect(good.stdout).toContain(`ok   kernel: ${kernelId} is running`);
+    expect(good.stdout).toContain('ok   kernel: python3 is an IPython kernel');
+    const bad = runCli(['doctor', '--jupyter', jupyter.url, '--kernel', kernelId], { JUPYTER_TOKEN: 'nope-nope' });
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toContain('FAIL jupyter token: refused');
+    expect(bad.stdout).not.toContain('nope-nope');
+    const missing = runCli(['doctor', '--jupyter', jupyter.url, '--kernel', 'no-such-kernel'], { JUPYTER_TOKEN: jupyter.token });
+    expect(missing.status).toBe(1);
+    expect(missing.stdout).toContain('FAIL kernel: no running kernel has id no-such-kernel');
+  });
+});
