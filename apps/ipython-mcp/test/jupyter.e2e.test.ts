@@ -1,5 +1,6 @@
 // ipython-mcp on a Jupyter kernel, end to end: a real `jupyter server` with a token, the built binary over stdio
 // with a real SDK client as the agent, and jupyter_client on the same kernel as the human.
+import { readFileSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './harness.js';
 import {
@@ -102,6 +103,17 @@ describe('the agent and a human in one kernel (--kernel)', () => {
     expect(Date.now() - started).toBeLessThan(15_000);
     expect((await agent.structured('execute', { code: 'df.shape' })).result.value).toEqual([3, 2]);
     expect(humanExecute(jupyter, kernelId, 'print(df.shape)')).toBe('ok\n(3, 2)\n\n');
+  });
+
+  it('huge output: head and tail in the result, all of it in a spill file on this machine', async () => {
+    const result = await agent.call('execute', { code: "print('x' * 10**6); print('END-OF-LOG')" });
+    const out = result.structuredContent as Record<string, any>;
+    expect(out.stdout.startsWith('x'.repeat(1000))).toBe(true);
+    expect(out.stdout.endsWith('x\nEND-OF-LOG\n')).toBe(true);
+    expect(out.stdout.length + out.stdout_omitted_chars).toBe(10 ** 6 + 1 + 'END-OF-LOG\n'.length);
+    const path = out.stdout_spill as string;
+    expect(readFileSync(path, 'utf8')).toBe(`${'x'.repeat(10 ** 6)}\nEND-OF-LOG\n`);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
   it('runtime_status names the backend: jupyter, the server without the token, the kernel and the policy', async () => {

@@ -93,6 +93,7 @@ export class JupyterKernel {
   #lost: JupyterKernelError | undefined;
   #everConnected = false;
   #closed = false;
+  #closing: Promise<void> | undefined;
 
   /** @internal Use {@link openJupyterKernel}. */
   constructor(server: ResolvedServer, connection: KernelConnection, owned: boolean) {
@@ -322,10 +323,14 @@ export class JupyterKernel {
 
   /**
    * Closes the channels and, if this connection started the kernel, shuts it down. Requests in flight fail with
-   * `jupyter_closed`. Calling it again does nothing.
+   * `jupyter_closed`. Calling it again returns the same promise (settled once the kernel is shut down).
    */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
     const closed = new JupyterKernelError('jupyter_closed', { kernelId: this.kernelId });
     for (const reject of [...this.#inFlight]) reject(closed);

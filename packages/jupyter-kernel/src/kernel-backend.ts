@@ -78,7 +78,15 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   let stuck = false;
   let closed = false;
 
-  const open = async (): Promise<JupyterKernel> => {
+  const opening = new Set<Promise<unknown>>();
+  const open = (): Promise<JupyterKernel> => {
+    const attempt = openKernel();
+    const settled = attempt.catch(() => undefined);
+    opening.add(settled);
+    void settled.finally(() => opening.delete(settled));
+    return attempt;
+  };
+  const openKernel = async (): Promise<JupyterKernel> => {
     if (closed) throw new Error('the Jupyter backend is closed');
     if (policy === 'attached' && stuck && lastKernelId !== null) {
       const deadline = Date.now() + STUCK_WAIT_MS;
@@ -98,7 +106,6 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
         throw new Error('the Jupyter backend is closed');
       }
       started.add(kernel);
-      kernel.onLost(() => started.delete(kernel));
     }
     return kernel;
   };
@@ -133,6 +140,8 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
     },
     async close(): Promise<void> {
       closed = true;
+      // A kernel still being started is shut down as soon as it exists (openKernel sees `closed`).
+      await Promise.all([...opening]);
       const kernels = [...started];
       started.clear();
       await Promise.all(kernels.map((kernel) => kernel.close().catch(() => undefined)));

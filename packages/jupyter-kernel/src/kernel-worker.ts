@@ -4,6 +4,8 @@
  * non-blank `execute` runs as the kernel's own cell, which the kernel side captures and answers on the comm. The
  * wire is fixed in docs/jupyter.md ("The wire").
  */
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ConfigureSchema, PROTOCOL_VERSION, isErrorCode, parseWorkerMessage, type WireError } from '@ipython-mcp/protocol';
 import {
   WorkerExitedError,
@@ -21,6 +23,9 @@ import {
 import { bootCellCode } from './boot-cell.js';
 import type { JupyterComm } from './jupyter-comm.js';
 import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
+
+/** The names the kernel side gives spill files: nothing else is written. */
+const SPILL_NAME = /^\d{20}-cell\d+-(stdout|stderr)\.txt$/;
 
 /** The comm target the kernel side registers. */
 export const WORKER_COMM_TARGET = '_ipython_mcp_worker';
@@ -232,6 +237,10 @@ export class JupyterKernelWorker implements WorkerHandle {
   }
 
   #route(raw: unknown): void {
+    if ((raw as { type?: unknown }).type === 'spill') {
+      this.#onSpill(raw as Record<string, unknown>);
+      return;
+    }
     const message = parseWorkerMessage(raw);
     if (message === undefined) {
       this.#logger.warn('kernel.invalid_message', {});
@@ -242,7 +251,7 @@ export class JupyterKernelWorker implements WorkerHandle {
         if (message.id === null) return;
         const pending = this.#settle(message.id);
         if (pending === undefined) return;
-        const reply: WorkerReply = message.ok ? { ok: true, result: message.result } : { ok: false, error: knownFailure(message.error) };
+        const reply: WorkerReply = message.ok ? { ok: true, result: this.#localSpills(message.result) } : { ok: false, error: knownFailure(message.error) };
         if (message.catalog_revision !== undefined) reply.catalogRevision = message.catalog_revision;
         pending.resolve(reply);
         return;
@@ -259,6 +268,36 @@ export class JupyterKernelWorker implements WorkerHandle {
       default:
         return;
     }
+  }
+
+  /**
+   * A piece of a spill file the kernel side wrote on its machine (output past the head and tail of a cell): appended
+   * to the file of that name in the runtime's spill directory, here.
+   */
+  #onSpill(message: Record<string, unknown>): void {
+    const directory = this.#options.start.configure.output_spill?.dir;
+    const name = message.name;
+    if (directory === undefined || typeof name !== 'string' || !SPILL_NAME.test(name) || typeof message.text !== 'string') {
+      this.#logger.warn('kernel.invalid_spill', {});
+      return;
+    }
+    try {
+      appendFileSync(join(directory, name), message.text, { encoding: 'utf8', mode: 0o600 });
+    } catch (error) {
+      this.#logger.warn('kernel.spill_failed', { reason: (error as Error).message.slice(0, 200) });
+    }
+  }
+
+  /** A result's `stdout_spill`/`stderr_spill` name the kernel side's file by name: here it is a local path. */
+  #localSpills(result: Record<string, unknown>): Record<string, unknown> {
+    const directory = this.#options.start.configure.output_spill?.dir;
+    if (directory === undefined) return result;
+    let rewritten = result;
+    for (const field of ['stdout_spill', 'stderr_spill']) {
+      const name = result[field];
+      if (typeof name === 'string' && SPILL_NAME.test(name)) rewritten = { ...rewritten, [field]: join(directory, name) };
+    }
+    return rewritten;
   }
 
   /** Removes request `id` from the books and returns it, if it was still open. */
