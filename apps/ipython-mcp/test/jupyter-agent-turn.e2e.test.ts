@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, testPython } from './harness.js';
 import { agentSuite, expectRun, runClaudeCode } from './fixtures/agent-runs.js';
 import { startStandInModel, type ModelTurn } from './fixtures/stand-in-model.js';
-import { humanExecute, startJupyter, type RunningJupyter } from '../../../packages/jupyter-kernel/test/jupyter-servers.js';
+import { humanExecute, kernelIds, startHumanKernel, startJupyter, type RunningJupyter } from './jupyter-harness.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'ipython-mcp-jupyter-agent-'));
 let jupyter: RunningJupyter;
@@ -24,18 +24,21 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-/** The value the kernel answered, as the client handed it back (`Out[N]: VALUE`). */
+/**
+ * The value the kernel answered, as the client handed it back: Claude Code passes the structured result on as JSON
+ * text (`{"execution_count":2,"result":{"value":N}}`); the text block would read `Out[2]: N`.
+ */
 function answered(turn: ModelTurn | undefined): string {
-  return /Out\[\d+\]: (\d+)/.exec(JSON.stringify(turn?.toolResult ?? null))?.[1] ?? 'nothing';
+  const seen = JSON.stringify(turn?.toolResult ?? null);
+  const match = /\\"result\\":\{\\"value\\":(\d+)\}/.exec(seen) ?? /Out\[\d+\]: (\d+)/.exec(seen);
+  return match?.[1] ?? 'nothing';
 }
 
 describe('Claude Code in a Jupyter kernel a human made (claude -p)', () => {
   const { bin, marker } = agentSuite('claude');
 
   it('reads the name the human set, and says its value', async () => {
-    const started = await jupyter.rest('POST', 'api/kernels', { name: 'python3' });
-    expect(started.status).toBe(201);
-    const kernelId = (started.body as { id: string }).id;
+    const kernelId = await startHumanKernel(jupyter);
     const secret = randomInt(1_000_000, 10_000_000);
     try {
       expect(humanExecute(jupyter, kernelId, `quarter_total = ${secret}`).split('\n')[0]).toBe('ok');
@@ -54,7 +57,7 @@ describe('Claude Code in a Jupyter kernel a human made (claude -p)', () => {
         expectRun(result);
         expect(model.turns.length, `other requests: ${model.sideRequests.join(', ')}`).toBeGreaterThanOrEqual(2);
         // The model got the human's value from the kernel, and the CLI's final output says it.
-        expect(answered(model.turns[1])).toBe(String(secret));
+        expect(answered(model.turns[1]), JSON.stringify(model.turns[1]?.toolResult ?? null).slice(0, 1500)).toBe(String(secret));
         expect((model.turns[1]?.toolResult as Record<string, any>).is_error).not.toBe(true);
         expect(result.stdout).toContain(`quarter_total is ${secret}`);
         // The agent's cell is the kernel's own: the human sees it in In.
@@ -65,7 +68,6 @@ describe('Claude Code in a Jupyter kernel a human made (claude -p)', () => {
     } finally {
       await jupyter.rest('DELETE', `api/kernels/${kernelId}`);
     }
-    const left = await jupyter.rest('GET', 'api/kernels');
-    expect(left.body).toEqual([]);
+    expect(await kernelIds(jupyter)).toEqual([]);
   });
 });
