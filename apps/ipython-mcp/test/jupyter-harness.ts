@@ -38,5 +38,7 @@ export function runCli(args: string[], env: Record<string, string> = {}, timeout
 /** The kernels the server runs now (ids). */
 export async function kernelIds(server: RunningJupyter): Promise<string[]> {
   const listed = await server.rest('GET', 'api/kernels');
+  // A Kernel Gateway answers 403 here unless it was started with --KernelGatewayApp.list_kernels=True.
+  if (listed.status !== 200 || !Array.isArray(listed.body)) throw new Error(`the ${server.kind} does not list its kernels (HTTP ${listed.status})`);
   return (listed.body as Array<{ id: string }>).map((kernel) => kernel.id);
 }

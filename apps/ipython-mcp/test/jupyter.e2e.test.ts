@@ -1,8 +1,10 @@
 // ipython-mcp on a Jupyter kernel, end to end: a real `jupyter server` with a token, the built binary over stdio
 // with a real SDK client as the agent, and jupyter_client on the same kernel as the human.
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './harness.js';
+import { connectHttp, startHttpServer } from './http-harness.js';
 import {
   freePort,
   humanExecute,
@@ -218,5 +220,142 @@ describe('bad settings: one clear error each, and no hang', () => {
     const missing = runCli(['doctor', '--jupyter', jupyter.url, '--kernel', 'no-such-kernel'], { JUPYTER_TOKEN: jupyter.token });
     expect(missing.status).toBe(1);
     expect(missing.stdout).toContain('FAIL kernel: no running kernel has id no-such-kernel');
+  });
+});
+
+describe('over --http', () => {
+  it('--kernel-name: each named namespace gets a kernel of its own, every one shut down on exit', async () => {
+    const before = await kernelIds(jupyter);
+    const http = await startHttpServer({ JUPYTER_TOKEN: jupyter.token }, ['--jupyter', jupyter.url, '--kernel-name', 'python3']);
+    try {
+      const main = await connectHttp(http.url, http.token);
+      const other = await connectHttp(`${http.url}/other`, http.token);
+      await main.structured('execute', { code: 'who = "default"' });
+      await other.structured('execute', { code: 'who = "other"' });
+      expect((await main.structured('execute', { code: 'who' })).result.value).toBe('default');
+      const mainStatus = await main.structured('runtime_status', {});
+      const otherStatus = await other.structured('runtime_status', {});
+      expect(mainStatus.backend.policy).toBe('owned');
+      expect(mainStatus.backend.kernel_id).not.toBe(otherStatus.backend.kernel_id);
+      await main.close();
+      await other.close();
+    } finally {
+      expect(await http.stop()).toBe(0);
+    }
+    await expect.poll(async () => (await kernelIds(jupyter)).filter((id) => !before.includes(id)), { timeout: 15_000 }).toEqual([]);
+    expect(http.stderr()).not.toContain(jupyter.token);
+  });
+
+  it('--kernel: the default namespace is that kernel; a named namespace gets a clear error', async () => {
+    const kernelId = await startHumanKernel(jupyter);
+    const http = await startHttpServer({ JUPYTER_TOKEN: jupyter.token }, ['--jupyter', jupyter.url, '--kernel', kernelId]);
+    try {
+      const main = await connectHttp(http.url, http.token);
+      expect((await main.structured('runtime_status', {})).backend.kernel_id).toBe(kernelId);
+      await expect(connectHttp(`${http.url}/other`, http.token)).rejects.toThrow(/namespace other cannot be served: --kernel .* names one kernel/);
+      await main.close();
+    } finally {
+      await http.stop();
+    }
+    expect(await kernelIds(jupyter)).toContain(kernelId);
+  });
+});
+
+describe('the kernel dying under a cell', () => {
+  it('an owned kernel: worker_crashed, then a fresh kernel serves (the epoch advances), the dead one is gone', async () => {
+    const agent = await startKernelServer(jupyter, ['--kernel-name', 'python3']);
+    try {
+      await agent.structured('execute', { code: 'before = 1' });
+      const first = (await agent.structured('runtime_status', {})).backend.kernel_id as string;
+      const crashed = await agent.call('execute', { code: 'import os\nos._exit(1)' });
+      expect((crashed.structuredContent as any).error.code).toBe('worker_crashed');
+      const after = await agent.structured('execute', { code: '"before" in globals()' });
+      expect(after.result.value).toBe(false);
+      const status = await agent.structured('runtime_status', {});
+      expect(status.epoch).toBeGreaterThan(1);
+      expect(status.backend.kernel_id).not.toBe(first);
+      await expect.poll(async () => kernelIds(jupyter), { timeout: 15_000 }).not.toContain(first);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('an attached kernel: the server restarts it, ipython-mcp attaches again and says the namespace was reset', async () => {
+    const kernelId = await startHumanKernel(jupyter);
+    const agent = await startKernelServer(jupyter, ['--kernel', kernelId]);
+    try {
+      humanExecute(jupyter, kernelId, 'df = 1');
+      const crashed = await agent.call('execute', { code: 'import os\nos._exit(1)' });
+      expect((crashed.structuredContent as any).error.code).toBe('worker_crashed');
+      const after = await agent.structured('execute', { code: '"df" in globals()' });
+      expect(after.result.value).toBe(false);
+      const status = await agent.structured('runtime_status', {});
+      expect(status.backend.kernel_id).toBe(kernelId);
+      expect(status.epoch).toBeGreaterThan(1);
+    } finally {
+      await agent.close();
+    }
+    expect(await kernelIds(jupyter)).toContain(kernelId);
+  });
+});
+
+describe('a cell that swallows the interrupt, on an attached kernel', () => {
+  it('is never restarted: the call times out, the runtime says the kernel is stuck, the kernel and its names live on', async () => {
+    const kernelId = await startHumanKernel(jupyter);
+    const agent = await startKernelServer(jupyter, ['--kernel', kernelId]);
+    try {
+      humanExecute(jupyter, kernelId, 'kept = "still here"');
+      const swallow = [
+        'import time',
+        'end = time.time() + 15',
+        'while time.time() < end:',
+        '    try:',
+        '        time.sleep(0.05)',
+        '    except KeyboardInterrupt:',
+        '        pass',
+      ].join('\n');
+      const stuck = await agent.call('execute', { code: swallow, timeout_seconds: 1 });
+      expect((stuck.structuredContent as any).error.code).toBe('operation_timeout');
+      const status = await agent.structured('runtime_status', {});
+      expect(status.state).toBe('unavailable');
+      expect(status.error).toContain('the kernel is stuck running a cell; ipython-mcp does not restart a kernel it did not start');
+      expect(status.backend).toMatchObject({ kernel_id: kernelId, policy: 'attached', stuck: true });
+      const refused = await agent.call('execute', { code: '1' });
+      expect((refused.structuredContent as any).error.code).toBe('runtime_unavailable');
+    } finally {
+      await agent.close();
+    }
+    // The human's kernel was not restarted: once the cell ends, their names are there.
+    expect(await kernelIds(jupyter)).toContain(kernelId);
+    expect(humanExecute(jupyter, kernelId, 'print(kept)')).toBe('ok\nstill here\n\n');
+  });
+});
+
+describe('a JupyterLab notebook (--notebook)', () => {
+  it("attaches to the kernel of the open notebook session and shares the human's names", async () => {
+    writeFileSync(join(jupyter.rootDir, 'analysis.ipynb'), JSON.stringify({ cells: [], metadata: {}, nbformat: 4, nbformat_minor: 5 }));
+    const session = await jupyter.rest('POST', 'api/sessions', { path: 'analysis.ipynb', type: 'notebook', name: '', kernel: { name: 'python3' } });
+    expect(session.status).toBe(201);
+    const kernelId = (session.body as { kernel: { id: string } }).kernel.id;
+    humanExecute(jupyter, kernelId, 'rows = 7');
+    const agent = await startKernelServer(jupyter, ['--notebook', 'analysis.ipynb']);
+    try {
+      expect((await agent.structured('execute', { code: 'rows * 6' })).result.value).toBe(42);
+      expect((await agent.structured('runtime_status', {})).backend).toMatchObject({ kernel_id: kernelId, notebook: 'analysis.ipynb', policy: 'attached' });
+    } finally {
+      await agent.close();
+    }
+    expect(await kernelIds(jupyter)).toContain(kernelId);
+  });
+
+  it('a notebook with no open session: one clear error', async () => {
+    const agent = await startKernelServer(jupyter, ['--notebook', 'nobody-has-this.ipynb']);
+    try {
+      const result = await agent.call('execute', { code: '1' });
+      expect((result.structuredContent as any).error.code).toBe('runtime_unavailable');
+      expect((result.structuredContent as any).error.message).toContain('No open notebook session has this path');
+    } finally {
+      await agent.close();
+    }
   });
 });

@@ -108,9 +108,9 @@ export class JupyterKernel {
     this.owned = owned;
     // After a server-side restart the services reconnect from a detached promise chain, so a reconnect that fails
     // (or is cut short by dispose) would be an unhandled rejection, which ends a Node process. The failure is still
-    // seen: the connection status turns `disconnected`, which fails the requests in flight below. A connection
-    // disposed meanwhile (the kernel's death closed it) throws at once instead of rejecting: that too.
+    // seen: the connection status turns `disconnected`, which fails the requests in flight below.
     const reconnect = connection.reconnect.bind(connection);
+    // A disposed connection's reconnect throws at once rather than rejecting: caught here too.
     connection.reconnect = () => {
       try {
         return reconnect().catch(() => undefined);
@@ -323,6 +323,17 @@ export class JupyterKernel {
       throw new JupyterKernelError('jupyter_kernel_died', { url: this.#server.displayUrl, kernelId: this.kernelId, reason: 'the comm could not be opened', cause: error });
     }
     return comm;
+  }
+
+  /**
+   * What the server says the kernel is doing now (`idle`, `busy`, ...), over REST: `undefined` if the server no
+   * longer has the kernel.
+   */
+  async executionState(): Promise<string | undefined> {
+    this.#checkOpen();
+    const model = await call(this.#server, () => KernelAPI.getKernelModel(this.kernelId, this.#server.settings), { kernelId: this.kernelId });
+    if (model === undefined) return undefined;
+    return typeof model.execution_state === 'string' ? model.execution_state : 'unknown';
   }
 
   /**

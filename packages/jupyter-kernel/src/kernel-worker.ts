@@ -61,6 +61,9 @@ interface Pending {
 
 type Exit = { code: number | null; signal: NodeJS.Signals | null };
 
+/** How often a request waiting on another client's request asks the server whether the kernel is still busy. */
+const BUSY_CHECK_MS = 3_000;
+
 /** How long shutdown() waits for the kernel side to close the comm after `shutdown`, at most. */
 const SHUTDOWN_WAIT_MS = 2_000;
 
@@ -93,6 +96,7 @@ export class JupyterKernelWorker implements WorkerHandle {
   #kernelInfo: Record<string, unknown> = {};
   #executionCount: number | undefined;
   #readyInfo: WorkerInfo | undefined;
+  #busyCheck: NodeJS.Timeout | undefined;
   readonly #startedAt = performance.now();
 
   constructor(options: KernelWorkerOptions) {
@@ -358,6 +362,7 @@ export class JupyterKernelWorker implements WorkerHandle {
 
   /** Sends the waiting requests, in order, while the kernel is not busy with another client's request. */
   #pump(): void {
+    if (this.#waiting.length > 0 && this.#foreignBusy.size > 0) this.#scheduleBusyCheck();
     while (this.#waiting.length > 0 && this.#foreignBusy.size === 0 && this.alive) {
       const pending = this.#waiting.shift() as Pending;
       try {
@@ -367,6 +372,28 @@ export class JupyterKernelWorker implements WorkerHandle {
         pending.reject(error instanceof Error ? error : new Error(String(error)));
       }
     }
+  }
+
+  /**
+   * While requests wait on another client's request, asks the server now and then whether the kernel is idle: an
+   * IOPub `idle` lost on the way (a WebSocket that dropped and came back) must not hold them forever.
+   */
+  #scheduleBusyCheck(): void {
+    if (this.#busyCheck !== undefined) return;
+    this.#busyCheck = setTimeout(() => {
+      this.#busyCheck = undefined;
+      if (!this.alive || this.#waiting.length === 0 || this.#foreignBusy.size === 0) return;
+      const seen = new Set(this.#foreignBusy);
+      void this.#kernel
+        ?.executionState()
+        .then((state) => {
+          // Idle now, and still only the requests seen before asking: the missing idles are not coming.
+          if (state === 'idle' && [...this.#foreignBusy].every((id) => seen.has(id))) this.#foreignBusy.clear();
+        })
+        .catch(() => undefined)
+        .finally(() => this.#pump());
+    }, BUSY_CHECK_MS);
+    this.#busyCheck.unref();
   }
 
   #send(pending: Pending): void {
@@ -432,7 +459,8 @@ export class JupyterKernelWorker implements WorkerHandle {
    */
   kill(): void {
     if (!this.alive) return;
-    const busy = [...this.#pending.values()].some((each) => each.state !== 'waiting');
+    // Only a request the kernel was running leaves it stuck; one still queued there runs (and is interrupted) later.
+    const busy = [...this.#pending.values()].some((each) => each.state === 'running');
     if (busy) this.#options.onKilledBusy?.();
     this.#end({ code: null, signal: 'SIGKILL' }, 'killed');
   }
@@ -472,6 +500,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#exit = exit;
     this.#exitReason = reason;
     clearTimeout(this.#startupTimer);
+    clearTimeout(this.#busyCheck);
     if (this.#readyState === 'starting') {
       this.#readyState = 'failed';
       this.#settleReady.reject(new WorkerStartupError(reason));
