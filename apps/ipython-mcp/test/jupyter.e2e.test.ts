@@ -118,12 +118,30 @@ describe('the agent and a human in one kernel (--kernel)', () => {
     expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
+  it('streams output to a client that asked, as progress notifications, with the same result', async () => {
+    const received: Array<{ message?: string | undefined }> = [];
+    const code = 'import time\nfor i in range(10):\n    print(f"tick {i}", flush=True)\n    time.sleep(0.1)\ntime.sleep(0.5)\n"finished"';
+    const result = await agent.client.callTool({ name: 'execute', arguments: { code } }, undefined, {
+      onprogress: (progress) => received.push(progress),
+      timeout: 60_000,
+    });
+    const structured = result.structuredContent as any;
+    expect(structured.result.value).toBe('finished');
+    expect(structured.stdout).toBe(Array.from({ length: 10 }, (_, i) => `tick ${i}\n`).join(''));
+    expect(received.length).toBeGreaterThanOrEqual(2);
+    const lines = received.flatMap((item) => (item.message ?? '').split('\n')).map((line) => line.replace('[stdout] ', ''));
+    expect(lines).toEqual(Array.from({ length: 10 }, (_, i) => `tick ${i}`));
+  });
+
   it('runtime_status names the backend: jupyter, the server without the token, the kernel and the policy', async () => {
+    await agent.structured('execute', { code: '1' });
     const status = await agent.structured('runtime_status', {});
     expect(status.backend).toMatchObject({ kind: 'jupyter', kernel_id: kernelId, policy: 'attached' });
     expect(status.state).toBe('ready');
     expect(JSON.stringify(status)).not.toContain(jupyter.token);
     expect(agent.stderr()).not.toContain(jupyter.token);
+    // The Jupyter client's own chatter went to stderr: stdout carried protocol frames only.
+    expect(agent.transportErrors).toEqual([]);
   });
 
   it('leaves the human kernel running when the agent goes', async () => {

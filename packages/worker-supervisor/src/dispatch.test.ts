@@ -7,6 +7,7 @@ import type { RuntimeOptions } from './runtime-options.js';
 import { InMemoryChannel } from './worker-channel.js';
 import { RequestMatcher, WorkerExitedError } from './worker-connection.js';
 import { silentLogger } from './logger.js';
+import type { WorkerHandle, WorkerReply } from './worker-handle.js';
 
 type Message = Record<string, unknown> & { type: string };
 /** Answers one request: a response body (`ok`, `result`/`error`, `catalog_revision`), or undefined for no answer. */
@@ -190,5 +191,53 @@ describe('Runtime over ChannelWorkers (no Python)', () => {
     const outcome = await runtime.run('execute', { code: 'os._exit(1)' });
     expect(outcome).toMatchObject({ ok: false, error: { code: 'worker_crashed' }, meta: { interruption: 'crash', namespace: 'reset', epoch: 2 } });
     expect(ends).toHaveLength(2);
+  });
+});
+
+describe('a reply the worker withdrew (the request never reached Python)', () => {
+  it('keeps the namespace without a health check or a replacement', async () => {
+    const ends: FakeEnd[] = [];
+    const runtime = new Runtime({
+      python: 'unused',
+      warmStandby: false,
+      memoryLimitMb: null,
+      operationTimeoutMs: 100,
+      interruptionGraceMs: 200,
+      backend: {
+        name: 'withdrawing',
+        capabilities: new Set(),
+        start: (): WorkerHandle => {
+          const [near, far] = InMemoryChannel.createLinkedPair();
+          ends.push(new FakeEnd(far, () => ok()));
+          const inner = new ChannelWorker(near);
+          // Like a worker whose requests wait for a busy interpreter: nothing is sent, an interrupt withdraws it.
+          const waiting = new Map<number, (reply: WorkerReply) => void>();
+          let nextId = 1000;
+          return {
+            ready: inner.ready,
+            exited: inner.exited,
+            pid: undefined,
+            get alive() {
+              return inner.alive;
+            },
+            request: (op, params, hooks) => {
+              if (op !== 'execute') return inner.request(op, params, hooks);
+              const id = nextId++;
+              return { id, reply: new Promise<WorkerReply>((resolve) => waiting.set(id, resolve)) };
+            },
+            interrupt: (id) => waiting.get(id)?.({ ok: false, withdrawn: true, error: { code: 'operation_cancelled', message: 'withdrawn' } }),
+            sendToolResult: () => undefined,
+            kill: () => inner.kill(),
+            shutdown: (graceMs) => inner.shutdown(graceMs),
+            setHeld: () => undefined,
+          };
+        },
+      },
+    });
+    runtimes.push(runtime);
+    const outcome = await runtime.run('execute', { code: 'waits' });
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'operation_timeout' }, meta: { interruption: 'timeout', namespace: 'preserved', epoch: 1 } });
+    expect(ends).toHaveLength(1);
+    expect(ends[0]!.ops()).toEqual([]);
   });
 });
