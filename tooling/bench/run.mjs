@@ -17,6 +17,7 @@ import { measureFlood } from './sections/flood.mjs';
 import { measureMemory } from './sections/memory.mjs';
 import { measureDetach } from './sections/detach.mjs';
 import { measureJournal } from './sections/journal.mjs';
+import { measureJupyter } from './sections/jupyter.mjs';
 import { measureLayers } from './sections/layers.mjs';
 import { measureProfile } from './sections/profile.mjs';
 import { measureMcpRecovery, measureRuntimeRecovery } from './sections/recovery.mjs';
@@ -25,17 +26,17 @@ import { measureScale } from './sections/scale.mjs';
 import { measureSandbox } from './sections/sandbox.mjs';
 import { measureState } from './sections/state.mjs';
 
-const SECTIONS = ['execute', 'layers', 'code-mode', 'code-mode-servers', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
+const SECTIONS = ['execute', 'jupyter', 'layers', 'code-mode', 'code-mode-servers', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
 
 const SIZES = {
   full: {
-    execute: 1000, warmup: 50, rounds: 15, kernel: 1000, stdinCalls: 1000, toolCalls: 5000, recovery: 5, coldStarts: 10, floodMiB: 1024, memory: 5,
+    execute: 1000, warmup: 50, rounds: 15, kernel: 1000, jupyter: 300, stdinCalls: 1000, toolCalls: 5000, recovery: 5, coldStarts: 10, floodMiB: 1024, memory: 5,
     burst: 1000, burstSlowSeconds: 5, scaleSizes: [1_000, 10_000, 100_000], scaleReps: 10, scaleRepsLarge: 5, profileCalls: 2000,
     layerRounds: 15, layerCalls: 2000, workerLayerCalls: 300, stdioLayerCalls: 300,
     stateGiB: 1, stateSmall: 100_000, stateReps: 3, sandboxStarts: 6,
   },
   quick: {
-    execute: 200, warmup: 20, rounds: 7, kernel: 200, stdinCalls: 200, toolCalls: 1000, recovery: 2, coldStarts: 3, floodMiB: 256, memory: 2,
+    execute: 200, warmup: 20, rounds: 7, kernel: 200, jupyter: 100, stdinCalls: 200, toolCalls: 1000, recovery: 2, coldStarts: 3, floodMiB: 256, memory: 2,
     burst: 1000, burstSlowSeconds: 3, scaleSizes: [1_000, 10_000], scaleReps: 5, scaleRepsLarge: 3, profileCalls: 500,
     layerRounds: 7, layerCalls: 1000, workerLayerCalls: 200, stdioLayerCalls: 150,
     stateGiB: 0.25, stateSmall: 20_000, stateReps: 2, sandboxStarts: 3,
@@ -259,6 +260,8 @@ async function main() {
   for (const [index, peer] of options.compare.entries()) {
     await step('execute', `peer${index + 1}`, `peer server "${peer.command}" tool ${peer.tool} ×${n.execute}`, () => measurePeer(ctx, peer));
   }
+  await step('jupyter', 'jupyter', `execute("1+1") in a Jupyter server's kernel: MCP (--jupyter --kernel) vs bare execute_request over the same WebSocket, Node client, ZeroMQ; stock server and TCP_NODELAY; ${n.rounds} interleaved rounds, ×${n.jupyter} each`, () =>
+    measureJupyter(ctx));
   await step('layers', 'layers', `each layer of an execute call alone, in process, no I/O ×${n.layerRounds} rounds`, () => measureLayers(ctx));
   await step('code-mode', 'codeMode', `Code Mode nested tool calls ×${n.toolCalls} (bridge, engine, stdin channel ×${n.stdinCalls}, engine, bridge)`, () => measureCodeMode(ctx));
   await step('code-mode-servers', 'codeModeServers', 'upstream MCP calls from run_code (code-mode --servers) vs direct client calls', () => measureCodeModeServers(ctx));

@@ -68,6 +68,10 @@ export interface KernelActivity {
 /** How long {@link JupyterKernel.close} keeps asking a restarting kernel to shut down. */
 const SHUTDOWN_RETRY_MS = 10_000;
 
+/** Refused REST probes in a row, {@link SERVER_GONE_PROBE_INTERVAL_MS} apart, after which the server is gone. */
+const SERVER_GONE_PROBES = 3;
+const SERVER_GONE_PROBE_INTERVAL_MS = 1_000;
+
 /** How long a request may still get its reply after the kernel announced its shutdown. */
 const SHUTDOWN_GRACE_MS = 1_000;
 
@@ -185,15 +189,32 @@ export class JupyterKernel {
   }
 
   async #checkStillThere(): Promise<void> {
-    let model: Kernel.IModel | undefined | null = null;
-    try {
-      model = await KernelAPI.getKernelModel(this.kernelId, this.#server.settings);
-    } catch {
-      // the server did not answer: the reconnect attempts decide
+    // A server that refuses the connection (its process is gone) answers at once, again and again; the services
+    // would keep retrying the WebSocket for minutes while a request waits. A few refusals in a row end the wait.
+    // A server that is only slow (a timeout) is left to the reconnect attempts.
+    for (let attempt = 1; ; attempt += 1) {
+      let model: Kernel.IModel | undefined | null = null;
+      let refused = false;
+      try {
+        model = await KernelAPI.getKernelModel(this.kernelId, this.#server.settings);
+      } catch (error) {
+        const typed = toJupyterError(error, this.#server, { kernelId: this.kernelId });
+        refused = typed.code === 'jupyter_unreachable' && !/no answer within/.test(typed.message);
+      }
+      if (this.#closed || this.#connection.connectionStatus === 'connected') return;
+      if (model === undefined) {
+        this.#fail('the kernel was shut down', true);
+        this.#connection.dispose();
+        return;
+      }
+      if (!refused) return;
+      if (attempt >= SERVER_GONE_PROBES) {
+        this.#fail('the Jupyter server went away (it refuses connections)', true);
+        this.#connection.dispose();
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, SERVER_GONE_PROBE_INTERVAL_MS));
     }
-    if (model !== undefined || this.#closed) return;
-    this.#fail('the kernel was shut down', true);
-    this.#connection.dispose();
   }
 
   #fail(reason: string, permanent = false): void {

@@ -143,7 +143,7 @@ export class Dispatcher {
       ok: false,
       error: {
         code: 'worker_crashed',
-        message: workerCrashedMessage(exitedError, namespace),
+        message: this.withUnavailableReason(workerCrashedMessage(exitedError, namespace), namespace),
         details: {
           exitCode: exitedError?.exitCode ?? null,
           signal: exitedError?.signal ?? null,
@@ -200,7 +200,16 @@ export class Dispatcher {
       return { ok: false, error: { code: 'memory_limit', message: described.message, details: { ...described.details, ...details } }, meta };
     }
     const failure = interruptionFailure(kind === 'memory_limit' ? 'cancelled' : kind, namespace);
-    return { ok: false, error: { ...failure, ...(details ? { details } : {}) }, meta };
+    return { ok: false, error: { ...failure, message: this.withUnavailableReason(failure.message, namespace), ...(details ? { details } : {}) }, meta };
+  }
+
+  /**
+   * An outcome that left no worker to run the next operation says why (e.g. a Jupyter kernel ipython-mcp may not
+   * restart is stuck in the cell), so the caller reads it once, with the failure, not only from runtime_status.
+   */
+  private withUnavailableReason(message: string, namespace: NamespaceOutcome): string {
+    const reason = namespace === 'unknown' && this.pool.stateOverride === 'unavailable' ? this.pool.unavailableError : null;
+    return reason === null ? message : boundedMessage(`${message}: ${reason}`);
   }
 
   /** The measured replacement time, for outcomes that replaced the worker. */

@@ -43,8 +43,14 @@ export function unavailableMessage(error: string | null): string {
 
 /** The worker died under an operation. */
 export function workerCrashedMessage(exited: WorkerExitedError | undefined, namespace: NamespaceOutcome): string {
+  const outcome = namespace === 'reset' ? 'the namespace was reset' : 'no replacement worker could be started';
+  // A worker with no local process (one in a Jupyter kernel) has no exit code or signal: its own words say what
+  // ended it (the kernel died, restarted, or its server went away).
+  if (exited !== undefined && exited.signal === null && exited.exitCode === null && exited.message !== '') {
+    return `the worker ended during the operation: ${exited.message.slice(0, 600)}; ${outcome}`;
+  }
   const how = exited?.signal ?? `exit code ${String(exited?.exitCode ?? 'unknown')}`;
-  return `the worker process ended during the operation (${how}); ${namespace === 'reset' ? 'the namespace was reset' : 'no replacement worker could be started'}`;
+  return `the worker process ended during the operation (${how}); ${outcome}`;
 }
 
 /** What became of the namespace, as the tail of an interruption's message. */

@@ -114,6 +114,8 @@ export function buildRows(results, errors) {
     );
   }
   failed('kernel', '  ipykernel via jupyter_client');
+  rows.push(...jupyterRows(results.jupyter));
+  failed('jupyter', 'execute("1+1") in a Jupyter server\'s kernel via MCP (ours)');
   rows.push(...layerRows(results));
   failed('layers', 'layers of one execute, each alone');
   for (const key of Object.keys(results).filter((name) => name.startsWith('peer'))) {
@@ -735,4 +737,47 @@ export function printProfile(profiles) {
   }
   out.push(`  raw profiles: ${profiles.directory}`);
   process.stdout.write(`${out.join('\n')}\n`);
+}
+
+/**
+ * The kernel-on-a-Jupyter-server rows: ours over MCP against the bare WebSocket execute_request on the same kernel
+ * (the goal's floor, ≤ 1.3×), with the Node client library and ZeroMQ jupyter_client as references.
+ */
+function jupyterRows(jupyter) {
+  if (!jupyter) return [];
+  return [...jupyterServerRows(jupyter.stock, 'stock jupyter server'), ...jupyterServerRows(jupyter.nodelay, 'same server, TCP_NODELAY on its WebSockets')];
+}
+
+function jupyterServerRows(measured, flavour) {
+  const { loops, ratios, rounds } = measured;
+  const range = (entry) => `rounds ${formatRatio(entry.min)}–${formatRatio(entry.max)}`;
+  const over = ratios.mcpOverWs.median;
+  return [
+    row(`execute("1+1") in a kernel via MCP, ${flavour} (ours)`, {
+      median: loops.mcp.summary.median,
+      p90: loops.mcp.summary.p90,
+      goal: '≤ 1.3× WebSocket floor',
+      verdict: over <= 1.3 ? MET : MISSED,
+      comparison: `${formatRatio(over)} the floor (median of ${rounds} per-round ratios; ${range(ratios.mcpOverWs)}); ${formatRatio(ratios.mcpOverServices.median)} the Node client alone`,
+      raw: { ratios },
+    }),
+    row('  floor: bare execute_request over the server\'s WebSocket', {
+      median: loops.ws.summary.median,
+      p90: loops.ws.summary.p90,
+      goal: '(reference)',
+      comparison: `jupyter_client's Session, the path ours takes; ${formatRatio(ratios.wsOverZmq.median)} the ZeroMQ round trip`,
+    }),
+    row('  same from Node via @ipython-mcp/jupyter-kernel, no MCP', {
+      median: loops.services.summary.median,
+      p90: loops.services.summary.p90,
+      goal: '(decomposition)',
+      comparison: `${formatRatio(ratios.servicesOverWs.median)} the floor: the @jupyterlab/services client`,
+    }),
+    row('  jupyter_client over ZeroMQ, same kernel (skips the server)', {
+      median: loops.zmq.summary.median,
+      p90: loops.zmq.summary.p90,
+      goal: '(reference)',
+      comparison: 'only from the kernel\'s own machine; jupyter-mcp-server measured 1,011 ms for this call',
+    }),
+  ];
 }
