@@ -265,6 +265,15 @@ def test_an_interrupted_operation_is_cancelled_and_the_namespace_kept(kernel: Ke
     assert kernel.response(comm, 12)["result"]["result"]["value"] == "still here"
 
 
+def test_a_probe_lists_the_requests_that_began_in_order_with_them(kernel: Kernel, comm: str) -> None:
+    kernel.request(comm, 30, "list", {})
+    kernel.agent_cell(31, "31")
+    kernel.send(comm, {"type": "probe", "token": 7})
+    probe = kernel.messages(comm, lambda m: m.get("type") == "probe")[-1]
+    assert probe["token"] == 7
+    assert {30, 31} <= set(probe["seen"]) and 32 not in probe["seen"]
+
+
 def test_a_bad_configure_fails_the_start_up_clearly(kernel: Kernel) -> None:
     comm_id = kernel.open_comm({"type": "configure", "protocol": -1})
     failed = kernel.ready(comm_id)

@@ -4,6 +4,7 @@
 // mid-call, 1,000 concurrent calls, and a wrong token, URL or kernel id. Every outcome is pinned, and after every
 // test no kernel it started is left on the server and no process it started is alive.
 import { randomUUID } from 'node:crypto';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expectOk, fullRuntime, startServer, taggedProcesses, type TestServer } from './harness.js';
@@ -227,6 +228,87 @@ describe('a swallowed interrupt', () => {
 });
 
 // ---- the Jupyter server goes away mid-call ----
+
+// ---- a connection that drops and comes back ----
+
+/**
+ * A TCP relay in front of the Jupyter server: ipython-mcp talks to the relay, and `drop()` cuts every connection
+ * through it (the kernel's WebSocket among them) while the relay keeps accepting new ones, as a flaky network would.
+ */
+async function relayTo(server: RunningJupyter): Promise<{ jupyter: RunningJupyter; drop: () => number; close: () => Promise<void> }> {
+  const target = new URL(server.url);
+  const sockets = new Set<Socket>();
+  const relay: Server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+  const port = (relay.address() as { port: number }).port;
+  const drop = () => {
+    const count = sockets.size;
+    for (const socket of sockets) socket.destroy();
+    return count;
+  };
+  const close = () => new Promise<void>((resolve) => {
+    drop();
+    relay.close(() => resolve());
+  });
+  return { jupyter: { ...server, url: `http://127.0.0.1:${port}/`, rest: server.rest, descendants: server.descendants, stop: server.stop }, drop, close };
+}
+
+describe('a WebSocket that drops and comes back', () => {
+  it('between calls: the next call runs on the same kernel with the namespace kept', async () => {
+    const kernelId = await humanKernel();
+    const relay = await relayTo(jupyter);
+    try {
+      const server = await attach(['--kernel', kernelId], { IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS: '30' }, relay.jupyter);
+      expectOk(await exec(server, 'kept = 41'));
+      expect(relay.drop()).toBeGreaterThan(0);
+      const started = performance.now();
+      // A call sent at once goes out on the dying connection and is lost: it is found missing and sent again, once.
+      const after = await server.call('execute', { code: 'kept += 1\nkept' });
+      console.log(`[measure] WebSocket dropped between calls -> next call answered in ${Math.round(performance.now() - started)} ms: ${after.isError ? text(after).slice(0, 300) : 'ok'}`);
+      expect(after.isError ?? false).toBe(false);
+      expect(body(after).result.value).toBe(42);
+      expect((await exec(server, 'kept')).result.value).toBe(42);
+      expect((await status(server)).backend.kernel_id ?? kernelId).toBe(kernelId);
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it('during a cell: one clear answer within seconds, no hang; the namespace is kept and the next call runs', async () => {
+    const kernelId = await humanKernel();
+    const relay = await relayTo(jupyter);
+    try {
+      const server = await attach(['--kernel', kernelId], { IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS: '30' }, relay.jupyter);
+      expectOk(await exec(server, 'kept = 41'));
+      const running = server.call('execute', { code: 'import time\ntime.sleep(3)\nprint("slept")\nkept' });
+      await eventually(() => status(server), (value) => value.active !== undefined, 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      relay.drop();
+      const started = performance.now();
+      const answer = await running;
+      const tookMs = performance.now() - started;
+      console.log(`[measure] WebSocket dropped during a cell -> answered after ${Math.round(tookMs)} ms: ${answer.isError ? `error ${body(answer).error.code}: ${text(answer).slice(0, 160)}` : 'ok'}`);
+      expect(tookMs).toBeLessThan(20_000);
+      // The services reconnect at once and the server replays what the kernel published meanwhile: the cell's own
+      // answer arrives, complete.
+      expect(answer.isError ?? false).toBe(false);
+      expect(body(answer).stdout).toBe('slept\n');
+      expect(body(answer).result.value).toBe(41);
+      const next = await eventually(() => server.call('execute', { code: 'kept + 1' }), (value) => !value.isError, 20_000);
+      expect(body(next).result.value).toBe(42);
+    } finally {
+      await relay.close();
+    }
+  });
+});
 
 describe('a killed Jupyter server', () => {
   it('one clear error within seconds, then runtime_unavailable; doctor says the server does not answer', async () => {

@@ -94,6 +94,7 @@ export class JupyterKernel {
   readonly #comms = new Set<JupyterComm>();
   readonly #lostListeners = new Set<(error: JupyterKernelError) => void>();
   readonly #activityListeners = new Set<(activity: KernelActivity) => void>();
+  readonly #reconnectListeners = new Set<() => void>();
   #lost: JupyterKernelError | undefined;
   #everConnected = false;
   #closed = false;
@@ -144,7 +145,11 @@ export class JupyterKernel {
       }, SHUTDOWN_GRACE_MS).unref();
     });
     connection.connectionStatusChanged.connect((_sender, status) => {
-      if (status === 'connected') this.#everConnected = true;
+      if (status === 'connected') {
+        // A message sent on the channel that dropped may never have reached the kernel: listeners find out which.
+        if (this.#everConnected && !this.#closed) for (const listener of [...this.#reconnectListeners]) listener();
+        this.#everConnected = true;
+      }
       if (status === 'disconnected') this.#fail('its channels closed and could not be reopened');
       // The services keep retrying a WebSocket to a kernel that was shut down for a minute or more, and a request
       // sent meanwhile waits for all of it. A lost channel is therefore checked at once: a kernel the server no
@@ -167,6 +172,17 @@ export class JupyterKernel {
   onActivity(listener: (activity: KernelActivity) => void): () => void {
     this.#activityListeners.add(listener);
     return () => this.#activityListeners.delete(listener);
+  }
+
+  /**
+   * Adds a listener called each time the channels open again after they dropped (the services reconnected). A
+   * message sent just before the drop may have been lost on the way.
+   *
+   * @returns a function that removes the listener
+   */
+  onReconnected(listener: () => void): () => void {
+    this.#reconnectListeners.add(listener);
+    return () => this.#reconnectListeners.delete(listener);
   }
 
   /**

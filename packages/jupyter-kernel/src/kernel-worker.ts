@@ -84,6 +84,9 @@ export class JupyterKernelWorker implements WorkerHandle {
   /** Requests of other clients the kernel is busy with (IOPub `status: busy` seen, `idle` not yet). */
   readonly #foreignBusy = new Set<string>();
   #nextId = 1;
+  /** Probes sent after a reconnect, by token: the requests that were on their way when the channels dropped. */
+  readonly #probes = new Map<number, number[]>();
+  #nextProbe = 1;
   #kernel: JupyterKernel | undefined;
   #comm: JupyterComm | undefined;
   #readyState: 'starting' | 'ready' | 'failed' = 'starting';
@@ -158,6 +161,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     }
     this.#kernel = kernel;
     kernel.onActivity((activity) => this.#onActivity(activity));
+    kernel.onReconnected(() => this.#probeAfterReconnect());
     kernel.onLost((error) => this.#end({ code: null, signal: null }, error.message));
     try {
       const booted = await kernel.execute(bootCellCode(this.#options.sourceDirectory), { silent: true, storeHistory: false, discardOutputs: true });
@@ -245,6 +249,10 @@ export class JupyterKernelWorker implements WorkerHandle {
       this.#onSpill(raw as Record<string, unknown>);
       return;
     }
+    if ((raw as { type?: unknown }).type === 'probe') {
+      this.#onProbe(raw as Record<string, unknown>);
+      return;
+    }
     const message = parseWorkerMessage(raw);
     if (message === undefined) {
       this.#logger.warn('kernel.invalid_message', {});
@@ -271,6 +279,44 @@ export class JupyterKernelWorker implements WorkerHandle {
       }
       default:
         return;
+    }
+  }
+
+  /**
+   * After the channels dropped and came back, a request sent but not yet seen to begin may have been lost with the
+   * old connection. A probe follows it through the kernel's queue: the kernel side handles it after every request
+   * sent before it, and answers with the ids of the requests it began.
+   */
+  #probeAfterReconnect(): void {
+    const comm = this.#comm;
+    const suspects = [...this.#pending.values()].filter((each) => each.state === 'sent').map((each) => each.id);
+    if (comm === undefined || suspects.length === 0 || !this.alive) return;
+    const token = this.#nextProbe++;
+    this.#probes.set(token, suspects);
+    try {
+      comm.send({ type: 'probe', token });
+    } catch {
+      this.#probes.delete(token);
+    }
+  }
+
+  /** A probe's answer: each suspect the kernel side never began was lost on the way, and is sent again (once). */
+  #onProbe(message: Record<string, unknown>): void {
+    const token = typeof message.token === 'number' ? message.token : -1;
+    const suspects = this.#probes.get(token);
+    if (suspects === undefined) return;
+    this.#probes.delete(token);
+    const seen = new Set(Array.isArray(message.seen) ? message.seen : []);
+    for (const id of suspects) {
+      const pending = this.#pending.get(id);
+      if (pending === undefined || pending.state !== 'sent' || seen.has(id)) continue;
+      this.#logger.warn('kernel.request_resent', { op: pending.op });
+      try {
+        this.#send(pending);
+      } catch (error) {
+        this.#settle(pending.id);
+        pending.reject(error instanceof Error ? error : new Error(String(error)));
+      }
     }
   }
 
@@ -508,6 +554,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     const error = new WorkerExitedError(`the kernel worker ended: ${reason}`, exit.code, exit.signal);
     const open = [...this.#pending.values()];
     this.#pending.clear();
+    this.#probes.clear();
     this.#waiting.length = 0;
     for (const pending of open) pending.reject(error);
     const comm = this.#comm;

@@ -22,6 +22,7 @@ import platform
 import shutil
 import tempfile
 import traceback
+from collections import deque
 from typing import Any
 
 from .. import __version__
@@ -81,6 +82,9 @@ class KernelSide:
         self.channel: _CommChannel | None = None
         # The agent's cell being run by the kernel: (request id, its display collector, its capture), or None.
         self.cell: tuple[int, Any, Any] | None = None
+        # The ids of the latest requests this side began (comm requests and cells): a ``probe`` lists them, so the
+        # parent can tell a request lost with a dropped connection from one that ran (and send only the lost again).
+        self.seen: deque[int] = deque(maxlen=1024)
 
     # -- comm ---------------------------------------------------------------------------------------------------
 
@@ -155,12 +159,19 @@ class KernelSide:
             except Exception:  # noqa: BLE001
                 pass
             return
+        if kind == "probe":
+            # Handled in order with the requests: every request sent before this probe that reached the kernel has
+            # begun by now.
+            self.channel.send({"type": "probe", "token": data.get("token"), "seen": list(self.seen)})
+            return
         if kind != "request":
             self.channel.send({"type": "protocol_error", "code": "invalid_request",
                                "message": f"unexpected message type {str(kind)[:64]!r}"})
             return
         op = data.get("op")
         request_id = data.get("id")
+        if isinstance(request_id, int):
+            self.seen.append(request_id)
         facts = OPERATION_FACTS.get(op) if isinstance(op, str) else None
         # Its host's answers would arrive on the shell channel, which is busy running the operation itself.
         if facts is not None and facts.calls_host and isinstance(request_id, int):
@@ -179,6 +190,7 @@ class KernelSide:
         from ..shell.execute import cell_capture
 
         request_id, params, stream = request
+        self.seen.append(request_id)
         worker = self.worker
         channel = self.channel
         send_event = None
