@@ -86,7 +86,7 @@ const REGISTER_SCRIPT: Step[] = [
 const LONG_CELL_SECONDS = 6;
 const LOW_CLIENT_TIMEOUT_S = 3;
 const LONG_CELL_SCRIPT: Step[] = [
-  { tool: 'execute', input: { code: `import time\ntime.sleep(${LONG_CELL_SECONDS})\n6 * 7`, timeout_seconds: LONG_CELL_SECONDS + 10 } },
+  { tool: 'execute', input: { code: `import time\ntime.sleep(${LONG_CELL_SECONDS})\n'long cell value ' + str(6 * 7)`, timeout_seconds: LONG_CELL_SECONDS + 10 } },
   { tool: 'execute', input: { code: '"after the long cell"' } },
   { text: 'All done.' },
 ];
@@ -187,7 +187,7 @@ describe('Claude Code agent turns (claude -p)', () => {
       const result = await runClaude(model, 'Run a long cell.', undefined, { MCP_TOOL_TIMEOUT: String((LONG_CELL_SECONDS + 20) * 1000) });
       console.log(describeLongCell('Claude Code', `MCP_TOOL_TIMEOUT=${(LONG_CELL_SECONDS + 20) * 1000}`, model, result, started));
       expectRun(result);
-      expect(seen(model.turns[1])).toContain('42');
+      expect(seen(model.turns[1])).toContain('long cell value 42');
       expect((model.turns[1]?.toolResult as Record<string, any>).is_error).not.toBe(true);
       expect(seen(model.turns[2])).toContain('after the long cell');
     } finally {
@@ -206,7 +206,8 @@ describe('Claude Code agent turns (claude -p)', () => {
       expectRun(result);
       // It gives up at its own timeout and tells the model so, as an error; the value never reaches the model.
       expect((model.turns[1]?.toolResult as Record<string, any>).is_error).toBe(true);
-      expect(seen(model.turns[1])).not.toContain('42');
+      // The value is distinctive: message ids (time-ordered UUIDs) may contain any short number.
+      expect(seen(model.turns[1])).not.toContain('long cell value 42');
       expect(seen(model.turns[1])).toMatch(/timed out|timeout/i);
       // It cancels the call (notifications/cancelled), so the server interrupts the cell and keeps the namespace:
       // the next call runs at once.
@@ -333,7 +334,7 @@ describe('Codex agent turns (codex exec)', () => {
       const result = await runCodex(model, 'Run a long cell.', undefined, LONG_CELL_SECONDS + 20);
       console.log(describeLongCell('Codex', `tool_timeout_sec=${LONG_CELL_SECONDS + 20}`, model, result, started));
       expectRun(result);
-      expect(seen(model.turns[1])).toContain('42');
+      expect(seen(model.turns[1])).toContain('long cell value 42');
       expect(seen(model.turns[2])).toContain('after the long cell');
     } finally {
       await model.close();
@@ -349,7 +350,8 @@ describe('Codex agent turns (codex exec)', () => {
       console.log(describeLongCell('Codex', `tool_timeout_sec=${LOW_CLIENT_TIMEOUT_S}`, model, result, started));
       console.log(`[measure] Codex after its timeout sends: ${cancellations(framesOf(home))}`);
       expectRun(result);
-      expect(seen(model.turns[1])).not.toContain('42');
+      // The value is distinctive: message ids (time-ordered UUIDs) may contain any short number.
+      expect(seen(model.turns[1])).not.toContain('long cell value 42');
       expect(seen(model.turns[1])).toMatch(/timed out|timeout/i);
       // It cancels the call (notifications/cancelled), so the server interrupts the cell and keeps the namespace:
       // the next call runs at once.
