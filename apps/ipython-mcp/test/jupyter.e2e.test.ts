@@ -78,6 +78,12 @@ describe('the agent and a human in one kernel (--kernel)', () => {
     expect(humanExecute(jupyter, kernelId, 'print(any("agent was here" in cell for cell in In))')).toBe('ok\nTrue\n\n');
   });
 
+  it("the agent's operations run on the kernel's main thread, in line with its cells (no subshell)", async () => {
+    humanExecute(jupyter, kernelId, 'import threading\ndef on_main():\n    return threading.current_thread() is threading.main_thread()');
+    expect((await agent.structured('call_function', { name: 'on_main' })).value).toBe(true);
+    expect((await agent.structured('execute', { code: 'on_main()' })).result.value).toBe(true);
+  });
+
   it("the agent's list, search and inspect never run a property that hangs", async () => {
     humanExecute(jupyter, kernelId, 'class Trap:\n    @property\n    def boom(self):\n        import time\n        time.sleep(1e6)\ntrap = Trap()');
     const started = Date.now();

@@ -2,7 +2,7 @@
  * One kernel on a Jupyter server or Kernel Gateway: find or start it, open its channels, execute, interrupt, close.
  */
 import { randomUUID } from 'node:crypto';
-import { KernelAPI, KernelConnection, KernelSpecAPI, SessionAPI } from '@jupyterlab/services';
+import { CommsOverSubshells, KernelAPI, KernelConnection, KernelSpecAPI, SessionAPI } from '@jupyterlab/services';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { JupyterKernelError } from './errors.js';
 import { JupyterComm } from './jupyter-comm.js';
@@ -418,7 +418,16 @@ export async function openJupyterKernel(options: OpenJupyterKernelOptions): Prom
     throw new JupyterKernelError('jupyter_invalid_options', { reason: 'connectTimeoutMs must be a positive number' });
   }
   const { model, owned } = await findKernel(server, options.target);
-  const connection = new KernelConnection({ model, serverSettings: server.settings, clientId: randomUUID(), handleComms: true });
+  // Comms stay on the kernel's main shell: by default the services give each comm target a subshell of its own
+  // (ipykernel 7), whose thread would run the worker's operations beside the kernel's cells instead of in line with
+  // them, out of reach of the server's interrupt (SIGINT reaches the main thread).
+  const connection = new KernelConnection({
+    model,
+    serverSettings: server.settings,
+    clientId: randomUUID(),
+    handleComms: true,
+    commsOverSubshells: CommsOverSubshells.Disabled,
+  });
   const kernel = new JupyterKernel(server, connection, owned);
   let timer: NodeJS.Timeout | undefined;
   try {
