@@ -18,7 +18,7 @@ from .protocol.limits import Limits, bound_text
 from .shell.memory import apply_backstop, is_memory_error, memory_limit_error, release
 
 if TYPE_CHECKING:  # the shell owner imports IPython, which the worker loads only after the handshake
-    from .shell.owner import ShellOwner
+    from .shell.owner import Operation, ShellOwner
 
 FD_IN = 3
 FD_OUT = 4
@@ -46,6 +46,8 @@ class Worker:
         self.shell = self.owner.shell
         # The id of the request being handled, or None between requests (the tool bridge reads it).
         self.active_request_id: int | None = None
+        # Whether the host answers nested tool calls mid-operation (Code Mode); a kernel's host cannot (kernel/).
+        self.host_calls = True
         # Every operation, execute included (ops.py); this worker is the handlers' WorkerContext.
         self.operations = Operations(self, configure)
         # Set last, so start-up (IPython, preloads) is not held to it: the memory guard watches operations.
@@ -85,6 +87,29 @@ class Worker:
         facts = OPERATION_FACTS.get(op)
         operation = self.owner.begin(stream, spill=facts is not None and facts.spills_streams)
         self.active_request_id = request_id
+
+        def run() -> dict[str, Any]:
+            if facts is not None and facts.calls_host and not self.host_calls:
+                raise OpError("invalid_request", f"{op} calls back into the host mid-operation, which is not "
+                                                 "available in a Jupyter kernel")
+            handler = self.operations.handler(op)
+            if handler is None:
+                raise OpError("invalid_request", f"unknown operation {op[:64]!r}")
+            return handler(params)
+
+        response = self.respond(request_id, op, run, interrupter, operation)
+        self.channel.operation_done()
+        self.channel.send(response)
+
+    def respond(
+        self, request_id: int, op: str, run: Callable[[], dict[str, Any]], interrupter: Interrupter, operation: Operation
+    ) -> dict[str, Any]:
+        """The response to request ``request_id``, whose ``operation`` has begun: ``run`` gives its result, or raises.
+
+        Every outcome becomes a response (a failure, an interrupt, anything raised); the operation ends here, and
+        the registry is reconciled after it as its facts say. A kernel's cell comes here from its post_run_cell hook
+        (kernel/), with ``run`` shaping what the cell already did.
+        """
         response: dict[str, Any]
         # Whether the operation ended in MemoryError (reported as memory_limit while the backstop is on).
         out_of_memory = False
@@ -93,13 +118,10 @@ class Worker:
         try:
             try:
                 interrupter.arm(request_id)
-                handler = self.operations.handler(op)
-                if handler is None:
-                    raise OpError("invalid_request", f"unknown operation {op[:64]!r}")
                 # Reconciled while still armed: it may run user code (a __signature__) that an interrupt must
                 # reach. After an OpError too: the operation may have redefined callables before it failed.
                 try:
-                    result = handler(params)
+                    result = run()
                 except OpError:
                     revision = self.operations.catalog_revision(op)
                     raise
@@ -135,8 +157,7 @@ class Worker:
         stopped_for_memory = interrupter.stop_reason == "memory_limit"
         if stopped_for_memory or (self.memory_backstop and (out_of_memory or operation.memory_error)):
             response = self._memory_stop(request_id, "watch" if stopped_for_memory else "allocation")
-        self.channel.operation_done()
-        self.channel.send(response)
+        return response
 
     def _memory_stop(self, request_id: int, trigger: str) -> dict[str, Any]:
         """Release what the stopped operation left unreachable, then answer memory_limit."""

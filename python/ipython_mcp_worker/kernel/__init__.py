@@ -28,7 +28,7 @@ from typing import Any
 from .. import __version__
 from ..ipc.channel import Channel
 from ..ipc.codec import CODEC_JSON
-from ..protocol.constants import OPERATION_FACTS, PROTOCOL_VERSION
+from ..protocol.constants import PROTOCOL_VERSION
 from ..protocol.errors import OpError
 
 COMM_TARGET = "_ipython_mcp_worker"
@@ -168,17 +168,9 @@ class KernelSide:
             self.channel.send({"type": "protocol_error", "code": "invalid_request",
                                "message": f"unexpected message type {str(kind)[:64]!r}"})
             return
-        op = data.get("op")
         request_id = data.get("id")
         if isinstance(request_id, int):
             self.seen.append(request_id)
-        facts = OPERATION_FACTS.get(op) if isinstance(op, str) else None
-        # Its host's answers would arrive on the shell channel, which is busy running the operation itself.
-        if facts is not None and facts.calls_host and isinstance(request_id, int):
-            self.channel.send({"type": "response", "id": request_id, "ok": False, "error": {
-                "code": "invalid_request",
-                "message": f"{op} calls back into the host mid-operation, which is not available in a Jupyter kernel"}})
-            return
         self.worker.handle(data, _NoInterrupter())
 
     # -- the agent's cells, run by the kernel ---------------------------------------------------------------------
@@ -189,7 +181,7 @@ class KernelSide:
             return
         from ..shell.execute import cell_capture
 
-        request_id, params, stream = request
+        request_id, stream = request
         self.seen.append(request_id)
         worker = self.worker
         channel = self.channel
@@ -204,7 +196,6 @@ class KernelSide:
         capture, displays = cell_capture(worker.owner)
         worker.owner.enter_cell(capture)
         self.cell = (request_id, displays, capture)
-        del params  # the code is the cell's own; nothing else in params changes how it runs
 
     def post_run_cell(self, result: Any = None) -> None:
         cell = self.cell
@@ -219,37 +210,22 @@ class KernelSide:
         from ..shell.execute import execute_result
 
         owner = worker.owner
-        response: dict[str, Any]
-        revision: int | None = None
-        try:
-            operation = owner.operation
+        operation = owner.operation
+        if operation is None:
+            return
+
+        def run() -> dict[str, Any]:
             outcome = owner.cell_outcome(result, capture)
             value = execute_result(outcome, operation.stdout, operation.stderr, displays, owner.limits)
-            revision = worker.operations.catalog_revision("execute")
             _ship_spills(channel, request_id, value)
-            response = {"type": "response", "id": request_id, "ok": True, "result": value}
-        except OpError as error:
-            response = {"type": "response", "id": request_id, "ok": False, "error": error.to_wire()}
-        except KeyboardInterrupt:
-            response = {"type": "response", "id": request_id, "ok": False,
-                        "error": {"code": "operation_cancelled", "message": "the operation was interrupted"}}
-        except BaseException as error:  # noqa: BLE001 - the kernel must survive whatever rendering the result raised
-            text = "".join(traceback.format_exception_only(type(error), error)).strip()[:2000]
-            response = {"type": "response", "id": request_id, "ok": False,
-                        "error": {"code": "internal_error", "message": text}}
-        finally:
-            worker.active_request_id = None
-            try:
-                owner.end()
-            except KeyboardInterrupt:
-                owner.operation = None
-        if revision is not None:
-            response["catalog_revision"] = revision
-        channel.send(response)
+            return value
+
+        channel.send(worker.respond(request_id, "execute", run, _NoInterrupter(), operation))
 
 
-def _agent_request(shell: Any) -> tuple[int, dict[str, Any], bool] | None:
-    """The agent's request the running execute_request carries in its metadata, or None (a human's cell)."""
+def _agent_request(shell: Any) -> tuple[int, bool] | None:
+    """The id of the agent's request the running execute_request carries in its metadata, and whether it streams;
+    None for a human's cell. The code is the cell's own: nothing else in the request changes how it runs."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
         return None
@@ -262,8 +238,7 @@ def _agent_request(shell: Any) -> tuple[int, dict[str, Any], bool] | None:
     marker = (parent.get("metadata") or {}).get(METADATA_KEY)
     if not isinstance(marker, dict) or not isinstance(marker.get("id"), int):
         return None
-    params = marker.get("params")
-    return marker["id"], params if isinstance(params, dict) else {}, marker.get("stream") is True
+    return marker["id"], marker.get("stream") is True
 
 
 def _configure_problem(configure: Any) -> str | None:
@@ -289,6 +264,8 @@ def _build_worker(channel: _CommChannel, shell: Any, configure: dict[str, Any]) 
         settings["output_spill"] = {**spill, "dir": tempfile.mkdtemp(prefix="ipython-mcp-spill-")}
     worker = Worker(channel, settings, lambda limits: KernelShellOwner(shell, limits))
     worker.memory_backstop = False
+    # Code Mode's tool answers would arrive on the shell channel, which is busy running the operation itself.
+    worker.host_calls = False
     return worker
 
 

@@ -130,9 +130,4 @@ class KernelShellOwner(ShellOwner):
                 sys.stdout, sys.stderr = saved[0], saved[1]
                 self.shell.display_pub = saved[2]
                 self.shell._showtraceback = saved[3]  # type: ignore[method-assign]
-            operation = self.operation
-            if operation is not None:
-                operation.flush_streams()
-                operation.stdout.finish()
-                operation.stderr.finish()
-            self.operation = None
+            self.close_operation()

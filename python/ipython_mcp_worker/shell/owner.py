@@ -170,6 +170,11 @@ class ShellOwner:
             sys.stdout = self._stdout_router
         if sys.stderr is not self._stderr_router:
             sys.stderr = self._stderr_router
+        self.close_operation()
+
+    def close_operation(self) -> None:
+        """Flush what the ended operation's streams still hold, close its sinks, and forget it."""
+        operation = self.operation
         if operation is not None:
             operation.flush_streams()
             operation.stdout.finish()
