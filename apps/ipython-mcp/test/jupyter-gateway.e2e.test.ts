@@ -7,13 +7,15 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, taggedProcesses, type TestServer } from './harness.js';
-import { humanExecute, startHumanExecute, startJupyter, startKernelServer, watchKernel, type RunningJupyter } from './jupyter-harness.js';
+import { humanCellMarkers, humanExecute, startHumanExecute, startJupyter, startKernelServer, watchKernel, type RunningJupyter } from './jupyter-harness.js';
 
 const TAG = randomUUID();
 
 let gateway: RunningJupyter;
 let agent: TestServer;
 let kernelId: string;
+
+const markers = humanCellMarkers();
 
 beforeAll(async () => {
   gateway = await startJupyter('gateway');
@@ -26,6 +28,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  markers.remove();
   await agent?.close();
   if (gateway !== undefined) {
     // Every kernel ipython-mcp started on the gateway (the active one and a warm standby) is shut down with it.
@@ -74,8 +77,8 @@ describe('the human and the agent in one kernel on a Kernel Gateway (--kernel-na
   });
 
   it("an agent call made while the human's 5 s cell runs waits, then runs", async () => {
-    const human = startHumanExecute(gateway, kernelId, 'import time\ntime.sleep(5)\nhuman_cell_done = True');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const human = startHumanExecute(gateway, kernelId, `${markers.startedMarker('waits')}\nimport time\ntime.sleep(5)\nhuman_cell_done = True`);
+    await markers.humanCellRunning('waits');
     const started = Date.now();
     const after = await agent.structured('execute', { code: 'human_cell_done' });
     expect(after.result.value).toBe(true);

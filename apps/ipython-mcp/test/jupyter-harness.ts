@@ -7,6 +7,7 @@ import type { RunningJupyter } from '../../../packages/jupyter-kernel/test/jupyt
 export {
   connectionFileOf,
   freePort,
+  humanCellMarkers,
   humanExecute,
   startHumanExecute,
   startHumanKernel,

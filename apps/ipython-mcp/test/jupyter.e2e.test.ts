@@ -12,6 +12,7 @@ import {
   kernelIds,
   runCli,
   startHumanExecute,
+  humanCellMarkers,
   startHumanKernel,
   startJupyter,
   startKernelServer,
@@ -20,18 +21,7 @@ import {
 } from './jupyter-harness.js';
 
 let jupyter: RunningJupyter;
-const markers = mkdtempSync(join(tmpdir(), 'ipython-mcp-jupyter-e2e-'));
-
-/** A line for a human cell that marks the moment it starts running (the kernel is busy with it from then on). */
-function startedMarker(name: string): string {
-  return `open(${JSON.stringify(join(markers, name))}, "w").close()`;
-}
-
-/** Waits until the human cell that wrote `name`'s marker runs. */
-async function humanCellRunning(name: string): Promise<void> {
-  await expect.poll(() => existsSync(join(markers, name)), { timeout: 30_000, interval: 50 }).toBe(true);
-  await new Promise((resolve) => setTimeout(resolve, 200));
-}
+const { startedMarker, humanCellRunning, remove: removeMarkers } = humanCellMarkers();
 
 beforeAll(async () => {
   jupyter = await startJupyter('server');
@@ -39,7 +29,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await jupyter?.stop();
-  rmSync(markers, { recursive: true, force: true });
+  removeMarkers();
 });
 
 describe('the agent and a human in one kernel (--kernel)', () => {

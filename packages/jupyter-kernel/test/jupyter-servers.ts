@@ -3,7 +3,7 @@
 // stop() ends the server and every process under it (kernels included), so a test file leaves nothing behind.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -245,4 +245,30 @@ export async function startHumanKernel(server: RunningJupyter, name = 'python3')
   const started = await server.rest('POST', 'api/kernels', { name });
   if (started.status !== 201) throw new Error(`could not start a ${name} kernel: HTTP ${started.status}`);
   return (started.body as { id: string }).id;
+}
+
+/**
+ * Marker files that say when a human cell has started running (the kernel is busy with it from then on), so a test
+ * acts on the kernel's state instead of on a guess of how long start-up takes. `remove()` in afterAll.
+ */
+export function humanCellMarkers(): {
+  startedMarker: (name: string) => string;
+  humanCellRunning: (name: string) => Promise<void>;
+  remove: () => void;
+} {
+  const directory = mkdtempSync(join(tmpdir(), 'ipython-mcp-cell-markers-'));
+  return {
+    /** A line for a human cell that creates `name`'s marker as it starts running. */
+    startedMarker: (name) => `open(${JSON.stringify(join(directory, name))}, "w").close()`,
+    /** Waits (at most 30 s) until the human cell that writes `name`'s marker runs. */
+    humanCellRunning: async (name) => {
+      const deadline = Date.now() + 30_000;
+      while (!existsSync(join(directory, name))) {
+        if (Date.now() > deadline) throw new Error(`the human cell that marks ${name} never started`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    },
+    remove: () => rmSync(directory, { recursive: true, force: true }),
+  };
 }

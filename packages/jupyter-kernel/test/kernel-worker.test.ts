@@ -8,22 +8,11 @@ import { Runtime, workerBackendContract, type WorkerStartOptions } from '@ipytho
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STUCK_KERNEL_MESSAGE, jupyterKernelBackend } from '../src/index.js';
 import type { JupyterBackend, JupyterKernelTarget } from '../src/index.js';
-import { humanExecute, startHumanExecute, startJupyter } from './jupyter-servers.js';
+import { humanCellMarkers, humanExecute, startHumanExecute, startJupyter } from './jupyter-servers.js';
 import type { RunningJupyter } from './jupyter-servers.js';
 
 let server: RunningJupyter;
-const markers = mkdtempSync(join(tmpdir(), 'ipython-mcp-kernel-worker-'));
-
-/** A line for a human cell that marks the moment it starts running. */
-function startedMarker(name: string): string {
-  return `open(${JSON.stringify(join(markers, name))}, "w").close()`;
-}
-
-/** Waits until the human cell that writes `name`'s marker runs. */
-async function humanCellRunning(name: string): Promise<void> {
-  await expect.poll(() => existsSync(join(markers, name)), { timeout: 30_000, interval: 50 }).toBe(true);
-  await new Promise((resolve) => setTimeout(resolve, 200));
-}
+const { startedMarker, humanCellRunning, remove: removeMarkers } = humanCellMarkers();
 
 beforeAll(async () => {
   server = await startJupyter('server');
@@ -31,7 +20,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server.stop();
-  rmSync(markers, { recursive: true, force: true });
+  removeMarkers();
 });
 
 function startOptions(): WorkerStartOptions {
