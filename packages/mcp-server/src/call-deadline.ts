@@ -22,8 +22,13 @@ export function timeoutProperty(maxSeconds: number): Record<string, unknown> {
  * dynamic tool whose function takes `timeout_seconds`) is returned as it is: the function's parameter wins.
  */
 export function withTimeoutProperty(schema: Tool['inputSchema'], maxSeconds: number): Tool['inputSchema'] {
-  if (takesOwnTimeout(schema)) return schema;
-  return { ...schema, properties: { ...schema.properties, [TIMEOUT_ARGUMENT]: timeoutProperty(maxSeconds) } };
+  return withArgument(schema, TIMEOUT_ARGUMENT, timeoutProperty(maxSeconds));
+}
+
+/** `inputSchema` with the property `name` added, unless the schema declares one of that name itself (it wins). */
+export function withArgument(schema: Tool['inputSchema'], name: string, property: Record<string, unknown>): Tool['inputSchema'] {
+  if (hasOwnArgument(schema, name)) return schema;
+  return { ...schema, properties: { ...schema.properties, [name]: property } };
 }
 
 /** Whether a dynamic tool's own schema has a `timeout_seconds` parameter (then there is no deadline argument). */

@@ -2,7 +2,7 @@ import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/exp
 import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/tasks/types.js';
 import { ErrorCode as McpErrorCode, McpError, type CallToolResult, type ServerCapabilities, type Task, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { DetachedJob } from './detached-cells.js';
-import { STABLE_TOOL_NAMES } from './stable-tools.js';
+import { findStableTool } from './stable-tools.js';
 import type { ToolCaller, ToolCallRequest } from './tool-caller.js';
 
 /**
@@ -25,8 +25,8 @@ import type { ToolCaller, ToolCallRequest } from './tool-caller.js';
 /** The `tasks` capability: task-augmented tools/call, with list and cancel. */
 export const TASKS_CAPABILITY: NonNullable<ServerCapabilities['tasks']> = Object.freeze({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
 
-/** How often a client should ask `tasks/get` (ms); also how often a waiting `tasks/result` looks again. */
-export const TASK_POLL_INTERVAL_MS = 500;
+/** How often a client should ask `tasks/get` (ms). */
+const TASK_POLL_INTERVAL_MS = 500;
 
 /** Tasks listed per `tasks/list` page. */
 const LIST_PAGE_SIZE = 50;
@@ -34,13 +34,13 @@ const LIST_PAGE_SIZE = 50;
 /** Characters of a status message's quoted line (the last output line, or the error's first line). */
 const STATUS_LINE_CHARS = 200;
 
-/** The stable tools that run user code long enough to want a task; every dynamic tool (a live function) does too. */
-const STABLE_TASK_TOOLS: ReadonlySet<string> = new Set(['execute', 'call_function']);
-const STABLE_NAMES: ReadonlySet<string> = new Set(STABLE_TOOL_NAMES);
-
-/** Whether `tools/call` of this tool may be task-augmented: execute, call_function and the dynamic tools. */
+/**
+ * Whether `tools/call` of this tool may be task-augmented: the stable tools that detach (execute, call_function) and
+ * every dynamic tool (a live function).
+ */
 export function runsAsTask(toolName: string): boolean {
-  return STABLE_TASK_TOOLS.has(toolName) || !STABLE_NAMES.has(toolName);
+  const stable = findStableTool(toolName);
+  return stable === undefined || stable.detachable === true;
 }
 
 /**
@@ -68,7 +68,7 @@ export class CellTasks implements TaskStore {
   }
 
   async getTask(taskId: string): Promise<Task> {
-    const job = await this.find(taskId);
+    const job = this.find(taskId);
     const status = statusOf(job);
     const task: Task = {
       taskId: job.id,
@@ -85,7 +85,7 @@ export class CellTasks implements TaskStore {
 
   /** The call's result, once it ended (a cancelled call's: after its interrupt lands). Reading it ends the task. */
   async getTaskResult(taskId: string): Promise<CallToolResult> {
-    const job = await this.find(taskId);
+    const job = this.find(taskId);
     await job.done;
     const answer = await this.caller.detached.answer({ job: job.id }, this.caller.epoch, new AbortController().signal);
     if (answer.kind === 'result') return answer.result;
@@ -95,7 +95,7 @@ export class CellTasks implements TaskStore {
 
   /** Only `cancelled` is asked for (by `tasks/cancel`): an interrupt, so the namespace is kept. */
   async updateTaskStatus(taskId: string, status: Task['status']): Promise<void> {
-    const job = await this.find(taskId);
+    const job = this.find(taskId);
     if (status !== 'cancelled') throw new McpError(McpErrorCode.InvalidRequest, `a task's status follows its call; only cancelling it is possible`);
     if (job.result === undefined) job.stop.abort(new Error('cancelled by tasks/cancel'));
   }
@@ -120,13 +120,11 @@ export class CellTasks implements TaskStore {
   }
 
   /** The job behind a task id, or the detached cells' own refusal (unknown, read, dropped, another namespace, junk). */
-  private async find(taskId: string): Promise<DetachedJob> {
+  private find(taskId: string): DetachedJob {
     const job = this.caller.detached.peek(taskId);
     if (job !== undefined) return job;
-    // Without a job of that handle, answer() reads nothing and runs nothing: it only says why.
-    const answer = await this.caller.detached.answer({ job: taskId }, this.caller.epoch, new AbortController().signal);
-    if (answer.kind === 'refused') throw refusal(answer.failure.message, answer.failure.details);
-    throw refusal(`task ${JSON.stringify(taskId.slice(0, 80))} is not known here`, { job: taskId.slice(0, 80), reason: 'unknown' });
+    const unknown = this.caller.detached.unknown(taskId, this.caller.epoch);
+    throw refusal(unknown.message, unknown.details);
   }
 
   private statusMessage(job: DetachedJob, status: Task['status']): string | undefined {

@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { WorkerEvent } from '@ipython-mcp/protocol';
 import type { OperationFailure } from '@ipython-mcp/worker-supervisor';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { hasOwnArgument, takeSeconds } from './call-deadline.js';
+import { hasOwnArgument, takeSeconds, withArgument } from './call-deadline.js';
 
 /**
  * Detached cells: a call (`execute`, `call_function` or a dynamic tool) that asks for `detach_after_seconds` and is
@@ -29,8 +29,7 @@ export function detachProperty(): Record<string, unknown> {
  * name keeps it: the argument is the function's, and that tool does not detach (as with `timeout_seconds`).
  */
 export function withDetachProperty(schema: Tool['inputSchema']): Tool['inputSchema'] {
-  if (takesOwnDetach(schema)) return schema;
-  return { ...schema, properties: { ...schema.properties, [DETACH_ARGUMENT]: detachProperty() } };
+  return withArgument(schema, DETACH_ARGUMENT, detachProperty());
 }
 
 /** Whether a dynamic tool's own schema has a `detach_after_seconds` parameter (then the tool does not detach). */
@@ -211,7 +210,8 @@ export class DetachedCells {
     this.jobs.clear();
   }
 
-  private unknown(handle: string, currentEpoch: number): OperationFailure {
+  /** Why `handle` names no job here (unknown, read, dropped, another namespace's, malformed). */
+  unknown(handle: string, currentEpoch: number): OperationFailure {
     const shown = handle.slice(0, 80);
     const ending = this.ended.get(handle);
     const failure = (reason: string, message: string): OperationFailure => ({ code: 'job_not_found', message, details: { job: shown, reason } });

@@ -19,13 +19,13 @@ import { McpError, type ReadResourceResult, type Resource, type ResourceLink, ty
  */
 
 /** The scheme of every resource this server publishes. */
-export const RESOURCE_SCHEME = 'ipython-mcp:';
+const RESOURCE_SCHEME = 'ipython-mcp:';
 
 /** Bytes of text one read returns at most (about 11,000 tokens at 3 characters a token, under any client's cap). */
 export const TEXT_PAGE_BYTES = 32 * 1024;
 
 /** Bytes of an image (before base64) one read returns at most. */
-export const BLOB_PAGE_BYTES = 1024 * 1024;
+const BLOB_PAGE_BYTES = 1024 * 1024;
 
 /** The `_meta` key of a page: its offset, size, the whole size, and the next page's URI when there is one. */
 export const PAGE_META_KEY = 'ipython-mcp/page';
@@ -40,7 +40,7 @@ export interface KeptOutputLimits {
   maxBytes: number;
 }
 
-export const DEFAULT_KEPT_OUTPUT_LIMITS: KeptOutputLimits = Object.freeze({ maxItems: 64, maxBytes: 32 * 1024 * 1024 });
+const DEFAULT_KEPT_OUTPUT_LIMITS: KeptOutputLimits = Object.freeze({ maxItems: 64, maxBytes: 32 * 1024 * 1024 });
 
 type Kind = 'spill' | 'image' | 'result';
 

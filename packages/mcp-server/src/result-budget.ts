@@ -99,7 +99,7 @@ export function resultTokens(result: CallToolResult, imageTokenSum?: number): nu
 }
 
 /** Strings no longer than this (JSON characters) are never cut. */
-export const MIN_KEPT_CHARS = 240;
+const MIN_KEPT_CHARS = 240;
 
 interface Place {
   holder: Record<string, unknown> | unknown[];

@@ -54,7 +54,8 @@ export function createSessionServer(parts: SessionServerParts): Server {
   const results = new ResultWriter({ checkResults: parts.checkResults, outputs: parts.outputs });
   serveResources(server, parts.outputs, parts.journal);
   reportStartupFailures(server, runtime);
-  const publishedStableTools = STABLE_TOOLS.map((tool) => toMcpTool(tool, maxTimeoutSeconds));
+  // The tools that may run as MCP tasks say so (execution.taskSupport): the stable ones once, here.
+  const publishedStableTools = withTaskSupport(STABLE_TOOLS.map((tool) => toMcpTool(tool, maxTimeoutSeconds)));
 
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const mark = relist.mark();
@@ -64,8 +65,7 @@ export function createSessionServer(parts: SessionServerParts): Server {
     }
     relist.noteListed(mark);
     const dynamic = catalog.tools().map((tool) => ({ ...tool, inputSchema: withDetachProperty(withTimeoutProperty(tool.inputSchema, maxTimeoutSeconds)) }));
-    // The tools that may run as MCP tasks say so (execution.taskSupport).
-    return { tools: withTaskSupport([...publishedStableTools, ...dynamic]) };
+    return { tools: [...publishedStableTools, ...withTaskSupport(dynamic)] };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
