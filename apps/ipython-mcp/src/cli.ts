@@ -67,9 +67,7 @@ async function main(): Promise<void> {
     return;
   }
   if (jupyter !== undefined) {
-    // The code runs in the kernel: the local interpreter is not used, and what needs a local worker is refused here.
-    const problem = capabilityProblem({ name: 'jupyter', capabilities: new Set(), start: () => fail('unreachable') }, { state: settings.stateFile !== null, sandbox: false });
-    if (problem !== undefined) fail(problem.replace('--state', '--state (IPYTHON_MCP_STATE_FILE)'));
+    // The code runs in the kernel: the local interpreter is not used.
     await serveJupyter(commandLine, jupyter, settings, choice.python);
     return;
   }
@@ -128,6 +126,12 @@ async function serveJupyter(commandLine: ReturnType<typeof parseCommandLine>, ju
   const logger = createStderrLogger(commandLine.logLevel as LogLevel);
   const serving = await jupyterServing(jupyter, logger);
   const main = serving.main;
+  // What needs a capability the kernel backend lacks is refused before anything is served (no kernel is touched yet).
+  const problem = capabilityProblem(main.backend, { state: settings.stateFile !== null, sandbox: false });
+  if (problem !== undefined) {
+    await serving.close();
+    fail(problem.replace('--state', '--state (IPYTHON_MCP_STATE_FILE)'));
+  }
   if (commandLine.http !== undefined) {
     try {
       await serveHttpCommand({

@@ -29,6 +29,18 @@ export function workerSources(sourceDirectory: string): Record<string, string> {
  * @param sourceDirectory - the directory that holds `ipython_mcp_worker` (workerSourceDirectory())
  */
 export function bootCellCode(sourceDirectory: string): string {
+  // The sources are the installation's: read, hashed and compressed once per process, not at every kernel start.
+  let code = bootCells.get(sourceDirectory);
+  if (code === undefined) {
+    code = buildBootCell(sourceDirectory);
+    bootCells.set(sourceDirectory, code);
+  }
+  return code;
+}
+
+const bootCells = new Map<string, string>();
+
+function buildBootCell(sourceDirectory: string): string {
   const sources = workerSources(sourceDirectory);
   const digest = createHash('sha256').update(JSON.stringify(sources)).digest('hex');
   const payload = deflateSync(Buffer.from(JSON.stringify({ digest, sources }), 'utf8')).toString('base64');

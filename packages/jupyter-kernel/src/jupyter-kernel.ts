@@ -347,9 +347,7 @@ export class JupyterKernel {
    */
   async executionState(): Promise<string | undefined> {
     this.#checkOpen();
-    const model = await call(this.#server, () => KernelAPI.getKernelModel(this.kernelId, this.#server.settings), { kernelId: this.kernelId });
-    if (model === undefined) return undefined;
-    return typeof model.execution_state === 'string' ? model.execution_state : 'unknown';
+    return executionStateOn(this.#server, this.kernelId);
   }
 
   /**
@@ -502,8 +500,11 @@ async function call<T>(server: ResolvedServer, request: () => Promise<T>, detail
  * @throws JupyterKernelError for a server that refuses or does not answer
  */
 export async function kernelExecutionState(server: JupyterServerOptions, kernelId: string): Promise<string | undefined> {
-  const resolved = resolveServer(server);
-  const model = await call(resolved, () => KernelAPI.getKernelModel(kernelId, resolved.settings), { kernelId });
+  return executionStateOn(resolveServer(server), kernelId);
+}
+
+async function executionStateOn(server: ResolvedServer, kernelId: string): Promise<string | undefined> {
+  const model = await call(server, () => KernelAPI.getKernelModel(kernelId, server.settings), { kernelId });
   if (model === undefined) return undefined;
   return typeof model.execution_state === 'string' ? model.execution_state : 'unknown';
 }

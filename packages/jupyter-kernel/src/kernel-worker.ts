@@ -6,10 +6,11 @@
  */
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigureSchema, PROTOCOL_VERSION, isErrorCode, parseWorkerMessage, type WireError } from '@ipython-mcp/protocol';
+import { ConfigureSchema, PROTOCOL_VERSION, parseWorkerMessage } from '@ipython-mcp/protocol';
 import {
   WorkerExitedError,
   WorkerStartupError,
+  knownFailure,
   silentLogger,
   type Logger,
   type OperationFailure,
@@ -96,8 +97,6 @@ export class JupyterKernelWorker implements WorkerHandle {
   #settleReady!: { resolve: (info: WorkerInfo) => void; reject: (error: Error) => void };
   #startupTimer: NodeJS.Timeout | undefined;
   #reportedPid: number | undefined;
-  #kernelInfo: Record<string, unknown> = {};
-  #executionCount: number | undefined;
   #readyInfo: WorkerInfo | undefined;
   #busyCheck: NodeJS.Timeout | undefined;
   readonly #startedAt = performance.now();
@@ -125,26 +124,6 @@ export class JupyterKernelWorker implements WorkerHandle {
 
   get alive(): boolean {
     return this.#exit === undefined;
-  }
-
-  /** The kernel's id, once attached. */
-  get kernelId(): string | undefined {
-    return this.#kernel?.kernelId;
-  }
-
-  /** What the kernel side said about the kernel in its `ready` (implementation, version). */
-  get kernelInfo(): Readonly<Record<string, unknown>> {
-    return this.#kernelInfo;
-  }
-
-  /** The kernel's execution count when the worker became ready. */
-  get executionCountAtReady(): number | undefined {
-    return this.#executionCount;
-  }
-
-  /** Whether the kernel is busy with another client's request, as far as IOPub has told. */
-  get kernelBusyElsewhere(): boolean {
-    return this.#foreignBusy.size > 0;
   }
 
   async #boot(): Promise<void> {
@@ -224,8 +203,6 @@ export class JupyterKernelWorker implements WorkerHandle {
       }
       // Ready once the comm is in place (#boot): the kernel side answers while the comm_open is still being handled.
       this.#reportedPid = typeof message.pid === 'number' ? message.pid : undefined;
-      this.#kernelInfo = typeof message.kernel === 'object' && message.kernel !== null ? (message.kernel as Record<string, unknown>) : {};
-      this.#executionCount = typeof message.execution_count === 'number' ? message.execution_count : undefined;
       this.#readyInfo = {
         pid: this.#reportedPid ?? 0,
         python: typeof message.python === 'string' ? message.python : 'unknown',
@@ -566,12 +543,4 @@ export class JupyterKernelWorker implements WorkerHandle {
       .catch((closeError: unknown) => this.#logger.warn('kernel.close_failed', { reason: (closeError as Error).message.slice(0, 200) }))
       .finally(() => this.#resolveExited(exit));
   }
-}
-
-/** A worker's error as an operation failure; a code outside the stable list becomes `internal_error`. */
-function knownFailure(error: WireError): OperationFailure {
-  if (isErrorCode(error.code)) {
-    return error.details === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, details: error.details };
-  }
-  return { code: 'internal_error', message: error.message, details: { ...error.details, worker_code: error.code } };
 }

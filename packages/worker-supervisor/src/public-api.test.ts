@@ -23,6 +23,7 @@ describe('@ipython-mcp/worker-supervisor public API', () => {
       'createStderrLogger',
       'defaultMemoryLimitMb',
       'environmentPython',
+      'knownFailure',
       'localProcessBackend',
       'managedEnvironmentDirectory',
       'probePython',
