@@ -1,6 +1,6 @@
 import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import type { OutputResources } from './output-resources.js';
-import { CHARS_PER_TOKEN, CLIENT_TOKEN_CAP, INLINE_IMAGE_TOKEN_BUDGET, base64ImageTokens, budgetOf, cutLongStrings, prefixWithin, resultTokens } from './result-budget.js';
+import { CHARS_PER_TOKEN, CLIENT_TOKEN_CAP, INLINE_IMAGE_TOKEN_BUDGET, budgetOf, cutLongStrings, imageTokens, prefixWithin, resultTokens } from './result-budget.js';
 
 type Json = Record<string, unknown>;
 
@@ -45,9 +45,11 @@ export function linkOutputs(result: CallToolResult, structured: Json, text: (str
       continue;
     }
     imageNumber += 1;
-    const link = outputs.keepImage(block.mimeType, block.data, imageNumber);
+    // Decoded once: the kept resource and the token estimate (from its header) read the same bytes.
+    const data = Buffer.from(block.data, 'base64');
+    const link = outputs.keepImage(block.mimeType, data, imageNumber);
     links.push(link);
-    const tokens = base64ImageTokens(block.data);
+    const tokens = imageTokens(data);
     if (inlineTokens + tokens <= imageBudget) {
       inlineTokens += tokens;
       kept.push(block);

@@ -75,14 +75,14 @@ describe('kept images and results', () => {
   it('serves an image as base64 pages, and forgets the oldest past its bounds', async () => {
     const outputs = new OutputResources('ns', () => undefined, { maxItems: 2, maxBytes: 1 << 30 });
     const raw = Buffer.from(Array.from({ length: 300 }, (_, index) => index % 256));
-    const first = outputs.keepImage('image/png', raw.toString('base64'), 1);
+    const first = outputs.keepImage('image/png', raw, 1);
     expect(first).toMatchObject({ type: 'resource_link', mimeType: 'image/png', size: 300 });
     expect(first.uri).toMatch(/^ipython-mcp:\/\/ns\/image\/[a-z0-9]{8}-1\.png$/);
     const [page] = await pages(outputs, first.uri);
     expect(Buffer.from(page?.blob as string, 'base64').equals(raw)).toBe(true);
     const result = outputs.keepResult('{"a": 1}');
     expect(((await outputs.read(result.uri)).contents[0] as Item).text).toBe('{"a": 1}');
-    outputs.keepImage('image/jpeg', raw.toString('base64'), 2);
+    outputs.keepImage('image/jpeg', raw, 2);
     await expect(outputs.read(first.uri)).rejects.toThrow(/no longer kept: a namespace keeps its latest 2 images and results/);
     expect((await outputs.list()).map((resource) => resource.mimeType)).toEqual(['application/json', 'image/jpeg']);
     // A name of another namespace instance (numbers restart when a namespace is made again): not known here.

@@ -100,9 +100,8 @@ export class OutputResources {
     };
   }
 
-  /** Keeps an image (base64) and returns its link. */
-  keepImage(mimeType: string, base64: string, index: number): ResourceLink {
-    const data = Buffer.from(base64, 'base64');
+  /** Keeps an image (its decoded bytes) and returns its link. */
+  keepImage(mimeType: string, data: Buffer, index: number): ResourceLink {
     const name = this.keep(mimeType, data);
     return {
       type: 'resource_link',
