@@ -92,7 +92,8 @@ export class ToolCaller {
     }
     const progress = tool.streams ? progressReporter(request.progressToken, request.sendNotification) : undefined;
     if (progress) runOptions.onEvent = progress.onEvent;
-    const { tail } = request;
+    // The output's tail is kept for a call that may be looked at while it runs: a task's, or one that may detach.
+    const tail = request.tail ?? (detachMs !== undefined ? new OutputTail() : undefined);
     if (tail !== undefined) {
       runOptions.onEvent = (event) => {
         tail.add(event);
@@ -100,7 +101,7 @@ export class ToolCaller {
       };
     }
     try {
-      if (detachMs !== undefined) return await this.runDetachable(tool, checked.data, runOptions, { request, detachMs, progress });
+      if (detachMs !== undefined && tail !== undefined) return await this.runDetachable(tool, checked.data, runOptions, { request, detachMs, tail });
       return await this.run(tool, checked.data, runOptions, results);
     } finally {
       if (progress) await progress.settle();
@@ -135,20 +136,15 @@ export class ToolCaller {
     tool: CallableTool,
     data: Record<string, unknown>,
     runOptions: RunOptions,
-    context: { request: ToolCallRequest; detachMs: number; progress: ReturnType<typeof progressReporter> },
+    context: { request: ToolCallRequest; detachMs: number; tail: OutputTail },
   ): Promise<CallToolResult> {
-    const { request, detachMs, progress } = context;
+    const { request, detachMs, tail } = context;
     const stop = new AbortController();
     const cancel = () => stop.abort(request.signal.reason);
     request.signal.addEventListener('abort', cancel, { once: true });
-    const tail = new OutputTail();
     const startedAt = performance.now();
     const epoch = this.parts.runtime.epoch;
     runOptions.signal = stop.signal;
-    runOptions.onEvent = (event) => {
-      tail.add(event);
-      progress?.onEvent(event);
-    };
     const running = this.run(tool, data, runOptions, request.results);
     let timer: NodeJS.Timeout | undefined;
     const detachAt = new Promise<undefined>((resolve) => {
