@@ -5,95 +5,15 @@ from __future__ import annotations
 import os
 import queue
 import select
-import signal
 import threading
-import typing
-from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any
 
 from .codec import CODEC_JSON, FrameError, FrameReader, FrameTooLarge, encode_frame
 from .gate import make_gate
+from .interrupter import Interrupter
 
-
-class Interrupter:
-    """SIGINT armed only while a named request runs; an interrupt for any other request is ignored."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._armed: int | None = None
-        # Interrupts that arrived before their request was armed, with their reasons.
-        self._requested: dict[int, str | None] = {}
-        self._reason: str | None = None
-        # Why the last disarmed request was interrupted (``"memory_limit"``, ``"interrupt"``), or None.
-        self.stop_reason: str | None = None
-        self._main_ident: int = typing.cast(int, threading.main_thread().ident)  # set: the main thread runs
-        # Set by the main thread while it reads one frame itself (Channel.read_tool_result): an interrupt then
-        # is held until the frame is read whole, so the stream stays in sync. Main thread only.
-        self.defer = False
-        self.deferred = False
-        # Called before an interrupt is raised (Channel sets it to re-open its gate): wherever the
-        # KeyboardInterrupt lands, even in the middle of the clean-up after a nested call, the interrupted
-        # operation still hears the parent's later interrupts.
-        self.before_raise: Callable[[], None] | None = None
-        signal.signal(signal.SIGINT, self._handle)
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        if self._armed is not None:
-            if self.defer:
-                self.deferred = True
-                return
-            if self.before_raise is not None:
-                self.before_raise()
-            raise KeyboardInterrupt
-
-    @staticmethod
-    def hide_handler_frames(error: BaseException | None) -> None:
-        """Drop this handler's own frame from the tracebacks of ``error`` and the exceptions it was raised from or
-        during, in place. Raising KeyboardInterrupt from a Python handler puts its frame innermost in the traceback:
-        the user would read the worker's internals under every interrupted cell, and rendering it costs a parse of
-        this file the first time (stack_data, tens of milliseconds, inside the interrupt's grace period)."""
-        seen: set[int] = set()
-        while error is not None and id(error) not in seen and len(seen) < 64:
-            seen.add(id(error))
-            entry = error.__traceback__
-            previous = None
-            while entry is not None and entry.tb_next is not None:
-                previous, entry = entry, entry.tb_next
-            if previous is not None and entry is not None and entry.tb_frame.f_code is _HANDLER_CODE:
-                previous.tb_next = None
-            error = error.__cause__ or error.__context__
-
-    def arm(self, request_id: int) -> None:
-        with self._lock:
-            self._armed = request_id
-            self._reason = None
-            self.stop_reason = None
-            if request_id in self._requested:
-                self._reason = self._requested.pop(request_id) or "interrupt"
-                signal.pthread_kill(self._main_ident, signal.SIGINT)
-
-    def disarm(self) -> None:
-        with self._lock:
-            if self._armed is not None:
-                self.stop_reason = self._reason
-            self._armed = None
-            self._reason = None
-            self._requested.clear()
-
-    def request(self, request_id: int, reason: str | None = None) -> None:
-        with self._lock:
-            if self._armed == request_id:
-                # A memory stop wins over a plain one: the worker then releases memory before it answers.
-                if self._reason != "memory_limit":
-                    self._reason = reason or "interrupt"
-                signal.pthread_kill(self._main_ident, signal.SIGINT)
-            elif self._armed is None:
-                # The request may still be on its way to the main thread; remember it until it is armed.
-                self._requested[request_id] = reason
-
-
-_HANDLER_CODE = Interrupter._handle.__code__
+__all__ = ["Channel", "Interrupter"]
 
 
 class Channel:
