@@ -158,7 +158,11 @@ export class Dispatcher {
     const { worker, id, settled, kind, epoch, options, finish, watch, trigger } = stopped;
     const graceMs = options.graceMs ?? this.options.interruptionGraceMs;
     // A stop the worker reported itself (trigger 'allocation') needs no interrupt.
-    if (trigger === undefined) worker.interrupt(id, kind === 'memory_limit' ? 'memory_limit' : undefined);
+    if (trigger === undefined) {
+      worker.interrupt(id, kind === 'memory_limit' ? 'memory_limit' : undefined);
+      // One line per interrupt sent: a stop that meets another (a cancel at the deadline) must still send one.
+      this.logger.debug('op.interrupt_sent', { kind, epoch, requestId: loggedRequestId(options.requestId) });
+    }
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace'>((resolve) => {
       timer = setTimeout(() => resolve('grace'), graceMs);
@@ -234,6 +238,11 @@ export class Dispatcher {
       return false;
     }
   }
+}
+
+/** A client's request id as a log line carries it: a string is cut to 64 characters. */
+function loggedRequestId(id: string | number | undefined): string | number | null {
+  return typeof id === 'string' ? id.slice(0, 64) : (id ?? null);
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
