@@ -33,3 +33,46 @@ function describe(node) {
   if (holder && (ts.isVariableDeclaration(holder) || ts.isPropertyAssignment(holder) || ts.isPropertyDeclaration(holder)) && ts.isIdentifier(holder.name)) return holder.name.text;
   return 'a function';
 }
+
+/**
+ * The relative module specifiers `text` imports, type-only imports included: `import`/`export … from`, side-effect
+ * imports, `import x = require(…)`, `import('…')` types and dynamic `import('…')` (a type import ties two modules
+ * as surely as a value import: one cannot be read, moved or compiled alone without the other).
+ */
+export function relativeImports(path, text) {
+  const source = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, path.endsWith('.ts') ? ts.ScriptKind.TS : ts.ScriptKind.JS);
+  const found = [];
+  const add = (specifier) => {
+    if (specifier !== undefined && ts.isStringLiteralLike(specifier) && /^\.{1,2}\//.test(specifier.text)) found.push(specifier.text);
+  };
+  const visit = (node) => {
+    if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) add(node.moduleSpecifier);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference)) add(node.moduleReference.expression);
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) add(node.argument.literal);
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) add(node.arguments[0]);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/**
+ * The import cycles of `graph` (module → the modules it imports), each once, as the modules around it starting and
+ * ending with the same one. Edges to modules outside the graph are ignored.
+ */
+export function importCycles(graph) {
+  const cycles = [];
+  const state = new Map();
+  const visit = (node, trail) => {
+    if (state.get(node) === 'done') return;
+    if (state.get(node) === 'active') {
+      cycles.push([...trail.slice(trail.indexOf(node)), node]);
+      return;
+    }
+    state.set(node, 'active');
+    for (const target of graph.get(node) ?? []) if (graph.has(target)) visit(target, [...trail, node]);
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) visit(node, []);
+  return cycles;
+}

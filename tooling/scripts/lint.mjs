@@ -2,10 +2,11 @@
 //  - file names are kebab-case;
 //  - library code never writes to stdout (the MCP channel) and never uses console;
 //  - no relative import reaches into another package, and no package imports an app;
-//  - no function takes more than MAX_POSITIONAL_PARAMETERS positional parameters (lint-rules.mjs).
+//  - no function takes more than MAX_POSITIONAL_PARAMETERS positional parameters (lint-rules.mjs);
+//  - no import cycle between a package's own modules, type-only imports included (lint-rules.mjs).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { positionalParameterProblems } from './lint-rules.mjs';
+import { importCycles, positionalParameterProblems, relativeImports } from './lint-rules.mjs';
 
 const root = process.cwd();
 const isApp = root.includes('/apps/');
@@ -36,7 +37,7 @@ function walk(directory) {
 walk(join(root, 'src'));
 findCycles(join(root, 'src'));
 
-// Import cycles between a package's own modules are errors: follow relative imports depth-first.
+// Import cycles between a package's own modules are errors, type-only imports included (lint-rules.mjs).
 function findCycles(sourceRoot) {
   const graph = new Map();
   const collect = (directory) => {
@@ -47,27 +48,12 @@ function findCycles(sourceRoot) {
         continue;
       }
       if (!name.endsWith('.ts') || name.endsWith('.test.ts')) continue;
-      const text = readFileSync(path, 'utf8');
-      const targets = [...text.matchAll(/^(?:import|export)\s[^;]*?from\s+['"](\.{1,2}\/[^'"]+)['"]/gm)]
-        .filter((match) => !/^import\s+type\s/.test(match[0]) && !/^export\s+type\s/.test(match[0]))
-        .map((match) => join(dirname(path), match[1].replace(/\.js$/, '.ts')));
+      const targets = relativeImports(path, readFileSync(path, 'utf8')).map((specifier) => join(dirname(path), specifier.replace(/\.js$/, '.ts')));
       graph.set(path, targets);
     }
   };
   collect(sourceRoot);
-  const state = new Map();
-  const visit = (node, trail) => {
-    if (state.get(node) === 'done') return;
-    if (state.get(node) === 'active') {
-      const cycle = trail.slice(trail.indexOf(node)).map((item) => relative(root, item));
-      problems.push(`import cycle: ${[...cycle, relative(root, node)].join(' -> ')}`);
-      return;
-    }
-    state.set(node, 'active');
-    for (const target of graph.get(node) ?? []) if (graph.has(target)) visit(target, [...trail, node]);
-    state.set(node, 'done');
-  };
-  for (const node of graph.keys()) visit(node, []);
+  for (const cycle of importCycles(graph)) problems.push(`import cycle: ${cycle.map((item) => relative(root, item)).join(' -> ')}`);
 }
 if (problems.length > 0) {
   process.stderr.write(`${problems.join('\n')}\n`);

@@ -4,7 +4,8 @@ import {
   RequestMatcher,
   WorkerExitedError,
 } from './worker-connection.js';
-import type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply } from './worker-handle.js';
+import type { ToolAnswer } from './runtime-types.js';
+import type { RequestHooks, WorkerHandle, WorkerInfo, WorkerReply } from './worker-handle.js';
 
 /** Options of a {@link ChannelWorker}. */
 export interface ChannelWorkerOptions {

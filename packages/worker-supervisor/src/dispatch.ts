@@ -5,9 +5,9 @@ import { describeMemoryStop, type MemoryTrigger, type OperationMemoryWatch, type
 import { boundedMessage, interruptionFailure, namespaceWording, workerCrashedMessage } from './outcome-wording.js';
 import { PausableTimer } from './pausable-timer.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
-import type { InterruptionKind, NamespaceOutcome, OperationMeta, OperationOutcome, RunOptions } from './runtime-types.js';
+import type { InterruptionKind, NamespaceOutcome, OperationMeta, OperationOutcome, RunOptions, ToolAnswer } from './runtime-types.js';
 import type { WorkerPool } from './worker-pool.js';
-import type { ToolAnswer, WorkerHandle, WorkerReply } from './worker-handle.js';
+import type { WorkerHandle, WorkerReply } from './worker-handle.js';
 import { WorkerExitedError } from './worker-process.js';
 
 type Settled = Promise<{ kind: 'reply'; value: WorkerReply } | { kind: 'failed'; error: unknown }>;

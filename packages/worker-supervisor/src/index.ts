@@ -19,10 +19,11 @@ export type {
   RunOptions,
   RuntimeState,
   RuntimeStatus,
+  ToolAnswer,
 } from './runtime-types.js';
 export { EXIT_NO_IPYTHON, WorkerExitedError, WorkerProcess, WorkerStartupError } from './worker-process.js';
 export { knownFailure } from './worker-connection.js';
-export type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply } from './worker-handle.js';
+export type { RequestHooks, WorkerHandle, WorkerInfo, WorkerReply } from './worker-handle.js';
 export type { WorkerSpawnOptions } from './worker-process.js';
 export { WORKER_CAPABILITIES, capabilityProblem } from './worker-backend.js';
 export type { WorkerBackend, WorkerCapability, WorkerStartOptions } from './worker-backend.js';

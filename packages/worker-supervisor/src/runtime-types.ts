@@ -1,5 +1,4 @@
 import type { ErrorCode, StateReport, ToolCall, WorkerEvent } from '@ipython-mcp/protocol';
-import type { ToolAnswer } from './worker-handle.js';
 
 /** Control-plane state, as runtime_status reports it. */
 export type RuntimeState = 'starting' | 'ready' | 'busy' | 'recovering' | 'unavailable' | 'closed';
@@ -23,6 +22,9 @@ export interface AfterInterruptPolicy {
   /** Takes the operation's result; false when it is unusable. */
   accept(result: Record<string, unknown>, epoch: number): boolean;
 }
+
+/** The answer to a nested tool call: the value as JSON text for Python (`toPythonJson`), or a failure message. */
+export type ToolAnswer = { ok: true; valueJson: string } | { ok: false; message: string };
 
 /** Per-call options of {@link Runtime.run}. */
 export interface RunOptions {

@@ -1,6 +1,7 @@
 import { isErrorCode, parseWorkerMessage, type StateReport, type WireError } from '@ipython-mcp/protocol';
 import type { OperationFailure } from './runtime-types.js';
-import type { RequestHooks, ToolAnswer, WorkerReply } from './worker-handle.js';
+import type { ToolAnswer } from './runtime-types.js';
+import type { RequestHooks, WorkerReply } from './worker-handle.js';
 import type { Logger } from './logger.js';
 import type { WorkerChannel } from './worker-channel.js';
 

@@ -1,5 +1,5 @@
 import type { CodecName, StateReport, ToolCall, WorkerEvent } from '@ipython-mcp/protocol';
-import type { OperationFailure } from './runtime-types.js';
+import type { OperationFailure, ToolAnswer } from './runtime-types.js';
 
 // What the runtime needs of one worker, and the types of its answers: apart from any one implementation (the
 // process in worker-process.ts, the channel worker in channel-worker.ts, an embedder's own).
@@ -32,9 +32,6 @@ export type WorkerReply =
        */
       withdrawn?: true | undefined;
     };
-
-/** The answer to a nested tool call: the value as JSON text for Python (`toPythonJson`), or a failure message. */
-export type ToolAnswer = { ok: true; valueJson: string } | { ok: false; message: string };
 
 /** Hooks for one in-flight request. */
 export interface RequestHooks {

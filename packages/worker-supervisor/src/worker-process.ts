@@ -11,7 +11,8 @@ import {
   WorkerExitedError,
   WorkerStartupError,
 } from './worker-connection.js';
-import type { RequestHooks, ToolAnswer, WorkerHandle, WorkerInfo, WorkerReply } from './worker-handle.js';
+import type { ToolAnswer } from './runtime-types.js';
+import type { RequestHooks, WorkerHandle, WorkerInfo, WorkerReply } from './worker-handle.js';
 import { workerIpythonDirectory } from './python-interpreter.js';
 import type { LaunchCommand, WorkerLaunch } from './worker-launch.js';
 import { workerBootstrapCode } from './worker-source.js';
