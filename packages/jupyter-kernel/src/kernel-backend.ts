@@ -8,6 +8,7 @@ import { redactUrl } from './errors.js';
 import { kernelExecutionState, openJupyterKernel } from './jupyter-kernel.js';
 import type { JupyterKernel, JupyterKernelTarget } from './jupyter-kernel.js';
 import { JupyterKernelWorker } from './kernel-worker.js';
+import { logServicesConsoleTo } from './services-console.js';
 import type { JupyterServerOptions } from './server-settings.js';
 
 /**
@@ -73,6 +74,7 @@ const NO_CAPABILITIES: ReadonlySet<WorkerCapability> = new Set<WorkerCapability>
  */
 export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBackend {
   const policy: JupyterKernelPolicy = options.policy ?? ('kernelName' in options.target ? 'owned' : 'attached');
+  if (options.logger !== undefined) logServicesConsoleTo(options.logger);
   const started = new Set<JupyterKernel>();
   let lastKernelId: string | null = 'kernelId' in options.target ? options.target.kernelId : null;
   let stuck = false;

@@ -2,11 +2,11 @@
  * The connection to one Jupyter server: validated options, `@jupyterlab/services` settings for Node, and the one
  * place that turns what the server (or the network) said into a {@link JupyterKernelError}.
  */
-import { format } from 'node:util';
 import { ServerConnection } from '@jupyterlab/services';
 import WebSocket from 'ws';
 import { JupyterKernelError, redactUrl } from './errors.js';
 import type { JupyterKernelErrorDetails } from './errors.js';
+import { installServicesConsole } from './services-console.js';
 
 /** Default bound on one REST call, so a server that accepts the connection and never answers cannot hang us. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
@@ -74,26 +74,9 @@ export function resolveServer(options: JupyterServerOptions): ResolvedServer {
     // ws's WebSocket speaks the browser API the services use; the type definitions differ only in details.
     WebSocket: WebSocket as unknown as ServerConnection.ISettings['WebSocket'],
   });
-  keepServicesOffStdout();
+  // The services' console lines never reach stdout (the MCP channel): services-console.ts.
+  installServicesConsole();
   return { settings, displayUrl: redactUrl(baseUrl), requestTimeoutMs };
-}
-
-let consoleRouted = false;
-
-/**
- * `@jupyterlab/services` logs with `console.debug` and `console.log` (each WebSocket it opens, kernel status
- * changes), and in Node those write to stdout, which in an MCP stdio server carries only protocol frames. Once per
- * process this sends the three stdout-bound console methods to stderr instead; `warn` and `error` already go there.
- */
-function keepServicesOffStdout(): void {
-  if (consoleRouted) return;
-  consoleRouted = true;
-  const toStderr = (...values: unknown[]): void => {
-    process.stderr.write(`${format(...values)}\n`);
-  };
-  console.log = toStderr;
-  console.info = toStderr;
-  console.debug = toStderr;
 }
 
 /**
