@@ -161,7 +161,7 @@ export class JupyterKernelWorker implements WorkerHandle {
       }
       this.#comm = comm;
       comm.onClose(() => {
-        if (this.#comm === comm) this.#end({ code: null, signal: null }, 'the kernel side closed its channel (the kernel restarted, or another client attached)');
+        if (this.#comm === comm) this.#end({ code: null, signal: null }, 'the kernel side closed its channel (the kernel restarted, or an ipython-mcp of another version booted it again)');
       });
       const info = this.#readyInfo;
       if (this.#readyState !== 'starting') return;
@@ -429,7 +429,8 @@ export class JupyterKernelWorker implements WorkerHandle {
       pending.messageId = comm.send({ type: 'request', id: pending.id, op: pending.op, params: pending.params, ...(stream ? { stream: true } : {}) });
       return;
     }
-    const metadata = { ipython_mcp: { id: pending.id, params: pending.params, ...(stream ? { stream: true } : {}) } };
+    // `comm` names this worker's comm: the kernel side answers the cell there, among every ipython-mcp it serves.
+    const metadata = { ipython_mcp: { id: pending.id, params: pending.params, comm: comm.commId, ...(stream ? { stream: true } : {}) } };
     kernel
       .execute(String(pending.params.code), {
         metadata,
