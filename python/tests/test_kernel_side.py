@@ -331,9 +331,9 @@ def test_exit_in_an_agent_cell_is_an_error_and_the_kernel_goes_on(kernel: Kernel
     assert result["error"]["type"] == "SystemExit"
     kernel.agent_cell(comm, 61, "still")
     assert kernel.response(comm, 61)["result"]["result"]["value"] == "here"
-    reply = kernel.run("print(get_ipython().exit_now, type(get_ipython()).ask_exit is get_ipython().ask_exit.__func__)")
-    assert reply["content"]["status"] == "ok"
-    assert [m["content"]["text"] for m in kernel.iopub if m["msg_type"] == "stream"][-1] == "False True\n"
+    check = "(get_ipython().exit_now, type(get_ipython()).ask_exit is get_ipython().ask_exit.__func__)"
+    reply = kernel.run("pass", user_expressions={"check": check})
+    assert reply["content"]["user_expressions"]["check"]["data"]["text/plain"] == "(False, True)"
 
 
 def test_booting_again_with_other_sources_replaces_the_loaded_worker(kernel: Kernel) -> None:
@@ -350,3 +350,30 @@ def test_booting_again_with_other_sources_replaces_the_loaded_worker(kernel: Ker
     assert hooks["content"]["status"] == "ok"
     count = [m["content"]["text"] for m in kernel.iopub if m["msg_type"] == "stream"][-1]
     assert count.strip() == "1"
+
+
+def test_a_flood_reaches_the_kernels_clients_bounded_with_the_omitted_count(kernel: Kernel, comm: str) -> None:
+    total = 20_000_000
+    msg_id = kernel.agent_cell(comm, 70, f"import sys\nfor _ in range({total} // 100_000):\n    sys.stdout.write('z' * 99_999 + '\\n')\n"
+                                         "import os\nos.write(2, b'fd two\\n')\n'done'")
+    result = kernel.response(comm, 70)["result"]
+    assert result["result"]["value"] == "done"
+    kept = len(result["stdout"])
+    assert result["stdout_omitted_chars"] == total - kept
+    time.sleep(0.5)
+    kernel.run("pass")
+    forwarded = "".join(m["content"]["text"] for m in kernel.iopub
+                        if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id
+                        and m["content"]["name"] == "stdout")
+    assert len(forwarded) < 8192 + 300
+    omitted = int(forwarded.split("[ipython-mcp: ")[1].split(" ")[0])
+    assert len(forwarded.replace(forwarded[forwarded.index("\n[ipython-mcp:"):forwarded.index("spill file]\n") + 12], "")) + omitted == total
+
+
+def test_a_later_cell_after_os_close_1_works(kernel: Kernel, comm: str) -> None:
+    kernel.agent_cell(comm, 80, "import os\nos.close(1)\nprint('after close')\n1")
+    first = kernel.response(comm, 80)["result"]
+    assert first["result"]["value"] == 1 and first["stdout"] == "after close\n"
+    kernel.agent_cell(comm, 81, "print('later')\n2")
+    later = kernel.response(comm, 81)["result"]
+    assert later["result"]["value"] == 2 and later["stdout"] == "later\n"

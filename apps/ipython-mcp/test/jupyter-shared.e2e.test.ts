@@ -2,9 +2,19 @@
 // cell's, a second ipython-mcp never takes the kernel from the first, and nothing an agent runs ends the kernel.
 // A real `jupyter server`, the built binary over stdio with real SDK clients, jupyter_client as the person.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fullRuntime, testPython, type TestServer } from './harness.js';
-import { connectionFileOf, humanExecute, startHumanExecute, startHumanKernel, startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
+import {
+  connectionFileOf,
+  humanExecute,
+  startHumanExecute,
+  startHumanKernel,
+  startJupyter,
+  startKernelServer,
+  watchKernel,
+  type RunningJupyter,
+} from './jupyter-harness.js';
 
 let jupyter: RunningJupyter;
 
@@ -197,4 +207,87 @@ describe("the person's kernel is safe from the agent", () => {
     expect(humanExecute(jupyter, kernelId, 'print(mine)')).toBe('ok\nstill here\n\n');
     await jupyter.rest('DELETE', `api/kernels/${kernelId}`);
   }, 120_000);
+});
+
+const MiB = 1024 * 1024;
+
+function rssBytes(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((each) => each.startsWith('VmRSS:'));
+  return Number(line?.split(/\s+/)[1] ?? 0) * 1024;
+}
+
+describe('floods and big requests on a kernel ipython-mcp started', () => {
+  let agent: TestServer;
+  let kernelPid: number;
+  let kernelId: string;
+
+  beforeAll(async () => {
+    agent = await startKernelServer(jupyter, ['--kernel-name', 'python3'], { IPYTHON_MCP_OUTPUT_SPILL_MB: '8', IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS: '300' });
+    kernelPid = (await agent.structured('execute', { code: 'import os\nos.getpid()' })).result.value as number;
+    kernelId = (await agent.structured('runtime_status', {})).backend.kernel_id as string;
+  }, 90_000);
+
+  afterAll(async () => {
+    await agent?.close();
+  });
+
+  it('5 MB of code is refused at once with message_too_large, and nothing reaches the kernel', async () => {
+    const count = (await agent.structured('execute', { code: 'len(In)' })).result.value as number;
+    const started = Date.now();
+    const refused = await agent.call('execute', { code: `x = "${'y'.repeat(5 * 1000 * 1000)}"` });
+    expect((refused.structuredContent as any).error.code).toBe('message_too_large');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect((await agent.structured('execute', { code: 'len(In)' })).result.value).toBe(count + 1);
+    expect((await agent.structured('runtime_status', {})).epoch).toBe(1);
+  });
+
+  it('1 GiB printed: exact counts, the kernel grows by at most 64 MiB, the person receives a bounded stream', async () => {
+    await agent.structured('execute', { code: '0' });
+    const watch = watchKernel(jupyter, kernelId, 'flood end', 240);
+    await watch.listening;
+    const before = rssBytes(kernelPid);
+    let peak = before;
+    const sampler = setInterval(() => {
+      try {
+        peak = Math.max(peak, rssBytes(kernelPid));
+      } catch {
+        // read again on the next tick
+      }
+    }, 25);
+    const lines = 1024;
+    const result = await agent.call('execute', { code: `for _ in range(${lines}):\n    print('x' * (${MiB} - 1))\nprint("flood end")` });
+    clearInterval(sampler);
+    const out = result.structuredContent as Record<string, any>;
+    const total = lines * MiB + 'flood end\n'.length;
+    expect(out.error ?? null).toBeNull();
+    expect(out.stdout.length + out.stdout_omitted_chars).toBe(total);
+    expect(out.stdout.endsWith('flood end\n')).toBe(true);
+    expect(statSync(out.stdout_spill as string).size).toBeLessThanOrEqual(8 * MiB);
+    const growth = (peak - before) / MiB;
+    const seen = await watch.seen;
+    const received = seen.filter((each) => each.type === 'stream').reduce((sum, each) => sum + (each.text ?? '').length, 0);
+    console.log(`[measure] 1 GiB printed on a kernel: kernel RSS growth ${growth.toFixed(1)} MiB; the person's client received ${received} characters`);
+    expect(growth).toBeLessThanOrEqual(64);
+    expect(received).toBeLessThan(16 * 1024);
+  }, 300_000);
+
+  it('256 MiB printed plus os.write(2, ...): an ordinary answer with exact counts', async () => {
+    const lines = 256;
+    const result = await agent.call('execute', {
+      code: `import os\nfor _ in range(${lines}):\n    print('x' * (${MiB} - 1))\nos.write(2, b"fd two\\n")\n"after"`,
+    });
+    const out = result.structuredContent as Record<string, any>;
+    expect(out.error ?? null).toBeNull();
+    expect(out.result.value).toBe('after');
+    expect(out.stdout.length + out.stdout_omitted_chars).toBe(lines * MiB);
+    expect((await agent.structured('execute', { code: '"still fine"' })).result.value).toBe('still fine');
+  }, 300_000);
+
+  it('a later cell after os.close(1) works', async () => {
+    const closing = await agent.structured('execute', { code: 'import os\nos.close(1)\nprint("python-level after close")' });
+    expect(closing.stdout).toBe('python-level after close\n');
+    const later = await agent.structured('execute', { code: 'print("later")\n7' });
+    expect(later.result.value).toBe(7);
+    expect(later.stdout).toBe('later\n');
+  });
 });

@@ -6,7 +6,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigureSchema, PROTOCOL_VERSION, parseWorkerMessage } from '@ipython-mcp/protocol';
+import { ConfigureSchema, FrameError, PROTOCOL_VERSION, parseWorkerMessage } from '@ipython-mcp/protocol';
 import {
   WorkerExitedError,
   WorkerStartupError,
@@ -371,6 +371,11 @@ export class JupyterKernelWorker implements WorkerHandle {
         reject(new WorkerExitedError(this.#exit === undefined ? 'the worker is not ready' : `the worker is not running (${this.#exitReason})`, this.#exit?.code ?? null, this.#exit?.signal ?? null));
         return;
       }
+      const refused = oversize(id, op, params, this.#options.start.maxMessageBytes);
+      if (refused !== undefined) {
+        reject(refused);
+        return;
+      }
       const cell = op === 'execute' && typeof params.code === 'string' && params.code.trim() !== '';
       const pending: Pending = { id, op, params, hooks, cell, state: 'waiting', messageId: undefined, interruptWhenRunning: false, resolve, reject };
       this.#pending.set(id, pending);
@@ -544,4 +549,16 @@ export class JupyterKernelWorker implements WorkerHandle {
       .catch((closeError: unknown) => this.#logger.warn('kernel.close_failed', { reason: (closeError as Error).message.slice(0, 200) }))
       .finally(() => this.#resolveExited(exit));
   }
+}
+
+/**
+ * The `message_too_large` refusal of a request over the IPC limit, measured as the local worker's channel frames it
+ * (the JSON of the request message), or undefined: such a request never reaches the kernel.
+ */
+function oversize(id: number, op: string, params: Record<string, unknown>, limit: number): FrameError | undefined {
+  // Cheap first: a string's UTF-8 size is at most three bytes a character, so most requests need no encoding.
+  const text = JSON.stringify({ type: 'request', id, op, params });
+  if (text.length * 3 + 1 <= limit) return undefined;
+  const size = Buffer.byteLength(text, 'utf8') + 1;
+  return size > limit ? new FrameError('message_too_large', `message of ${size} bytes exceeds the ${limit}-byte IPC limit`, size) : undefined;
 }

@@ -39,13 +39,65 @@ class _NoFdCapture:
         return None
 
 
-class _Tee(io.TextIOBase):
-    """Writes go to the request's router and on to the kernel's own stream; everything else is the kernel's."""
+class _Forward:
+    """What of one stream of the agent's request goes on to the kernel's clients: the first ``head`` characters as
+    they are written, then only the last ``tail`` characters are held, and sent with the count of what lay between
+    when the request ends. A flood reaches JupyterLab (and the kernel's memory) bounded, as the result is; the whole
+    output is in the agent's spill file."""
 
-    def __init__(self, router: StreamRouter, original: Any) -> None:
+    def __init__(self, original: Any, head: int, tail: int) -> None:
+        self.original = original
+        self._head = head
+        self._tail = tail
+        self._sent = 0
+        self._held: list[str] = []
+        self._held_size = 0
+        self._omitted = 0
+
+    def write(self, text: str) -> None:
+        room = self._head - self._sent
+        if room > 0:
+            part = text[:room]
+            self._sent += len(part)
+            self.original.write(part)
+            text = text[room:]
+            if not text:
+                return
+        self._held.append(text)
+        self._held_size += len(text)
+        if self._held_size > 2 * self._tail:
+            self._trim()
+
+    def _trim(self) -> None:
+        joined = "".join(self._held)
+        cut = max(0, len(joined) - self._tail)
+        self._omitted += cut
+        self._held = [joined[cut:]] if cut < len(joined) else []
+        self._held_size = len(joined) - cut
+
+    def finish(self) -> None:
+        """Send the held tail (after a line naming what was left out), once the request ends."""
+        self._trim()
+        held = "".join(self._held)
+        self._held, self._held_size = [], 0
+        if self._omitted:
+            self.original.write(f"\n[ipython-mcp: {self._omitted} characters omitted here; the agent's result keeps "
+                                f"head and tail, and the whole output is in its spill file]\n")
+            self._omitted = 0
+        if held:
+            self.original.write(held)
+
+
+class _Tee(io.TextIOBase):
+    """Writes go to the request's router and, bounded (``_Forward``), on to the kernel's own stream; everything else
+    is the kernel's."""
+
+    def __init__(self, router: StreamRouter, forward: _Forward, thread: int) -> None:
         super().__init__()
         self._router = router
-        self._original = original
+        self._forward = forward
+        self._original = forward.original
+        self._thread = thread
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -62,9 +114,14 @@ class _Tee(io.TextIOBase):
         return False
 
     def write(self, text: str) -> int:
-        # The router keeps a write only from the request's thread or a thread it started (streams.py).
+        # The router keeps a write only from the request's thread or a thread it started (streams.py); another
+        # thread's write (a subshell's cell) is the kernel's alone, and goes on unbounded.
         self._router.write(text)
-        return int(self._original.write(text) or len(text))
+        if threading.get_ident() == self._thread:
+            self._forward.write(text)
+        else:
+            self._original.write(text)
+        return len(text)
 
     def flush(self) -> None:
         self._original.flush()
@@ -107,6 +164,7 @@ class KernelShellOwner(ShellOwner):
         self.fd_capture = _NoFdCapture()  # type: ignore[assignment]
         # What the kernel had before the running request took over; None between requests.
         self._saved: tuple[Any, Any, Any, Any, Any] | None = None
+        self._forwards: tuple[_Forward, _Forward] | None = None
         # Cells the running agent cell runs itself (run_cell inside it), on its thread: their values are theirs.
         self.nested = 0
         # The agent cell's own value, as its displayhook call gave it (a 1-tuple), or None while it gave none.
@@ -122,8 +180,11 @@ class KernelShellOwner(ShellOwner):
             thread = threading.get_ident()
             # ask_exit is a method of the shell's class: saved is the instance's own override, if it had one.
             self._saved = (sys.stdout, sys.stderr, shell.display_pub, shell._showtraceback, shell.__dict__.get("ask_exit"))
-            sys.stdout = _Tee(self._stdout_router, self._saved[0])
-            sys.stderr = _Tee(self._stderr_router, self._saved[1])
+            head = self.limits.max_text_chars // 4
+            tail = self.limits.max_text_chars - head
+            self._forwards = (_Forward(self._saved[0], head, tail), _Forward(self._saved[1], head, tail))
+            sys.stdout = _Tee(self._stdout_router, self._forwards[0], thread)
+            sys.stderr = _Tee(self._stderr_router, self._forwards[1], thread)
             shell.display_pub = _TeePublisher(self._saved[2], self._display_policy, thread)
             kernel_traceback = self._saved[3]
             kernel_exit = shell.ask_exit
@@ -158,6 +219,12 @@ class KernelShellOwner(ShellOwner):
     def end(self) -> None:
         saved = self._saved
         try:
+            forwards, self._forwards = self._forwards, None
+            for forward in forwards or ():
+                try:
+                    forward.finish()
+                except Exception:  # noqa: BLE001 - the kernel's stream may be closed; the result is what matters
+                    pass
             if saved is not None:
                 for stream in (sys.stdout, sys.stderr):
                     try:
