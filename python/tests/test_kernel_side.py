@@ -377,3 +377,31 @@ def test_a_later_cell_after_os_close_1_works(kernel: Kernel, comm: str) -> None:
     kernel.agent_cell(comm, 81, "print('later')\n2")
     later = kernel.response(comm, 81)["result"]
     assert later["result"]["value"] == 2 and later["stdout"] == "later\n"
+
+
+def test_fd_level_output_of_an_agent_cell_is_in_its_result_and_reaches_the_clients(kernel: Kernel, comm: str) -> None:
+    msg_id = kernel.agent_cell(comm, 90, "import os, subprocess, sys\nprint('py')\nsys.stdout.flush()\n"
+                                         "os.write(1, b'fd one\\n')\nos.write(2, b'fd two\\n')\n"
+                                         "subprocess.run([sys.executable, '-c', 'print(\"from a child\")'])\n"
+                                         "import ctypes\nctypes.CDLL(None).printf(b'from C\\n')\n'end'")
+    result = kernel.response(comm, 90)["result"]
+    assert result["result"]["value"] == "end"
+    assert result["stdout"] == "py\nfd one\nfrom a child\nfrom C\n"
+    assert result["stderr"] == "fd two\n"
+    time.sleep(0.5)
+    kernel.run("pass")
+    seen = "".join(m["content"]["text"] for m in kernel.iopub
+                   if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id)
+    assert "from a child" in seen and "fd one" in seen
+    # Between requests fd 1 is the kernel's again: a human cell's fd output is not the agent's.
+    reply = kernel.run("import os\nos.write(1, b'human fd\\n')")
+    assert reply["content"]["status"] == "ok"
+    kernel.agent_cell(comm, 91, "'next'")
+    assert kernel.response(comm, 91)["result"]["stdout"] == ""
+
+
+def test_fd_level_flood_of_an_agent_cell_is_bounded_with_exact_counts(kernel: Kernel, comm: str) -> None:
+    kernel.agent_cell(comm, 92, "import os\nfor _ in range(200):\n    os.write(1, b'q' * 99_999 + b'\\n')\n'flooded'")
+    result = kernel.response(comm, 92)["result"]
+    assert result["result"]["value"] == "flooded"
+    assert len(result["stdout"]) + result["stdout_omitted_chars"] == 20_000_000

@@ -283,6 +283,22 @@ describe('floods and big requests on a kernel ipython-mcp started', () => {
     expect((await agent.structured('execute', { code: '"still fine"' })).result.value).toBe('still fine');
   }, 300_000);
 
+  it('fd-level output (os.write, a subprocess, C printf) is in the result, as on the local worker', async () => {
+    const out = await agent.structured('execute', {
+      code: [
+        'import os, subprocess, sys, ctypes',
+        'os.write(1, b"fd one\\n")',
+        'os.write(2, b"fd two\\n")',
+        'subprocess.run([sys.executable, "-c", "print(\'from a child\')"])',
+        'ctypes.CDLL(None).printf(b"from C\\n")',
+        '"end"',
+      ].join('\n'),
+    });
+    expect(out.result.value).toBe('end');
+    expect(out.stdout).toBe('fd one\nfrom a child\nfrom C\n');
+    expect(out.stderr).toBe('fd two\n');
+  });
+
   it('a later cell after os.close(1) works', async () => {
     const closing = await agent.structured('execute', { code: 'import os\nos.close(1)\nprint("python-level after close")' });
     expect(closing.stdout).toBe('python-level after close\n');
