@@ -6,6 +6,7 @@ import type { RunningJupyter } from '../../../packages/jupyter-kernel/test/jupyt
 
 export {
   connectionFileOf,
+  enterpriseGatewayPython,
   freePort,
   humanCellMarkers,
   humanExecute,
