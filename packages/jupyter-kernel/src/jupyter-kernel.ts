@@ -1,63 +1,20 @@
 /**
  * One kernel on a Jupyter server or Kernel Gateway: find or start it, open its channels, execute, interrupt, close.
  */
-import { randomUUID } from 'node:crypto';
-import { CommsOverSubshells, KernelAPI, KernelConnection, KernelMessage as Messages } from '@jupyterlab/services';
+import { KernelAPI, KernelMessage as Messages } from '@jupyterlab/services';
+import type { KernelConnection } from '@jupyterlab/services';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { JupyterKernelError } from './errors.js';
 import { JupyterComm } from './jupyter-comm.js';
 import type { CommData } from './jupyter-comm.js';
+import type { JupyterExecuteOptions, KernelActivity } from './kernel-types.js';
 import { toOutput } from './outputs.js';
 import type { JupyterExecuteError, JupyterExecuteResult, JupyterOutput } from './outputs.js';
-import { executionStateOn, findKernel, shutdownKernelById } from './kernel-rest.js';
-import type { JupyterKernelTarget, KernelStartOptions } from './kernel-rest.js';
-import { resolveServer, toJupyterError } from './server-settings.js';
-import type { JupyterServerOptions, ResolvedServer } from './server-settings.js';
 
-export type { JupyterKernelTarget, KernelStartOptions } from './kernel-rest.js';
-
-/** Default bound on opening the kernel's channels and getting its `kernel_info_reply`. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
-
-/** Options of {@link openJupyterKernel}. */
-export interface OpenJupyterKernelOptions {
-  readonly server: JupyterServerOptions;
-  readonly target: JupyterKernelTarget;
-  /** Bound on opening the channels and the kernel's first reply; default {@link DEFAULT_CONNECT_TIMEOUT_MS}. */
-  readonly connectTimeoutMs?: number | undefined;
-  /** For a `kernelName` target: the start request's `env`, and who hears the new kernel's id first. */
-  readonly start?: KernelStartOptions | undefined;
-}
-
-/** Options of {@link JupyterKernel.execute}. */
-export interface JupyterExecuteOptions {
-  /** Record the cell in `In`/`Out` and history and advance the counter, as a notebook cell does; default `true`. */
-  readonly storeHistory?: boolean | undefined;
-  /** Run without publishing outputs or advancing the counter; default `false`. */
-  readonly silent?: boolean | undefined;
-  /** Abort requests queued behind this one if it fails; default `false`, so a human's queued cells still run. */
-  readonly stopOnError?: boolean | undefined;
-  /** Receives each output as it arrives, before the result resolves. */
-  readonly onOutput?: ((output: JupyterOutput) => void) | undefined;
-  /** The execute_request's message metadata (kernel-side code reads it, e.g. in a `pre_run_cell` hook). */
-  readonly metadata?: Readonly<Record<string, unknown>> | undefined;
-  /** Keep no outputs in the result (a cell whose output only others watch, or that may print without bound). */
-  readonly discardOutputs?: boolean | undefined;
-  /** Called with the execute_request's message id as it is sent (IOPub `status` messages name it as their parent). */
-  readonly onSent?: ((messageId: string) => void) | undefined;
-}
-
-/** One IOPub `status` message: what the kernel is doing, and for which request of which client. */
-export interface KernelActivity {
-  /** `busy`, `idle`, `starting`, `restarting`, ... */
-  readonly state: string;
-  /** The message id of the request the kernel is busy or idle for (empty when it has none). */
-  readonly parentId: string;
-  /** The client session that sent that request: {@link JupyterKernel.clientId} for this connection's own. */
-  readonly parentSession: string;
-  /** The request's message type (`execute_request`, `comm_msg`, ...). */
-  readonly parentType: string;
-}
+export type { JupyterExecuteOptions, KernelActivity } from './kernel-types.js';
+import { executionStateOn, shutdownKernelById } from './kernel-rest.js';
+import { toJupyterError } from './server-settings.js';
+import type { ResolvedServer } from './server-settings.js';
 
 /** Refused REST probes in a row, {@link SERVER_GONE_PROBE_INTERVAL_MS} apart, after which the server is gone. */
 const SERVER_GONE_PROBES = 3;
@@ -93,7 +50,7 @@ export class JupyterKernel {
   #closed = false;
   #closing: Promise<void> | undefined;
 
-  /** @internal Use {@link openJupyterKernel}. */
+  /** @internal Use openJupyterKernel (open-kernel.ts). */
   constructor(server: ResolvedServer, connection: KernelConnection, owned: boolean) {
     this.#server = server;
     this.#connection = connection;
@@ -457,49 +414,3 @@ export class JupyterKernel {
     await shutdownKernelById(this.#server, this.kernelId);
   }
 }
-
-/**
- * Finds or starts the kernel the target names and opens its channels.
- *
- * @param options - server, target and connect timeout
- * @returns the open kernel, ready for requests
- * @throws JupyterKernelError with one code per failure: `jupyter_invalid_options`, `jupyter_unauthorized`,
- *   `jupyter_unreachable`, `jupyter_bad_response`, `jupyter_kernel_not_found`, `jupyter_no_session`,
- *   `jupyter_sessions_unsupported`, `jupyter_unknown_kernelspec`, `jupyter_kernel_died`
- */
-export async function openJupyterKernel(options: OpenJupyterKernelOptions): Promise<JupyterKernel> {
-  const server = resolveServer(options.server);
-  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) {
-    throw new JupyterKernelError('jupyter_invalid_options', { reason: 'connectTimeoutMs must be a positive number' });
-  }
-  const { model, owned } = await findKernel(server, options.target, options.start);
-  // Comms stay on the kernel's main shell: by default the services give each comm target a subshell of its own
-  // (ipykernel 7), whose thread would run the worker's operations beside the kernel's cells instead of in line with
-  // them, out of reach of the server's interrupt (SIGINT reaches the main thread).
-  const connection = new KernelConnection({
-    model,
-    serverSettings: server.settings,
-    clientId: randomUUID(),
-    handleComms: true,
-    commsOverSubshells: CommsOverSubshells.Disabled,
-  });
-  const kernel = new JupyterKernel(server, connection, owned);
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () => reject(new JupyterKernelError('jupyter_kernel_died', { url: server.displayUrl, kernelId: model.id, reason: `no kernel_info_reply within ${connectTimeoutMs} ms` })),
-        connectTimeoutMs,
-      );
-    });
-    await Promise.race([connection.info, timeout]);
-    return kernel;
-  } catch (error) {
-    await kernel.close().catch(() => undefined);
-    throw error instanceof JupyterKernelError ? error : toJupyterError(error, server, { kernelId: model.id });
-  } finally {
-    clearTimeout(timer);
-  }
-}
-

@@ -13,7 +13,7 @@ import {
 } from '@ipython-mcp/worker-supervisor';
 import { JupyterKernelError, redactUrl } from './errors.js';
 import type { JupyterKernelErrorCode } from './errors.js';
-import { openJupyterKernel } from './jupyter-kernel.js';
+import { openJupyterKernel } from './open-kernel.js';
 import type { JupyterKernel } from './jupyter-kernel.js';
 import { kernelExecutionState, shutdownKernel } from './kernel-rest.js';
 import type { JupyterKernelTarget } from './kernel-rest.js';
