@@ -66,6 +66,11 @@ async function main(): Promise<void> {
     process.exitCode = await doctorCommand(choice, settings, commandLine.sandbox.enabled);
     return;
   }
+  if (jupyter !== undefined && commandLine.command === 'code-mode') {
+    // run_code runs in the kernel: the local interpreter is not used.
+    await codeModeCommand(commandLine.servers ?? '', choice.python, createStderrLogger(commandLine.logLevel as LogLevel), fail, jupyter);
+    return;
+  }
   if (jupyter !== undefined) {
     // The code runs in the kernel: the local interpreter is not used.
     await serveJupyter(commandLine, jupyter, settings, choice.python);

@@ -7,6 +7,7 @@ import {
   type OperationOutcome,
   type RunOptions,
   type RuntimeOptions,
+  type WorkerBackend,
 } from '@ipython-mcp/worker-supervisor';
 import type { OperationName, OperationParams, OperationResult } from '@ipython-mcp/protocol';
 import PQueue from 'p-queue';
@@ -51,6 +52,14 @@ export interface IPythonKernelOptions {
    * {@link IPythonKernel.journalStatus}.
    */
   journal?: KernelJournalOption | undefined;
+  /**
+   * Where the kernel's namespace lives. Unset: a worker process started here. A Jupyter kernel's backend
+   * (`jupyterKernelBackend` of `@ipython-mcp/jupyter-kernel`) runs each run_code as that kernel's own cell, its
+   * nested tool calls travelling on the kernel's stdin channel (docs/jupyter.md). With a kernel someone else owns,
+   * leave `warmStandby` off: a second worker would take the kernel over from the first. What the backend cannot do
+   * (the memory guard, for one) is off.
+   */
+  backend?: WorkerBackend | undefined;
 }
 
 const journals = new WeakMap<IPythonKernel, RunCodeJournal>();
@@ -117,6 +126,8 @@ export class IPythonKernel implements AsyncDisposable {
 
   /** The memory guard's limit in MiB; null when it is off. */
   get memoryLimitMb(): number | null {
+    const backend = this.options.backend;
+    if (backend !== undefined && !backend.capabilities.has('memoryGuard')) return null;
     const memory = this.options.memoryLimitMb;
     if (memory === undefined) return defaultMemoryLimitMb();
     return memory === null || memory === 0 ? null : memory;
@@ -231,8 +242,11 @@ export class IPythonKernel implements AsyncDisposable {
 
   private async startRuntime(): Promise<Runtime> {
     const startupTimeoutMs = this.options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
+    const backend = this.options.backend;
     const runtime = new Runtime({
-      python: this.options.python ?? chooseInterpreter(undefined).python,
+      // A backend other than the local process brings its own Python (a Jupyter kernel's).
+      python: this.options.python ?? (backend === undefined ? chooseInterpreter(undefined).python : 'python3'),
+      ...(backend === undefined ? {} : { backend }),
       ...kernelRuntimeOptions(startupTimeoutMs),
       memoryLimitMb: this.memoryLimitMb,
       cwd: this.options.cwd,

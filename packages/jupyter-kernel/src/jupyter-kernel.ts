@@ -51,6 +51,11 @@ export interface JupyterExecuteOptions {
   readonly discardOutputs?: boolean | undefined;
   /** Called with the execute_request's message id as it is sent (IOPub `status` messages name it as their parent). */
   readonly onSent?: ((messageId: string) => void) | undefined;
+  /**
+   * Answers the cell's input requests (`input()` and the like): with it the request goes with `allow_stdin` true,
+   * and each `input_request` of the cell is handed here with the function that sends its `input_reply`.
+   */
+  readonly onInput?: ((prompt: string, reply: (value: string) => void) => void) | undefined;
 }
 
 /** One IOPub `status` message: what the kernel is doing, and for which request of which client. */
@@ -268,7 +273,7 @@ export class JupyterKernel {
         code,
         silent: options.silent ?? false,
         store_history: options.storeHistory ?? true,
-        allow_stdin: false,
+        allow_stdin: options.onInput !== undefined,
         stop_on_error: options.stopOnError ?? false,
       },
       true,
@@ -281,6 +286,15 @@ export class JupyterKernel {
       if (options.discardOutputs !== true) outputs.push(output);
       options.onOutput?.(output);
     };
+    const onInput = options.onInput;
+    if (onInput !== undefined) {
+      const connection = this.#connection;
+      future.onStdin = (message: KernelMessage.IStdinMessage) => {
+        if (message.header.msg_type !== 'input_request') return;
+        const request = message as KernelMessage.IInputRequestMsg;
+        onInput(String(request.content.prompt ?? ''), (value) => connection.sendInputReply({ status: 'ok', value }, request.header));
+      };
+    }
     let reject: ((error: JupyterKernelError) => void) | undefined;
     const lost = new Promise<never>((_resolve, rejectLost) => {
       reject = rejectLost;

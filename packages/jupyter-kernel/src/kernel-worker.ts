@@ -24,6 +24,7 @@ import {
 import { bootCellCode } from './boot-cell.js';
 import type { JupyterComm } from './jupyter-comm.js';
 import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
+import { KernelToolCalls, runsAsCell } from './kernel-stdin.js';
 
 /** The names the kernel side gives spill files: nothing else is written. */
 const SPILL_NAME = /^\d{20}-cell\d+-(stdout|stderr)\.txt$/;
@@ -100,10 +101,13 @@ export class JupyterKernelWorker implements WorkerHandle {
   #readyInfo: WorkerInfo | undefined;
   #busyCheck: NodeJS.Timeout | undefined;
   readonly #startedAt = performance.now();
+  /** Code Mode's nested calls, on the kernel's stdin channel (kernel-stdin.ts). */
+  readonly #toolCalls: KernelToolCalls;
 
   constructor(options: KernelWorkerOptions) {
     this.#options = options;
     this.#logger = options.logger ?? options.start.logger ?? silentLogger;
+    this.#toolCalls = new KernelToolCalls(this.#logger);
     this.ready = new Promise<WorkerInfo>((resolve, reject) => {
       this.#settleReady = { resolve, reject };
     });
@@ -371,7 +375,7 @@ export class JupyterKernelWorker implements WorkerHandle {
         reject(new WorkerExitedError(this.#exit === undefined ? 'the worker is not ready' : `the worker is not running (${this.#exitReason})`, this.#exit?.code ?? null, this.#exit?.signal ?? null));
         return;
       }
-      const cell = op === 'execute' && typeof params.code === 'string' && params.code.trim() !== '';
+      const cell = runsAsCell(op, params);
       const pending: Pending = { id, op, params, hooks, cell, state: 'waiting', messageId: undefined, interruptWhenRunning: false, resolve, reject };
       this.#pending.set(id, pending);
       this.#waiting.push(pending);
@@ -429,10 +433,13 @@ export class JupyterKernelWorker implements WorkerHandle {
       pending.messageId = comm.send({ type: 'request', id: pending.id, op: pending.op, params: pending.params, ...(stream ? { stream: true } : {}) });
       return;
     }
-    const metadata = { ipython_mcp: { id: pending.id, params: pending.params, ...(stream ? { stream: true } : {}) } };
+    const codeMode = pending.op === 'run_code';
+    const metadata = { ipython_mcp: { id: pending.id, params: pending.params, ...(stream ? { stream: true } : {}), ...(codeMode ? { op: pending.op } : {}) } };
+    const onInput = codeMode ? this.#toolCalls.handlerFor(pending.id, pending.hooks, () => this.#pending.has(pending.id)) : undefined;
     kernel
       .execute(String(pending.params.code), {
         metadata,
+        ...(onInput === undefined ? {} : { onInput }),
         discardOutputs: true,
         onSent: (messageId) => {
           pending.messageId = messageId;
@@ -472,8 +479,8 @@ export class JupyterKernelWorker implements WorkerHandle {
     });
   }
 
-  sendToolResult(_callId: number, _result: ToolAnswer): void {
-    // Nested tool calls are not available in a kernel: the kernel side refuses the operations that would need them.
+  sendToolResult(callId: number, result: ToolAnswer): void {
+    this.#toolCalls.answer(callId, result);
   }
 
   /**
@@ -532,6 +539,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     const open = [...this.#pending.values()];
     this.#pending.clear();
     this.#probes.clear();
+    this.#toolCalls.clear();
     this.#waiting.length = 0;
     for (const pending of open) pending.reject(error);
     const comm = this.#comm;

@@ -80,8 +80,9 @@ class KernelSide:
         self.comm: Any = None
         self.worker: Any = None
         self.channel: _CommChannel | None = None
-        # The agent's cell being run by the kernel: (request id, its display collector, its capture), or None.
-        self.cell: tuple[int, Any, Any] | None = None
+        # The agent's cell being run by the kernel: (request id, its display collector, its capture), a Code Mode
+        # cell (code_mode_cell.py), or None.
+        self.cell: Any = None
         # The ids of the latest requests this side began (comm requests and cells): a ``probe`` lists them, so the
         # parent can tell a request lost with a dropped connection from one that ran (and send only the lost again).
         self.seen: deque[int] = deque(maxlen=1024)
@@ -169,6 +170,11 @@ class KernelSide:
                                "message": f"unexpected message type {str(kind)[:64]!r}"})
             return
         request_id = data.get("id")
+        if data.get("op") == "run_code":
+            # Its tool calls need the stdin channel of an execute_request (code_mode_cell.py), which a comm lacks.
+            self.channel.send({"type": "response", "id": request_id, "ok": False, "error": {
+                "code": "invalid_request", "message": "run_code runs as the kernel's own cell, not over the comm"}})
+            return
         if isinstance(request_id, int):
             self.seen.append(request_id)
         self.worker.handle(data, _NoInterrupter())
@@ -181,8 +187,13 @@ class KernelSide:
             return
         from ..shell.execute import cell_capture
 
-        request_id, stream = request
+        request_id, stream, op, params = request
         self.seen.append(request_id)
+        if op == "run_code":
+            from .code_mode_cell import CodeModeCell
+
+            self.cell = CodeModeCell(self.worker, request_id, params)
+            return
         worker = self.worker
         channel = self.channel
         send_event = None
@@ -202,11 +213,14 @@ class KernelSide:
         if cell is None:
             return
         self.cell = None
-        request_id, displays, capture = cell
         worker = self.worker
         channel = self.channel
         if worker is None or channel is None:
             return
+        if not isinstance(cell, tuple):  # a Code Mode cell (code_mode_cell.py)
+            channel.send(cell.finish(result, _NoInterrupter()))
+            return
+        request_id, displays, capture = cell
         from ..shell.execute import execute_result
 
         owner = worker.owner
@@ -223,9 +237,9 @@ class KernelSide:
         channel.send(worker.respond(request_id, "execute", run, _NoInterrupter(), operation))
 
 
-def _agent_request(shell: Any) -> tuple[int, bool] | None:
-    """The id of the agent's request the running execute_request carries in its metadata, and whether it streams;
-    None for a human's cell. The code is the cell's own: nothing else in the request changes how it runs."""
+def _agent_request(shell: Any) -> tuple[int, bool, str, dict[str, Any]] | None:
+    """The id of the agent's request the running execute_request carries in its metadata, whether it streams, its
+    operation (``execute`` unless named) and params; None for a human's cell. The code is the cell's own: nothing else in the request changes how it runs."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
         return None
@@ -238,7 +252,8 @@ def _agent_request(shell: Any) -> tuple[int, bool] | None:
     marker = (parent.get("metadata") or {}).get(METADATA_KEY)
     if not isinstance(marker, dict) or not isinstance(marker.get("id"), int):
         return None
-    return marker["id"], marker.get("stream") is True
+    params = marker.get("params")
+    return marker["id"], marker.get("stream") is True, str(marker.get("op") or "execute"), params if isinstance(params, dict) else {}
 
 
 def _configure_problem(configure: Any) -> str | None:
@@ -264,8 +279,10 @@ def _build_worker(channel: _CommChannel, shell: Any, configure: dict[str, Any]) 
         settings["output_spill"] = {**spill, "dir": tempfile.mkdtemp(prefix="ipython-mcp-spill-")}
     worker = Worker(channel, settings, lambda limits: KernelShellOwner(shell, limits))
     worker.memory_backstop = False
-    # Code Mode's tool answers would arrive on the shell channel, which is busy running the operation itself.
-    worker.host_calls = False
+    # Code Mode's tool calls travel on the kernel's stdin channel, from a run_code run as the kernel's own cell.
+    from .code_mode_cell import serve_host_calls
+
+    serve_host_calls(worker, shell)
     return worker
 
 
