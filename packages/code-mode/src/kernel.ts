@@ -135,7 +135,11 @@ export class IPythonKernel implements AsyncDisposable {
 
   /** Whether a kernel process is running now. */
   get running(): boolean {
-    return this.runtime !== undefined && this.runtime.workerPids().length > 0;
+    const runtime = this.runtime;
+    if (runtime === undefined) return false;
+    // A kernel on another backend (a Jupyter kernel) has no local pid: its runtime's state says it.
+    if (this.options.backend !== undefined) return runtime.status().state === 'ready' || runtime.status().state === 'busy';
+    return runtime.workerPids().length > 0;
   }
 
   /** Pids of the kernel's processes (with a warm standby, two), for diagnostics and tests. */
