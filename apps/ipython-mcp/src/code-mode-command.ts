@@ -1,4 +1,5 @@
-import type { Logger } from '@ipython-mcp/worker-supervisor';
+import { INTERRUPT_GRACE_MS } from '@ipython-mcp/code-mode';
+import { defaultMemoryLimitMb, type Logger } from '@ipython-mcp/worker-supervisor';
 import { ServersFileError, readServersFile } from './code-mode-config.js';
 import { serveCodeModeStdio, type CodeModeKernelBackend } from './code-mode-server.js';
 import type { JupyterRequest } from './jupyter-request.js';
@@ -34,6 +35,9 @@ export async function codeModeCommand(
 /** run_code's kernel on a Jupyter server: the Jupyter client is loaded only when --jupyter is given. */
 async function jupyterKernel(request: JupyterRequest, logger: Logger): Promise<CodeModeKernelBackend> {
   const { jupyterKernelBackend } = await import('@ipython-mcp/jupyter-kernel');
-  const backend = jupyterKernelBackend({ server: { url: request.url, token: request.token }, target: request.target, logger });
+  // The kernel side guards the kernel's machine as a local Code Mode kernel is guarded: the default memory limit,
+  // and the 5 s an interrupted cell gets before what it started is ended.
+  const machineGuard = { memoryLimitMb: defaultMemoryLimitMb(), graceMs: INTERRUPT_GRACE_MS };
+  const backend = jupyterKernelBackend({ server: { url: request.url, token: request.token }, target: request.target, logger, machineGuard });
   return { backend, warmStandby: backend.policy === 'owned', close: () => backend.close() };
 }

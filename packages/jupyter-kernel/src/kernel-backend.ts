@@ -8,6 +8,7 @@ import { redactUrl } from './errors.js';
 import { kernelExecutionState, openJupyterKernel } from './jupyter-kernel.js';
 import type { JupyterKernel, JupyterKernelTarget } from './jupyter-kernel.js';
 import { JupyterKernelWorker } from './kernel-worker.js';
+import type { MachineGuardOptions } from './kernel-stdin.js';
 import type { JupyterServerOptions } from './server-settings.js';
 
 /**
@@ -31,6 +32,8 @@ export interface JupyterBackendOptions {
   /** The directory that holds `ipython_mcp_worker`; default workerSourceDirectory(). */
   readonly sourceDirectory?: string | undefined;
   readonly logger?: Logger | undefined;
+  /** The kernel side's memory guard and process cleanup on the kernel's machine; unset, both are off. */
+  readonly machineGuard?: MachineGuardOptions | undefined;
 }
 
 /** What runtime_status reports about a Jupyter backend. Never the token. */
@@ -120,6 +123,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
         start,
         sourceDirectory: options.sourceDirectory ?? workerSourceDirectory(),
         logger: options.logger ?? start.logger,
+        machineGuard: options.machineGuard,
         onKilledBusy: () => {
           if (policy === 'attached') stuck = true;
         },

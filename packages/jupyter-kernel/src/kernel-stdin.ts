@@ -105,3 +105,22 @@ export class KernelToolCalls {
     this.#open.clear();
   }
 }
+
+/**
+ * The kernel side's guard of its own machine (python/ipython_mcp_worker/kernel/machine_guard.py): the memory limit
+ * of the kernel's process tree while an agent's cell runs, and the grace after an interrupt past which the processes
+ * that cell started are ended.
+ */
+export interface MachineGuardOptions {
+  /** MiB the kernel and its processes may hold while an agent's cell runs; null: the memory guard is off. */
+  readonly memoryLimitMb: number | null;
+  /** After an interrupt of the agent's cell, how long it may still run before the processes it started are ended. */
+  readonly graceMs: number;
+}
+
+/** The `kernel_guard` field the comm's opening data carries beside the configure message (none without options). */
+export function machineGuardConfigure(options: MachineGuardOptions | undefined): Record<string, unknown> {
+  if (options === undefined) return {};
+  const memory = options.memoryLimitMb === null ? {} : { memory_limit_bytes: options.memoryLimitMb * 1024 * 1024 };
+  return { kernel_guard: { ...memory, grace_ms: options.graceMs } };
+}

@@ -24,7 +24,7 @@ import {
 import { bootCellCode } from './boot-cell.js';
 import type { JupyterComm } from './jupyter-comm.js';
 import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
-import { KernelToolCalls, runsAsCell } from './kernel-stdin.js';
+import { KernelToolCalls, machineGuardConfigure, runsAsCell, type MachineGuardOptions } from './kernel-stdin.js';
 
 /** The names the kernel side gives spill files: nothing else is written. */
 const SPILL_NAME = /^\d{20}-cell\d+-(stdout|stderr)\.txt$/;
@@ -39,6 +39,8 @@ export interface KernelWorkerOptions {
   start: WorkerStartOptions;
   /** The directory that holds `ipython_mcp_worker` (workerSourceDirectory()). */
   sourceDirectory: string;
+  /** The memory guard and process cleanup the kernel side runs on the kernel's machine (kernel-stdin.ts). */
+  machineGuard?: MachineGuardOptions | undefined;
   /** Called when `kill()` ends the worker while one of its requests was running or queued in the kernel. */
   onKilledBusy?: (() => void) | undefined;
   logger?: Logger | undefined;
@@ -158,7 +160,7 @@ export class JupyterKernelWorker implements WorkerHandle {
       if (this.#readyState !== 'starting') return;
       const configure = ConfigureSchema.parse({ type: 'configure', protocol: PROTOCOL_VERSION, codec: 'json', ...this.#options.start.configure });
       // The kernel side answers the configure (ready or startup_failed) while it handles the comm_open.
-      const comm = await kernel.openComm(WORKER_COMM_TARGET, configure, (data) => this.#onCommData(data));
+      const comm = await kernel.openComm(WORKER_COMM_TARGET, { ...configure, ...machineGuardConfigure(this.#options.machineGuard) }, (data) => this.#onCommData(data));
       if (!this.alive) {
         comm.close();
         return;

@@ -86,6 +86,8 @@ class KernelSide:
         # The ids of the latest requests this side began (comm requests and cells): a ``probe`` lists them, so the
         # parent can tell a request lost with a dropped connection from one that ran (and send only the lost again).
         self.seen: deque[int] = deque(maxlen=1024)
+        # The memory guard and process cleanup on this machine, for the agent's cells (machine_guard.py).
+        self.guard: Any = None
 
     # -- comm ---------------------------------------------------------------------------------------------------
 
@@ -109,6 +111,9 @@ class KernelSide:
             channel.send({"type": "startup_failed", "error": {"code": "startup_failed", "message": failure}})
             return
         try:
+            from .machine_guard import MachineGuard
+
+            self.guard = MachineGuard(configure.get("kernel_guard"))
             self.worker = _build_worker(channel, self.shell, configure)
         except OpError as error:
             channel.send({"type": "startup_failed", "error": error.to_wire()})
@@ -189,6 +194,8 @@ class KernelSide:
 
         request_id, stream, op, params = request
         self.seen.append(request_id)
+        if self.guard is not None:
+            self.guard.begin()
         if op == "run_code":
             from .code_mode_cell import CodeModeCell
 
@@ -213,12 +220,15 @@ class KernelSide:
         if cell is None:
             return
         self.cell = None
+        guard = self.guard if self.guard is not None else _NoInterrupter()
+        if self.guard is not None:
+            self.guard.end()
         worker = self.worker
         channel = self.channel
         if worker is None or channel is None:
             return
         if not isinstance(cell, tuple):  # a Code Mode cell (code_mode_cell.py)
-            channel.send(cell.finish(result, _NoInterrupter()))
+            channel.send(cell.finish(result, guard))
             return
         request_id, displays, capture = cell
         from ..shell.execute import execute_result
@@ -234,7 +244,7 @@ class KernelSide:
             _ship_spills(channel, request_id, value)
             return value
 
-        channel.send(worker.respond(request_id, "execute", run, _NoInterrupter(), operation))
+        channel.send(worker.respond(request_id, "execute", run, guard, operation))
 
 
 def _agent_request(shell: Any) -> tuple[int, bool, str, dict[str, Any]] | None:
@@ -271,7 +281,7 @@ def _build_worker(channel: _CommChannel, shell: Any, configure: dict[str, Any]) 
     from .owner import KernelShellOwner
 
     # The kernel's memory is the kernel's: no allocation backstop is applied to it.
-    settings = {key: value for key, value in configure.items() if key != "data_limit_bytes"}
+    settings = {key: value for key, value in configure.items() if key not in ("data_limit_bytes", "kernel_guard")}
     spill = configure.get("output_spill")
     if isinstance(spill, dict):
         # The parent's spill directory is on the parent's machine: spill files are written in a private directory
