@@ -39,5 +39,5 @@ async function jupyterKernel(request: JupyterRequest, logger: Logger): Promise<C
   // and the 5 s an interrupted cell gets before what it started is ended.
   const machineGuard = { memoryLimitMb: defaultMemoryLimitMb(), graceMs: INTERRUPT_GRACE_MS };
   const backend = jupyterKernelBackend({ server: { url: request.url, token: request.token }, target: request.target, logger, machineGuard });
-  return { backend, warmStandby: backend.policy === 'owned', close: () => backend.close() };
+  return { backend, warmStandby: backend.policy === 'owned', attached: backend.policy === 'attached', close: () => backend.close() };
 }

@@ -40,6 +40,8 @@ export interface CodeModeKernelBackend {
   readonly backend: WorkerBackend;
   /** False for a kernel someone else owns: a second worker would take it over from the first. */
   readonly warmStandby: boolean;
+  /** The kernel is someone else's: never restarted, so run_code's `restart: true` is refused. */
+  readonly attached: boolean;
   close(): Promise<void>;
 }
 
@@ -76,7 +78,7 @@ export class CodeModeMcpServer {
       python: options.python,
       warmStandby: kernelBackend?.warmStandby ?? true,
       logger: options.logger,
-      ...(kernelBackend === undefined ? {} : { backend: kernelBackend.backend }),
+      ...(kernelBackend === undefined ? {} : { backend: kernelBackend.backend, attached: kernelBackend.attached }),
     });
     this.upstreams = options.config.servers.map((config) => new UpstreamServer(config, options.version));
     this.codeMode = this.build();

@@ -101,6 +101,13 @@ describe('Code Mode in a kernel a person also uses (--kernel ID)', () => {
     expect(await value(server, 'len(echo(text="y" * 1_000_000))')).toBe(1_000_002);
   });
 
+  it('refuses restart: true, and the namespace is as it was', async () => {
+    const refused = await server.call('run_code', { code: 'answer', restart: true });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toContain("restart is not available here: the kernel is someone else's");
+    expect(await value(server, 'answer')).toBe('from-person');
+  });
+
   it("is left running when code-mode exits: the kernel is the person's", async () => {
     // One ipython-mcp per kernel (docs/jupyter.md): the first one ends before the next attaches.
     await server.close();

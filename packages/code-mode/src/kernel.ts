@@ -11,7 +11,7 @@ import {
 } from '@ipython-mcp/worker-supervisor';
 import type { OperationName, OperationParams, OperationResult } from '@ipython-mcp/protocol';
 import PQueue from 'p-queue';
-import { CodeModeCancelledError, KernelClosedError, KernelStartupError } from './errors.js';
+import { CodeModeCancelledError, InvalidRunCodeInputError, KernelClosedError, KernelStartupError } from './errors.js';
 import { MAX_RESULT_BYTES, MAX_RESULT_DEPTH } from './result-cut.js';
 import { MAX_OUTPUT_CHARS } from './return-value.js';
 import { KERNEL_IPC_LIMIT_BYTES } from './kernel-ipc-limit.js';
@@ -60,6 +60,11 @@ export interface IPythonKernelOptions {
    * (the memory guard, for one) is off.
    */
   backend?: WorkerBackend | undefined;
+  /**
+   * The kernel is someone else's (a Jupyter kernel attached by id or notebook): it is never restarted, so run_code's
+   * `restart: true` is refused instead of leaving the namespace as it was.
+   */
+  attached?: boolean | undefined;
 }
 
 const journals = new WeakMap<IPythonKernel, RunCodeJournal>();
@@ -217,6 +222,11 @@ export class IPythonKernel implements AsyncDisposable {
         return current.run(op, params, options);
       },
       restart: async () => {
+        if (this.options.attached === true) {
+          throw new InvalidRunCodeInputError(
+            "restart is not available here: the kernel is someone else's (attached with --kernel or --notebook) and is never restarted; run the code without restart, and `del` the names to clear",
+          );
+        }
         if (this.runtime === current) this.runtime = undefined;
         await current.close();
         current = await this.ensureRuntime(lifecycle);
