@@ -7,7 +7,7 @@
 export { DEFAULT_CONNECT_TIMEOUT_MS, JupyterKernel, kernelExecutionState, openJupyterKernel } from './jupyter-kernel.js';
 export type { JupyterExecuteOptions, JupyterKernelTarget, KernelActivity, OpenJupyterKernelOptions } from './jupyter-kernel.js';
 export { JupyterKernelWorker, WORKER_COMM_TARGET } from './kernel-worker.js';
-export type { KernelWorkerOptions } from './kernel-worker.js';
+export type { KernelCellObserver, KernelWorkerOptions } from './kernel-worker.js';
 export { STUCK_KERNEL_MESSAGE, jupyterKernelBackend } from './kernel-backend.js';
 export type { JupyterBackend, JupyterBackendOptions, JupyterBackendStatus, JupyterKernelPolicy } from './kernel-backend.js';
 export { bootCellCode, workerSources } from './boot-cell.js';

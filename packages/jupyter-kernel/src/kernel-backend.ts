@@ -7,7 +7,7 @@ import { workerSourceDirectory, type Logger, type WorkerBackend, type WorkerCapa
 import { redactUrl } from './errors.js';
 import { kernelExecutionState, openJupyterKernel } from './jupyter-kernel.js';
 import type { JupyterKernel, JupyterKernelTarget } from './jupyter-kernel.js';
-import { JupyterKernelWorker } from './kernel-worker.js';
+import { JupyterKernelWorker, type KernelCellObserver } from './kernel-worker.js';
 import type { JupyterServerOptions } from './server-settings.js';
 
 /**
@@ -30,6 +30,8 @@ export interface JupyterBackendOptions {
   readonly connectTimeoutMs?: number | undefined;
   /** The directory that holds `ipython_mcp_worker`; default workerSourceDirectory(). */
   readonly sourceDirectory?: string | undefined;
+  /** Gives each worker's observer of the agent's cells (the notebook mirror); none by default. */
+  readonly cells?: (() => KernelCellObserver) | undefined;
   readonly logger?: Logger | undefined;
 }
 
@@ -120,6 +122,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
         start,
         sourceDirectory: options.sourceDirectory ?? workerSourceDirectory(),
         logger: options.logger ?? start.logger,
+        cells: options.cells?.(),
         onKilledBusy: () => {
           if (policy === 'attached') stuck = true;
         },
