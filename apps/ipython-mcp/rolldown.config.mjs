@@ -40,7 +40,8 @@ function isBinaryExternal(id) {
     // The notebook's shared document (loaded only for --notebook): one yjs for @jupyter/ydoc and y-websocket alike.
     id.startsWith('@jupyter/') ||
     id === 'yjs' ||
-    id.startsWith('y-websocket')
+    id.startsWith('y-websocket') ||
+    id.startsWith('y-protocols')
   );
 }
 

@@ -8,6 +8,8 @@
 import { YNotebook } from '@jupyter/ydoc';
 import WebSocket from 'ws';
 import { WebsocketProvider } from 'y-websocket';
+import { Awareness } from 'y-protocols/awareness';
+import { Doc } from 'yjs';
 
 /** Where the notebook is and who the agent is. */
 export interface SharedNotebookOptions {
@@ -127,6 +129,16 @@ function connectRoom(options: SharedNotebookOptions, fileId: string, sessionId: 
     maxBackoffTime: 2_000,
   });
   notebook.awareness.setLocalStateField('user', agentUser(options.displayName));
+  // JupyterLab's collaborators panel lists the users of its global awareness room, with the document each has open.
+  const globalDoc = new Doc();
+  const globalAwareness = new Awareness(globalDoc);
+  globalAwareness.setLocalState({ user: agentUser(options.displayName), current: `notebook:${options.path.replace(/^\/+/, '')}` });
+  const presence = new WebsocketProvider(wsBase, 'JupyterLab:globalAwareness', globalDoc, {
+    params: options.token === '' ? {} : { token: options.token },
+    awareness: globalAwareness,
+    WebSocketPolyfill: WebSocket as unknown as typeof globalThis.WebSocket,
+    maxBackoffTime: 2_000,
+  });
   let closed: string | undefined;
   let everSynced = false;
   const shared: SharedNotebook = {
@@ -137,7 +149,11 @@ function connectRoom(options: SharedNotebookOptions, fileId: string, sessionId: 
     close: () => {
       if (closed === undefined) closed = 'closed by ipython-mcp';
       notebook.awareness.setLocalState(null);
+      globalAwareness.setLocalState(null);
       provider.destroy();
+      presence.destroy();
+      globalAwareness.destroy();
+      globalDoc.destroy();
       notebook.dispose();
     },
   };
