@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openSharedNotebook, type SharedNotebook } from '@ipython-mcp/notebook-document';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { humanExecute, startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
+import { humanExecute, kernelIds, runCli, startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
 
 let lab: RunningJupyter;
 let plain: RunningJupyter;
@@ -122,6 +122,59 @@ describe("the agent's cells in the notebook (JupyterLab with jupyter-collaborati
       person?.close();
       await agent.close();
     }
+  });
+
+  it('a notebook nobody has open: ipython-mcp starts its session (the kernelspec of the notebook), leaves it running, and mirrors into it', async () => {
+    writeNotebook(lab, 'closed.ipynb');
+    const before = await kernelIds(lab);
+    const agent = await startKernelServer(lab, ['--notebook', 'closed.ipynb']);
+    let kernelId: string | undefined;
+    try {
+      expect((await agent.structured('execute', { code: '3 * 3' })).result.value).toBe(9);
+      kernelId = (await agent.structured('runtime_status', {})).backend.kernel_id;
+      expect(before).not.toContain(kernelId);
+      await until(async () => expect(await savedCells(lab, 'closed.ipynb')).toHaveLength(3), 20_000);
+    } finally {
+      await agent.close();
+    }
+    // The session is the notebook's now, as if the person had opened it: left running for them.
+    expect(await kernelIds(lab)).toContain(kernelId);
+    const sessions = (await lab.rest('GET', 'api/sessions')).body as Array<{ id: string; path: string }>;
+    const session = sessions.find((each) => each.path === 'closed.ipynb');
+    expect(session).toBeDefined();
+    await lab.rest('DELETE', `api/sessions/${session!.id}`);
+  });
+
+  it("the notebook deleted while attached: the agent's calls still answer in full; runtime_status says what became of the mirror", async () => {
+    writeNotebook(lab, 'doomed.ipynb');
+    await openSession(lab, 'doomed.ipynb');
+    const agent = await startKernelServer(lab, ['--notebook', 'doomed.ipynb']);
+    try {
+      expect((await agent.structured('execute', { code: '1 + 1' })).result.value).toBe(2);
+      expect((await lab.rest('DELETE', 'api/contents/doomed.ipynb')).status).toBe(204);
+      const after = await agent.structured('execute', { code: 'print("still here")\n40 + 2' });
+      expect(after.result.value).toBe(42);
+      expect(after.stdout).toBe('still here\n');
+      const status = await agent.structured('runtime_status', {});
+      expect(['on', 'reconnecting', 'unavailable']).toContain(status.backend.notebook_cells.state);
+      expect(agent.stderr()).not.toContain(lab.token);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('doctor says whether the cells are mirrored, and what to install when not', () => {
+    writeNotebook(lab, 'doctor.ipynb');
+    writeNotebook(plain, 'doctor.ipynb');
+    const onLab = runCli(['doctor', '--jupyter', lab.url, '--notebook', 'doctor.ipynb'], { JUPYTER_TOKEN: lab.token });
+    expect(onLab.stdout).toContain('has no open session; ipython-mcp starts one');
+    expect(onLab.stdout).toContain('notebook cells: mirrored');
+    const onPlain = runCli(['doctor', '--jupyter', plain.url, '--notebook', 'doctor.ipynb'], { JUPYTER_TOKEN: plain.token });
+    expect(onPlain.stdout).toContain('notebook cells: not mirrored');
+    expect(onPlain.stdout).toContain('pip install jupyter-collaboration');
+    const off = runCli(['doctor', '--jupyter', lab.url, '--notebook', 'doctor.ipynb', '--notebook-cells', 'off'], { JUPYTER_TOKEN: lab.token });
+    expect(off.stdout).toContain('notebook cells: off');
+    for (const run of [onLab, onPlain, off]) expect(run.stdout + run.stderr).not.toContain(lab.token);
   });
 
   it('--notebook-cells off leaves the notebook alone; runtime_status says so', async () => {
