@@ -1,5 +1,5 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ListResourceTemplatesRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema, type Resource } from '@modelcontextprotocol/sdk/types.js';
+import { ListResourceTemplatesRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
 import { JOURNAL_RESOURCE, JOURNAL_RESOURCE_URI, readJournal } from './journal-resource.js';
 import type { JournalRecorder } from './journal-recorder.js';
 import type { OutputResources } from './output-resources.js';
@@ -13,17 +13,21 @@ const LIST_PAGE = 100;
  */
 export function serveResources(server: Server, outputs: OutputResources, journal: JournalRecorder | undefined): void {
   server.registerCapabilities({ resources: {} });
-  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
-    const all: Resource[] = [...(journal ? [JOURNAL_RESOURCE] : []), ...(await outputs.list())];
-    const cursor = request.params?.cursor;
-    const start = cursor !== undefined && /^[0-9]{1,9}$/.test(cursor) ? Number(cursor) : 0;
-    const resources = all.slice(start, start + LIST_PAGE);
-    return start + LIST_PAGE < all.length ? { resources, nextCursor: String(start + LIST_PAGE) } : { resources };
-  });
+  server.setRequestHandler(ListResourcesRequestSchema, (request) => listResources(outputs, journal, request.params?.cursor));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: outputs.templates() }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    const uri = request.params.uri;
-    if (uri === JOURNAL_RESOURCE_URI && journal) return readJournal(journal);
-    return outputs.read(uri);
-  });
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => readResource(outputs, journal, request.params.uri));
+}
+
+/** One `resources/list` page (both protocol eras): the journal first, then the outputs; the cursor is an offset. */
+export async function listResources(outputs: OutputResources, journal: JournalRecorder | undefined, cursor: string | undefined): Promise<{ resources: Resource[]; nextCursor?: string }> {
+  const all: Resource[] = [...(journal ? [JOURNAL_RESOURCE] : []), ...(await outputs.list())];
+  const start = cursor !== undefined && /^[0-9]{1,9}$/.test(cursor) ? Number(cursor) : 0;
+  const resources = all.slice(start, start + LIST_PAGE);
+  return start + LIST_PAGE < all.length ? { resources, nextCursor: String(start + LIST_PAGE) } : { resources };
+}
+
+/** `resources/read` (both protocol eras): the journal, or one of the namespace's outputs. */
+export function readResource(outputs: OutputResources, journal: JournalRecorder | undefined, uri: string): Promise<ReadResourceResult> | ReadResourceResult {
+  if (uri === JOURNAL_RESOURCE_URI && journal) return readJournal(journal);
+  return outputs.read(uri);
 }
