@@ -145,15 +145,26 @@ describe('Claude Code agent turns (claude -p)', () => {
     return runClaudeCode({ bin: bin(), model, prompt, home, servers: { ipython: server }, marker, clientEnv });
   }
 
-  it('keeps state across calls, hands back an image block, an error and a timeout', async () => {
+  it('keeps state across calls, hands back an image block, an error and a timeout, on protocol 2026-07-28', async () => {
     const model = await startStandInModel('anthropic', SESSION_SCRIPT);
     try {
-      expectRun(await runClaude(model, 'Run the scripted session.'));
+      const home = mkdtempSync(join(scratch, 'claude-home-'));
+      expectRun(await runClaude(model, 'Run the scripted session.', home));
       expectSessionFacts(
         model,
         (block) => block.type === 'image' && block.source?.media_type === 'image/png' && block.source?.data === PNG,
         (result) => result?.is_error === true,
       );
+      // What the server saw: Claude Code's discovery was answered with 2026-07-28, no initialize followed, and every
+      // tool call carried that revision in its envelope.
+      const frames = framesOf(home);
+      const discover = frames.find((frame) => frame.dir === 'in' && frame.message.method === 'server/discover');
+      const answer = frames.find((frame) => frame.dir === 'out' && frame.message.id === discover?.message.id);
+      expect(answer?.message.result?.supportedVersions).toContain('2026-07-28');
+      expect(frames.some((frame) => frame.dir === 'in' && frame.message.method === 'initialize')).toBe(false);
+      const calls = frames.filter((frame) => frame.dir === 'in' && frame.message.method === 'tools/call');
+      expect(calls.length).toBeGreaterThanOrEqual(6);
+      expect(calls.every((frame) => frame.message.params._meta?.['io.modelcontextprotocol/protocolVersion'] === '2026-07-28')).toBe(true);
     } finally {
       await model.close();
     }

@@ -6,12 +6,14 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { createInterface } from 'node:readline';
-import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as LegacyStdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { StreamableHTTPClientTransport as LegacyHttpClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, testPython, waitForExit } from './harness.js';
+import { rawPost, startHttpServer, type HttpTestServer } from './http-harness.js';
 
 type Era = 'v1 client, 2025-11-25' | 'v2 client, 2025-11-25' | 'v2 client, 2026-07-28';
 const ERAS: Era[] = ['v1 client, 2025-11-25', 'v2 client, 2025-11-25', 'v2 client, 2026-07-28'];
@@ -28,13 +30,17 @@ interface EraClient {
 
 const serverEnv = (): Record<string, string> => ({ ...(process.env as Record<string, string>), IPYTHON_MCP_PYTHON: testPython() });
 
-async function connect(era: Era): Promise<EraClient> {
+/** Where a client connects: a stdio child of its own, or an `--http` server's namespace path with its token. */
+type Where = { kind: 'stdio' } | { kind: 'http'; url: string; token: string };
+
+async function connect(era: Era, where: Where = { kind: 'stdio' }): Promise<EraClient> {
   const params = { command: process.execPath, args: [CLI], env: serverEnv(), stderr: 'ignore' as const };
+  const httpInit = where.kind === 'http' ? { requestInit: { headers: { Authorization: `Bearer ${where.token}` } } } : undefined;
   if (era === 'v1 client, 2025-11-25') {
-    const transport = new LegacyStdioClientTransport(params);
+    const transport = where.kind === 'http' ? new LegacyHttpClientTransport(new URL(where.url), httpInit) : new LegacyStdioClientTransport(params);
     const client = new LegacyClient({ name: 'eras', version: '1' });
     await client.connect(transport);
-    const pid = transport.pid;
+    const pid = 'pid' in transport ? transport.pid : null;
     return {
       // The v1 client keeps the negotiated version to itself; an `initialize` session is 2025-era by definition.
       version: undefined,
@@ -48,11 +54,11 @@ async function connect(era: Era): Promise<EraClient> {
       },
     };
   }
-  const transport = new ModernStdioClientTransport(params);
+  const transport = where.kind === 'http' ? new ModernHttpClientTransport(new URL(where.url), httpInit) : new ModernStdioClientTransport(params);
   const options = era === 'v2 client, 2026-07-28' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {};
   const client = new ModernClient({ name: 'eras', version: '1' }, options as never);
   await client.connect(transport);
-  const pid = transport.pid;
+  const pid = 'pid' in transport ? transport.pid : null;
   return {
     version: client.getNegotiatedProtocolVersion(),
     call: async (name, args) => (await client.callTool({ name, arguments: args }, { timeout: 60_000 })) as Record<string, any>,
@@ -66,14 +72,25 @@ async function connect(era: Era): Promise<EraClient> {
   };
 }
 
-describe.each(ERAS)('stdio, %s', (era) => {
+let http: HttpTestServer | undefined;
+beforeAll(async () => {
+  http = await startHttpServer();
+}, 60_000);
+afterAll(async () => {
+  await http?.stop();
+});
+
+describe.each(ERAS.flatMap((era) => [{ era, over: 'stdio' as const }, { era, over: 'http' as const }]))('$over, $era', ({ era, over }) => {
   let client: EraClient | undefined;
   afterAll(async () => {
     await client?.close();
   });
 
   it('negotiates its era', async () => {
-    client = await connect(era);
+    // Over --http each era has a namespace of its own (/mcp/NAME), so the suites do not share a namespace.
+    const server = http as HttpTestServer;
+    const path = `${server.url}/${era.startsWith('v1') ? 'v1' : era.endsWith('2026-07-28') ? 'modern' : 'v2-legacy'}`;
+    client = await connect(era, over === 'http' ? { kind: 'http', url: path, token: server.token } : { kind: 'stdio' });
     if (era !== 'v1 client, 2025-11-25') expect(client.version).toBe(era.endsWith('2026-07-28') ? '2026-07-28' : '2025-11-25');
   });
 
@@ -215,5 +232,51 @@ describe('stdio, 2026-07-28 tasks extension (server-decided tasks)', () => {
     expect(unknown.error).toMatchObject({ code: -32602, data: { code: 'job_not_found' } });
     const junk = await client.request('tasks/cancel', { taskId: '../etc' });
     expect(junk.error).toMatchObject({ code: -32602, data: { code: 'job_not_found', reason: 'malformed' } });
+  });
+});
+
+describe('--http, 2026-07-28 on the wire', () => {
+  const envelope = (tasks: boolean) => ({
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'wire', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': tasks ? { extensions: { 'io.modelcontextprotocol/tasks': {} } } : {},
+  });
+  let id = 1;
+  const post = async (method: string, params: Record<string, unknown>, headers: Record<string, string> = {}, path = '/wire') => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: id++, method, params: { ...params, _meta: envelope(true) } });
+    // The standard headers of 2026-07-28 (the method, and the name: a tool's, a task's id) must agree with the body.
+    const name = params.name ?? params.taskId;
+    const named = typeof name === 'string' ? { 'Mcp-Name': name } : {};
+    const answer = await rawPost(http as HttpTestServer, body, { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...named, ...headers }, path);
+    const json = answer.contentType.includes('text/event-stream') ? answer.text.split('\n').find((line) => line.startsWith('data: '))?.slice(6) : answer.text;
+    return { status: answer.status, message: json === undefined || json.length === 0 ? undefined : (JSON.parse(json) as Record<string, any>) };
+  };
+
+  it('serves discovery, tools and a task without a session, keeping the namespace by path', async () => {
+    const discovered = await post('server/discover', {});
+    expect(discovered.status).toBe(200);
+    expect(discovered.message?.result.supportedVersions).toContain('2026-07-28');
+    await post('tools/call', { name: 'execute', arguments: { code: 'w = 5' } });
+    expect((await post('tools/call', { name: 'execute', arguments: { code: 'w' } })).message?.result.structuredContent).toMatchObject({ result: { value: 5 } });
+    // Another path is another namespace.
+    expect((await post('tools/call', { name: 'execute', arguments: { code: 'w' } }, {}, '/wire-other')).message?.result.structuredContent).toMatchObject({ status: 'error' });
+    const created = await post('tools/call', { name: 'execute', arguments: { code: 'import time\ntime.sleep(1)\nprint("http final 42")', detach_after_seconds: 0.2 } });
+    expect(created.message?.result).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = created.message?.result.taskId as string;
+    let got: Record<string, any> | undefined;
+    for (let round = 0; round < 100; round++) {
+      got = (await post('tasks/get', { taskId })).message;
+      if (got?.result?.status !== 'working') break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(got?.result?.status, JSON.stringify(got)).toBe('completed');
+    expect(got?.result.result.structuredContent.stdout).toContain('http final 42');
+  });
+
+  it('refuses a modern request without the token (401) or from a foreign Origin (403), and nothing runs', async () => {
+    expect((await post('tools/call', { name: 'execute', arguments: { code: 'leak = 1' } }, { Authorization: 'Bearer wrong' })).status).toBe(401);
+    expect((await post('tools/call', { name: 'execute', arguments: { code: 'leak = 1' } }, { Origin: 'http://evil.example' })).status).toBe(403);
+    const after = await post('tools/call', { name: 'execute', arguments: { code: "'leak' in globals()" } });
+    expect(after.message?.result.structuredContent).toMatchObject({ result: { value: false } });
   });
 });
