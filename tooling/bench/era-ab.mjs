@@ -11,6 +11,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CLI, ROOT } from './lib/env.mjs';
+import { cpuPerCall, cpuSnapshot } from './lib/procs.mjs';
 import { quantile } from './lib/stats.mjs';
 
 const { values } = parseArgs({ options: { calls: { type: 'string', default: '400' }, rounds: { type: 'string', default: '5' }, warm: { type: 'string', default: '100' } } });
@@ -27,11 +28,12 @@ const FLOOR = join(ROOT, 'tooling/bench/lib/era-floor.mjs');
 async function open(era, args, tool) {
   const options = era === '2026-07-28' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {};
   const client = new Client({ name: 'era-ab', version: '1' }, options);
-  await client.connect(new StdioClientTransport({ command: process.execPath, args, env: { ...process.env, IPYTHON_MCP_PYTHON: python, BENCH_ERA: era }, stderr: 'ignore' }));
+  const transport = new StdioClientTransport({ command: process.execPath, args, env: { ...process.env, IPYTHON_MCP_PYTHON: python, BENCH_ERA: era }, stderr: 'ignore' });
+  await client.connect(transport);
   await client.listTools();
   const call = () => client.callTool({ name: tool, arguments: { code: '1+1' } });
   if (era !== (client.getNegotiatedProtocolVersion() === '2026-07-28' ? '2026-07-28' : '2025-11-25')) throw new Error(`asked for ${era}, negotiated ${client.getNegotiatedProtocolVersion()}`);
-  return { call, close: () => client.close() };
+  return { call, pid: transport.pid, close: () => client.close() };
 }
 
 /** Per-call wall time (µs) of `count` sequential calls. */
@@ -52,15 +54,26 @@ const targets = {
   'bare SDK floor 2026-07-28 (v2 Server)': await open('2026-07-28', [FLOOR], 'execute'),
 };
 const samples = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
+// CPU of each server's Node process (scheduler time, all threads), per call: less hostage to a loaded machine than
+// wall time. The Python worker behind our two servers is the same program in both eras, so it is left out.
+const cpu = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
 for (const target of Object.values(targets)) await timed(target, warm);
 for (let round = 0; round < rounds; round++) {
-  for (const [name, target] of Object.entries(targets)) samples[name].push(...(await timed(target, calls)));
+  for (const [name, target] of Object.entries(targets)) {
+    const before = { server: cpuSnapshot(target.pid) };
+    samples[name].push(...(await timed(target, calls)));
+    cpu[name].push(cpuPerCall(before, { server: cpuSnapshot(target.pid) }, calls).server.totalUs);
+  }
 }
 for (const target of Object.values(targets)) await target.close();
 
 const median = (name) => quantile(samples[name], 0.5);
-console.log(`execute("1+1"), stdio, ${rounds} rounds × ${calls} calls per target, alternated (median µs per call, p90):`);
-for (const name of Object.keys(samples)) console.log(`  ${name.padEnd(40)} ${median(name).toFixed(0).padStart(6)} µs  p90 ${quantile(samples[name], 0.9).toFixed(0)} µs`);
-const ours = median('ipython-mcp 2026-07-28') / median('ipython-mcp 2025-11-25');
-const floors = median('bare SDK floor 2026-07-28 (v2 Server)') / median('bare SDK floor 2025-11-25 (v1 Server)');
-console.log(`  ratio 2026-07-28 / 2025-11-25: ipython-mcp ${ours.toFixed(3)}×, bare SDK floors ${floors.toFixed(3)}×`);
+const cpuMedian = (name) => quantile(cpu[name], 0.5);
+console.log(`execute("1+1"), stdio, ${rounds} rounds × ${calls} calls per target, alternated (wall: median and p90 µs per call; server CPU: median of the rounds, µs per call):`);
+for (const name of Object.keys(samples)) {
+  console.log(`  ${name.padEnd(40)} wall ${median(name).toFixed(0).padStart(6)} µs  p90 ${quantile(samples[name], 0.9).toFixed(0).padStart(6)} µs  server CPU ${cpuMedian(name).toFixed(0).padStart(5)} µs  (rounds: ${cpu[name].map((value) => value.toFixed(0)).join(', ')})`);
+}
+const ratio = (of, a, b) => (of(a) / of(b)).toFixed(3);
+const [ours, floor] = [['ipython-mcp 2026-07-28', 'ipython-mcp 2025-11-25'], ['bare SDK floor 2026-07-28 (v2 Server)', 'bare SDK floor 2025-11-25 (v1 Server)']];
+console.log(`  ratio 2026-07-28 / 2025-11-25, wall: ipython-mcp ${ratio(median, ...ours)}×, bare SDK floors ${ratio(median, ...floor)}×`);
+console.log(`  ratio 2026-07-28 / 2025-11-25, server CPU: ipython-mcp ${ratio(cpuMedian, ...ours)}×, bare SDK floors ${ratio(cpuMedian, ...floor)}×`);
