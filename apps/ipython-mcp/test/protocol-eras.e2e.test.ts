@@ -14,6 +14,10 @@ import { StreamableHTTPClientTransport as LegacyHttpClientTransport } from '@mod
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, testPython, waitForExit } from './harness.js';
 import { rawPost, startHttpServer, type HttpTestServer } from './http-harness.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 type Era = 'v1 client, 2025-11-25' | 'v2 client, 2025-11-25' | 'v2 client, 2026-07-28';
 const ERAS: Era[] = ['v1 client, 2025-11-25', 'v2 client, 2025-11-25', 'v2 client, 2026-07-28'];
@@ -33,8 +37,8 @@ const serverEnv = (): Record<string, string> => ({ ...(process.env as Record<str
 /** Where a client connects: a stdio child of its own, or an `--http` server's namespace path with its token. */
 type Where = { kind: 'stdio' } | { kind: 'http'; url: string; token: string };
 
-async function connect(era: Era, where: Where = { kind: 'stdio' }): Promise<EraClient> {
-  const params = { command: process.execPath, args: [CLI], env: serverEnv(), stderr: 'ignore' as const };
+async function connect(era: Era, where: Where = { kind: 'stdio' }, cliArgs: string[] = []): Promise<EraClient> {
+  const params = { command: process.execPath, args: [CLI, ...cliArgs], env: serverEnv(), stderr: 'ignore' as const };
   const httpInit = where.kind === 'http' ? { requestInit: { headers: { Authorization: `Bearer ${where.token}` } } } : undefined;
   if (era === 'v1 client, 2025-11-25') {
     const transport = where.kind === 'http' ? new LegacyHttpClientTransport(new URL(where.url), httpInit) : new LegacyStdioClientTransport(params);
@@ -278,5 +282,24 @@ describe('--http, 2026-07-28 on the wire', () => {
     expect((await post('tools/call', { name: 'execute', arguments: { code: 'leak = 1' } }, { Origin: 'http://evil.example' })).status).toBe(403);
     const after = await post('tools/call', { name: 'execute', arguments: { code: "'leak' in globals()" } });
     expect(after.message?.result.structuredContent).toMatchObject({ result: { value: false } });
+  });
+});
+
+describe.each(ERAS)('code-mode --servers over stdio, %s', (era) => {
+  it('run_code calls an upstream server\'s tool as a function, and keeps its kernel state', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'eras-code-mode-')), 'servers.json');
+    const upstream = fileURLToPath(new URL('./fixtures/upstream-server.mjs', import.meta.url));
+    writeFileSync(file, JSON.stringify({ mcpServers: { fixture: { command: process.execPath, args: [upstream], env: { UPSTREAM_LABEL: 'up' } } } }));
+    const client = await connect(era, { kind: 'stdio' }, ['code-mode', '--servers', file]);
+    try {
+      if (era !== 'v1 client, 2025-11-25') expect(client.version).toBe(era.endsWith('2026-07-28') ? '2026-07-28' : '2025-11-25');
+      expect(await client.toolNames()).toEqual(['run_code']);
+      await client.call('run_code', { code: 'said = echo(text="hi")' });
+      const result = await client.call('run_code', { code: 'said' });
+      expect(result.isError).toBeFalsy();
+      expect(JSON.stringify(result.content)).toContain('up:hi');
+    } finally {
+      await client.close();
+    }
   });
 });
