@@ -209,6 +209,30 @@ describe('stdio, 2026-07-28 tasks extension (server-decided tasks)', () => {
     expect((await client.request('tasks/get', { taskId })).result.status).toBe('completed');
   });
 
+  it('a registered tool becomes a task too; one whose function has its own detach_after_seconds keeps it', async () => {
+    const client = wire(true);
+    const code = 'import time\ndef slow(n: int) -> int:\n    time.sleep(1)\n    return n * 2\ndef own(detach_after_seconds: float = 1.5) -> float:\n    return detach_after_seconds';
+    await client.request('tools/call', { name: 'execute', arguments: { code } });
+    await client.request('tools/call', { name: 'register_tool', arguments: { name: 'slow' } });
+    await client.request('tools/call', { name: 'register_tool', arguments: { name: 'own' } });
+    await client.request('tools/list');
+    const created = await client.request('tools/call', { name: 'slow', arguments: { n: 21, detach_after_seconds: 0.2 } });
+    expect(created.result).toMatchObject({ resultType: 'task' });
+    expect((await poll(client, created.result.taskId)).result.result.structuredContent).toMatchObject({ value: 42 });
+    const own = await client.request('tools/call', { name: 'own', arguments: {} });
+    expect(own.result.structuredContent).toMatchObject({ value: 1.5 });
+  });
+
+  it('without detach_after_seconds, a cell becomes a task at the 10 s default, not before', async () => {
+    const client = wire(true);
+    const started = Date.now();
+    const created = await client.request('tools/call', { name: 'execute', arguments: { code: 'import time\ntime.sleep(14)\nprint("after the default")' } });
+    const answeredAfter = Date.now() - started;
+    expect(created.result).toMatchObject({ resultType: 'task', status: 'working' });
+    expect(answeredAfter).toBeGreaterThanOrEqual(10_000);
+    expect((await poll(client, created.result.taskId)).result.result.structuredContent.stdout).toContain('after the default');
+  }, 60_000);
+
   it('tasks/cancel interrupts the cell and keeps the namespace', async () => {
     const client = wire(true);
     await client.request('tools/call', { name: 'execute', arguments: { code: 'kept = 7' } });

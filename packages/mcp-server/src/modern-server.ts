@@ -2,11 +2,11 @@ import { ProtocolError, Server as ModernServer, type ServerContext } from '@mode
 import type { CallToolResult, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { runsAsTask, withTaskSupport } from './cell-tasks.js';
-import { DETACH_ARGUMENT } from './detached-cells.js';
+import { DETACH_ARGUMENT, takesOwnDetach } from './detached-cells.js';
 import { toMcpTool } from './published-tools.js';
 import { INSTRUCTIONS, listTools, type SessionServerParts } from './server.js';
 import { listResources, readResource } from './session-resources.js';
-import { STABLE_TOOLS } from './stable-tools.js';
+import { findStableTool, STABLE_TOOLS } from './stable-tools.js';
 import { ResultWriter } from './tool-result.js';
 
 /**
@@ -102,7 +102,7 @@ export function createModernSessionServer(parts: SessionServerParts, tasks: Mode
     const name = request.params.name;
     const takesTasks = clientTakesTasks(ctx) && runsAsTask(name);
     let args = (request.params.arguments ?? {}) as Record<string, unknown>;
-    if (takesTasks && !(DETACH_ARGUMENT in args)) args = { ...args, [DETACH_ARGUMENT]: TASK_DETACH_SECONDS };
+    if (takesTasks && !(DETACH_ARGUMENT in args) && detaches(parts, name)) args = { ...args, [DETACH_ARGUMENT]: TASK_DETACH_SECONDS };
     const mark = parts.relist.mark();
     const result = await parts.caller.call({
       name,
@@ -141,6 +141,17 @@ function clientTakesTasks(ctx: ServerContext): boolean {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const capabilities = envelope?.['io.modelcontextprotocol/clientCapabilities'] as { extensions?: Record<string, unknown> } | undefined;
   return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
+/**
+ * Whether a call of `name` takes `detach_after_seconds` as ours: a detachable stable tool, or a dynamic tool whose
+ * function has no parameter of that name (that one is the function's own, and the tool does not detach).
+ */
+function detaches(parts: SessionServerParts, name: string): boolean {
+  const stable = findStableTool(name);
+  if (stable !== undefined) return stable.detachable === true;
+  const entry = parts.catalog.get(name);
+  return entry !== undefined && !takesOwnDetach(entry.registration.input_schema);
 }
 
 /** The tasks methods answer only clients that declared the extension (-32021, as the extension says). */
