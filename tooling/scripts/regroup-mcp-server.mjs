@@ -71,6 +71,8 @@ const MAPPING = {
   'http-exchange': 'transports',
   'http-hosts': 'transports',
   stdio: 'transports',
+  'era-stdio': 'transports', // mcp-2026's (issue 52), when merged
+  'http-modern': 'transports', // mcp-2026's (issue 52), when merged
 };
 
 /** What each room holds, for the first line of its index. */
@@ -154,7 +156,17 @@ function parsed(path) {
   return sources.get(path);
 }
 const hasExport = (node) => (ts.getCombinedModifierFlags(node) & ts.ModifierFlags.Export) !== 0;
-const specifierTarget = (from, specifier) => resolve(dirname(from), specifier.replace(/\.js$/, '.ts'));
+/**
+ * The file a specifier names. One written for the other layout (a flat `./tool-caller.js` in a file merged after
+ * the regroup, or a file moved since) is found by its name in the table.
+ */
+function specifierTarget(from, specifier) {
+  const path = resolve(dirname(from), specifier.replace(/\.js$/, '.ts'));
+  if (existsSync(path) || !path.endsWith('.ts')) return path;
+  const folder = folderFor(path);
+  for (const candidate of [join(SRC, folder ?? '.', basename(path)), join(SRC, basename(path))]) if (existsSync(candidate)) return candidate;
+  return path;
+}
 const isRelative = (specifier) => specifier.startsWith('./') || specifier.startsWith('../');
 
 /** A file's exports: local ones (name → 'type' | 'value') and re-exports (name → [file, name there]). */
