@@ -4,11 +4,10 @@
 // mid-call, 1,000 concurrent calls, and a wrong token, URL or kernel id. Every outcome is pinned, and after every
 // test no kernel it started is left on the server and no process it started is alive.
 import { randomUUID } from 'node:crypto';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, expectOk, fullRuntime, startServer, taggedProcesses, type TestServer } from './harness.js';
-import { freePort, humanExecute, kernelIds, runCli, startHumanKernel, startJupyter, startKernelServer, type KernelFlags, type RunningJupyter } from './jupyter-harness.js';
+import { freePort, humanExecute, relayTo, kernelIds, runCli, startHumanKernel, startJupyter, startKernelServer, type KernelFlags, type RunningJupyter } from './jupyter-harness.js';
 
 // ---- helpers (kept in this file: every e2e file owns its own) ----
 
@@ -231,35 +230,6 @@ describe('a swallowed interrupt', () => {
 
 // ---- a connection that drops and comes back ----
 
-/**
- * A TCP relay in front of the Jupyter server: ipython-mcp talks to the relay, and `drop()` cuts every connection
- * through it (the kernel's WebSocket among them) while the relay keeps accepting new ones, as a flaky network would.
- */
-async function relayTo(server: RunningJupyter): Promise<{ jupyter: RunningJupyter; drop: () => number; close: () => Promise<void> }> {
-  const target = new URL(server.url);
-  const sockets = new Set<Socket>();
-  const relay: Server = createServer((client) => {
-    const upstream = connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  const port = (relay.address() as { port: number }).port;
-  const drop = () => {
-    const count = sockets.size;
-    for (const socket of sockets) socket.destroy();
-    return count;
-  };
-  const close = () => new Promise<void>((resolve) => {
-    drop();
-    relay.close(() => resolve());
-  });
-  return { jupyter: { ...server, url: `http://127.0.0.1:${port}/`, rest: server.rest, descendants: server.descendants, stop: server.stop }, drop, close };
-}
 
 describe('a WebSocket that drops and comes back', () => {
   it('between calls: the next call runs on the same kernel with the namespace kept', async () => {

@@ -3,10 +3,9 @@
 // token or query, so that `--log-level error` is quiet and nothing but JSON lines and the ready banner reach stderr;
 // and none of them reaches stdout, the MCP channel. Pinned with the kernel's WebSocket dropped under a real client.
 import { randomUUID } from 'node:crypto';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, taggedProcesses, type TestServer } from './harness.js';
-import { startHumanKernel, startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
+import { relayTo, startHumanKernel, startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
 
 const TAG = randomUUID();
 const LIBRARY_LINES = /Starting WebSocket|Connection lost|reconnecting in|Comm not found|Kernel: /;
@@ -28,36 +27,6 @@ afterAll(async () => {
   expect(await eventually(() => taggedProcesses(TAG), (pids) => pids.length === 0, 10_000)).toEqual([]);
 });
 
-/**
- * A TCP relay in front of the Jupyter server: `drop()` cuts every connection through it (the kernel's WebSocket
- * among them) while it keeps accepting new ones, as a flaky network would.
- */
-async function relayTo(server: RunningJupyter): Promise<{ jupyter: RunningJupyter; drop: () => number; close: () => Promise<void> }> {
-  const target = new URL(server.url);
-  const sockets = new Set<Socket>();
-  const relay: Server = createServer((client) => {
-    const upstream = connect(Number(target.port), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
-  const port = (relay.address() as { port: number }).port;
-  const drop = () => {
-    const count = sockets.size;
-    for (const socket of sockets) socket.destroy();
-    return count;
-  };
-  const close = () =>
-    new Promise<void>((resolve) => {
-      drop();
-      relay.close(() => resolve());
-    });
-  return { jupyter: { ...server, url: `http://127.0.0.1:${port}/` }, drop, close };
-}
 
 /** Attaches at `level`, runs a cell, drops the WebSocket, runs another on the reconnected one; returns the server. */
 async function dropUnder(level: string, relay: Awaited<ReturnType<typeof relayTo>>): Promise<TestServer> {
