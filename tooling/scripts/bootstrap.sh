@@ -47,6 +47,19 @@ elif [ "$dev" = 1 ]; then
     .venv/bin/python -m pip install --quiet --disable-pip-version-check -e "python[test]"
     touch "$stamp"
   fi
+  # Enterprise Gateway pins jupyter_client 6 and jupyter_server 1: it gets an environment of its own (pyproject's
+  # enterprise-gateway extra; the Jupyter tests start it from there, and skip it, saying so, when it is missing).
+  if [ ! -x .venv-eg/bin/python ]; then
+    echo "bootstrap: creating the Enterprise Gateway test environment .venv-eg"
+    "$python_bin" -m venv .venv-eg
+  fi
+  eg_stamp=.venv-eg/.installed-$(cat python/pyproject.toml | cksum | cut -d' ' -f1)
+  if [ ! -f "$eg_stamp" ]; then
+    echo "bootstrap: installing Enterprise Gateway into .venv-eg"
+    .venv-eg/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+    .venv-eg/bin/python -m pip install --quiet --disable-pip-version-check -e "python[enterprise-gateway]"
+    touch "$eg_stamp"
+  fi
 else
   node apps/ipython-mcp/dist/cli.js setup
 fi

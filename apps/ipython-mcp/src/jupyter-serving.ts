@@ -23,7 +23,7 @@ export async function jupyterServing(request: JupyterRequest, logger: Logger): P
   const { jupyterKernelBackend } = await import('@ipython-mcp/jupyter-kernel');
   const made: Array<{ close(): Promise<void> }> = [];
   const make = (): NamespaceBackend => {
-    const backend = jupyterKernelBackend({ server: { url: request.url, token: request.token }, target: request.target, logger });
+    const backend = jupyterKernelBackend({ server: { url: request.url, token: request.token }, target: request.target, kernelEnv: kernelStartEnv(process.env), logger });
     made.push(backend);
     return {
       backend,
@@ -50,4 +50,12 @@ export async function jupyterServing(request: JupyterRequest, logger: Logger): P
       return closing;
     },
   };
+}
+
+/**
+ * The kernel start parameters in ipython-mcp's own environment: every `KERNEL_*` variable (Enterprise Gateway's
+ * `KERNEL_USERNAME`, `KERNEL_NAMESPACE`, ...), sent in the start request of a `--kernel-name` kernel.
+ */
+export function kernelStartEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => /^KERNEL_[A-Z0-9_]+$/.test(entry[0]) && typeof entry[1] === 'string'));
 }

@@ -7,6 +7,7 @@ import type { RunningJupyter } from '../../../packages/jupyter-kernel/test/jupyt
 
 export {
   connectionFileOf,
+  enterpriseGatewayPython,
   freePort,
   humanCellMarkers,
   humanExecute,

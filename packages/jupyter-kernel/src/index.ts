@@ -4,8 +4,12 @@
  * Any new export here becomes public API: add names deliberately, one by one, and
  * never with `export *`.
  */
-export { DEFAULT_CONNECT_TIMEOUT_MS, JupyterKernel, kernelExecutionState, openJupyterKernel } from './jupyter-kernel.js';
-export type { JupyterExecuteOptions, JupyterKernelTarget, KernelActivity, OpenJupyterKernelOptions } from './jupyter-kernel.js';
+export { JupyterKernel } from './jupyter-kernel.js';
+export { DEFAULT_CONNECT_TIMEOUT_MS, openJupyterKernel } from './open-kernel.js';
+export type { OpenJupyterKernelOptions } from './open-kernel.js';
+export type { JupyterExecuteOptions, KernelActivity } from './jupyter-kernel.js';
+export { kernelExecutionState } from './kernel-rest.js';
+export type { JupyterKernelTarget, KernelStartOptions } from './kernel-rest.js';
 export { JupyterKernelWorker, WORKER_COMM_TARGET } from './kernel-worker.js';
 export type { KernelWorkerOptions } from './kernel-worker.js';
 export { STUCK_KERNEL_MESSAGE, jupyterKernelBackend } from './kernel-backend.js';

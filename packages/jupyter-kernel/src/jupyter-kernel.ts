@@ -1,72 +1,20 @@
 /**
  * One kernel on a Jupyter server or Kernel Gateway: find or start it, open its channels, execute, interrupt, close.
  */
-import { randomUUID } from 'node:crypto';
-import { CommsOverSubshells, KernelAPI, KernelConnection, KernelSpecAPI, SessionAPI } from '@jupyterlab/services';
+import { KernelAPI, KernelMessage as Messages } from '@jupyterlab/services';
+import type { KernelConnection } from '@jupyterlab/services';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { JupyterKernelError } from './errors.js';
 import { JupyterComm } from './jupyter-comm.js';
 import type { CommData } from './jupyter-comm.js';
+import type { JupyterExecuteOptions, KernelActivity } from './kernel-types.js';
 import { toOutput } from './outputs.js';
 import type { JupyterExecuteError, JupyterExecuteResult, JupyterOutput } from './outputs.js';
-import { resolveServer, toJupyterError } from './server-settings.js';
-import type { JupyterServerOptions, ResolvedServer } from './server-settings.js';
 
-/** Default bound on opening the kernel's channels and getting its `kernel_info_reply`. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
-
-/**
- * Which kernel to use.
- *
- * - `kernelId`: a running kernel; it is left running on close.
- * - `notebookPath`: the kernel of the open session for that notebook (what a JupyterLab user has); left running.
- * - `kernelName`: a new kernel of that kernelspec, started here and shut down on close.
- */
-export type JupyterKernelTarget =
-  | { readonly kernelId: string }
-  | { readonly notebookPath: string }
-  | { readonly kernelName: string };
-
-/** Options of {@link openJupyterKernel}. */
-export interface OpenJupyterKernelOptions {
-  readonly server: JupyterServerOptions;
-  readonly target: JupyterKernelTarget;
-  /** Bound on opening the channels and the kernel's first reply; default {@link DEFAULT_CONNECT_TIMEOUT_MS}. */
-  readonly connectTimeoutMs?: number | undefined;
-}
-
-/** Options of {@link JupyterKernel.execute}. */
-export interface JupyterExecuteOptions {
-  /** Record the cell in `In`/`Out` and history and advance the counter, as a notebook cell does; default `true`. */
-  readonly storeHistory?: boolean | undefined;
-  /** Run without publishing outputs or advancing the counter; default `false`. */
-  readonly silent?: boolean | undefined;
-  /** Abort requests queued behind this one if it fails; default `false`, so a human's queued cells still run. */
-  readonly stopOnError?: boolean | undefined;
-  /** Receives each output as it arrives, before the result resolves. */
-  readonly onOutput?: ((output: JupyterOutput) => void) | undefined;
-  /** The execute_request's message metadata (kernel-side code reads it, e.g. in a `pre_run_cell` hook). */
-  readonly metadata?: Readonly<Record<string, unknown>> | undefined;
-  /** Keep no outputs in the result (a cell whose output only others watch, or that may print without bound). */
-  readonly discardOutputs?: boolean | undefined;
-  /** Called with the execute_request's message id as it is sent (IOPub `status` messages name it as their parent). */
-  readonly onSent?: ((messageId: string) => void) | undefined;
-}
-
-/** One IOPub `status` message: what the kernel is doing, and for which request of which client. */
-export interface KernelActivity {
-  /** `busy`, `idle`, `starting`, `restarting`, ... */
-  readonly state: string;
-  /** The message id of the request the kernel is busy or idle for (empty when it has none). */
-  readonly parentId: string;
-  /** The client session that sent that request: {@link JupyterKernel.clientId} for this connection's own. */
-  readonly parentSession: string;
-  /** The request's message type (`execute_request`, `comm_msg`, ...). */
-  readonly parentType: string;
-}
-
-/** How long {@link JupyterKernel.close} keeps asking a restarting kernel to shut down. */
-const SHUTDOWN_RETRY_MS = 10_000;
+export type { JupyterExecuteOptions, KernelActivity } from './kernel-types.js';
+import { executionStateOn, shutdownKernelById } from './kernel-rest.js';
+import { toJupyterError } from './server-settings.js';
+import type { ResolvedServer } from './server-settings.js';
 
 /** Refused REST probes in a row, {@link SERVER_GONE_PROBE_INTERVAL_MS} apart, after which the server is gone. */
 const SERVER_GONE_PROBES = 3;
@@ -96,11 +44,13 @@ export class JupyterKernel {
   readonly #activityListeners = new Set<(activity: KernelActivity) => void>();
   readonly #reconnectListeners = new Set<() => void>();
   #lost: JupyterKernelError | undefined;
+  /** The kernel process's own session id (every message it sends carries it); a new one means a new process. */
+  #kernelSession: string | undefined;
   #everConnected = false;
   #closed = false;
   #closing: Promise<void> | undefined;
 
-  /** @internal Use {@link openJupyterKernel}. */
+  /** @internal Use openJupyterKernel (open-kernel.ts). */
   constructor(server: ResolvedServer, connection: KernelConnection, owned: boolean) {
     this.#server = server;
     this.#connection = connection;
@@ -122,6 +72,13 @@ export class JupyterKernel {
     connection.statusChanged.connect((_sender, status) => {
       if (DEATH_STATUSES.has(status)) this.#fail(`the kernel is ${status}`);
     });
+    // A restart that another client asked for (JupyterLab's toolbar, a REST restart) is not announced to this
+    // connection: the server reconnects its channels to the new process, which has none of what we booted into the
+    // old one. Every message from a kernel carries its process's session id, so the first word of the new process
+    // (its `starting` status, any reply) gives the restart away.
+    connection.anyMessage.connect((_sender, { msg, direction }) => {
+      if (direction === 'recv') this.#noteKernelSession(msg);
+    });
     // A shutdown through the server (someone's DELETE, JupyterLab's "Shut Down Kernel") leaves the WebSocket open and
     // the reply to a running request never comes; the kernel's last word is a shutdown_reply on IOPub. A short
     // grace lets a reply already on its way land first.
@@ -137,7 +94,12 @@ export class JupyterKernel {
         for (const listener of [...this.#activityListeners]) listener(activity);
       }
       if (message.header.msg_type !== 'shutdown_reply') return;
-      if ((message.content as { restart?: unknown }).restart === true) return;
+      if ((message.content as { restart?: unknown }).restart === true) {
+        // Someone restarts the kernel (JupyterLab's toolbar, a REST restart): the process that ends has everything
+        // booted into it; the server's channels then reach a new one.
+        if (!this.#closed) this.#fail('the kernel was restarted (from Jupyter, by another client), so its namespace is new', true);
+        return;
+      }
       setTimeout(() => {
         if (this.#closed) return;
         this.#fail('the kernel was shut down', true);
@@ -157,6 +119,72 @@ export class JupyterKernel {
       // the server replays what the kernel sent meanwhile to the same session id.
       if (status === 'connecting' && this.#everConnected && !this.#closed) void this.#checkStillThere();
     });
+  }
+
+  #noteKernelSession(message: Messages.IMessage): void {
+    // The server itself words a few messages (its `restarting`/`dead` status, rate-limit notices) under its own
+    // session: only replies and the kernel's own busy/idle/starting count.
+    const state = message.header.msg_type === 'status' ? String((message.content as { execution_state?: unknown }).execution_state) : '';
+    const fromKernel = message.channel === 'shell' || message.channel === 'control' || state === 'busy' || state === 'idle' || state === 'starting';
+    const session = message.header.session;
+    if (!fromKernel || typeof session !== 'string' || session === '' || this.#closed) return;
+    if (this.#kernelSession === undefined) {
+      this.#kernelSession = session;
+      return;
+    }
+    if (session !== this.#kernelSession && this.#lost === undefined) {
+      this.#fail('the kernel was restarted (from Jupyter, by another client, or by the server after it died), so its namespace is new', true);
+    }
+  }
+
+  /** The kernel process's session id, once it answered: a restarted kernel has a new one. */
+  get kernelSession(): string | undefined {
+    return this.#kernelSession;
+  }
+
+  /**
+   * Asks the kernel on its control channel (answered even while a cell runs) whether it is still the process this
+   * connection first spoke to. A restart found this way fails the connection for good ({@link onLost}).
+   *
+   * @param timeoutMs - how long to wait for the answer
+   * @returns `true` for the same process, `false` when it restarted or the connection is lost, `undefined` when no
+   *   answer came in time (a dead kernel the server has not noticed yet, or a kernel too busy to answer)
+   */
+  async sameKernel(timeoutMs: number): Promise<boolean | undefined> {
+    if (this.#closed || this.#lost !== undefined) return false;
+    const shellForm = Messages.createMessage({
+      msgType: 'kernel_info_request',
+      channel: 'shell',
+      session: this.#connection.clientId,
+      username: this.#connection.username,
+      content: {},
+    });
+    // The protocol lets every shell request go on the control channel too; the typings list only control's own.
+    const request = { ...shellForm, channel: 'control' } as unknown as Messages.IControlMessage;
+    let future: Kernel.IControlFuture | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let reject: ((error: JupyterKernelError) => void) | undefined;
+    const lost = new Promise<'lost'>((resolve) => {
+      reject = () => resolve('lost');
+      this.#inFlight.add(reject);
+    });
+    try {
+      future = this.#connection.sendControlMessage(request, true, true);
+      const answered = await Promise.race([
+        future.done.then(() => 'answered' as const, () => 'lost' as const),
+        lost,
+        new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs))),
+      ]);
+      if (answered === 'late') return this.#lost === undefined ? undefined : false;
+      // The reply went past #noteKernelSession on its way in: a new process has already failed this connection.
+      return answered === 'answered' && this.#lost === undefined && !this.#closed;
+    } catch {
+      return this.#lost === undefined ? undefined : false;
+    } finally {
+      clearTimeout(timer);
+      if (reject !== undefined) this.#inFlight.delete(reject);
+      if (future !== undefined && !future.isDisposed) future.dispose();
+    }
   }
 
   /** This connection's client session id: the `session` of every message it sends. */
@@ -383,128 +411,6 @@ export class JupyterKernel {
     for (const comm of [...this.#comms]) comm.close();
     this.#connection.dispose();
     if (!this.owned) return;
-    // A kernel the server is restarting answers a shutdown with HTTP 500 until the restart is over: try again for a
-    // few seconds. Already gone (404) is what we wanted.
-    const deadline = Date.now() + SHUTDOWN_RETRY_MS;
-    for (;;) {
-      try {
-        await KernelAPI.shutdownKernel(this.kernelId, this.#server.settings);
-        return;
-      } catch (error) {
-        const typed = toJupyterError(error, this.#server, { kernelId: this.kernelId });
-        if (typed.status === 404) return;
-        if (typed.status !== 500 || Date.now() > deadline) throw typed;
-        await new Promise((resolve) => setTimeout(resolve, 250));
-      }
-    }
+    await shutdownKernelById(this.#server, this.kernelId);
   }
-}
-
-/**
- * Finds or starts the kernel the target names and opens its channels.
- *
- * @param options - server, target and connect timeout
- * @returns the open kernel, ready for requests
- * @throws JupyterKernelError with one code per failure: `jupyter_invalid_options`, `jupyter_unauthorized`,
- *   `jupyter_unreachable`, `jupyter_bad_response`, `jupyter_kernel_not_found`, `jupyter_no_session`,
- *   `jupyter_sessions_unsupported`, `jupyter_unknown_kernelspec`, `jupyter_kernel_died`
- */
-export async function openJupyterKernel(options: OpenJupyterKernelOptions): Promise<JupyterKernel> {
-  const server = resolveServer(options.server);
-  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) {
-    throw new JupyterKernelError('jupyter_invalid_options', { reason: 'connectTimeoutMs must be a positive number' });
-  }
-  const { model, owned } = await findKernel(server, options.target);
-  // Comms stay on the kernel's main shell: by default the services give each comm target a subshell of its own
-  // (ipykernel 7), whose thread would run the worker's operations beside the kernel's cells instead of in line with
-  // them, out of reach of the server's interrupt (SIGINT reaches the main thread).
-  const connection = new KernelConnection({
-    model,
-    serverSettings: server.settings,
-    clientId: randomUUID(),
-    handleComms: true,
-    commsOverSubshells: CommsOverSubshells.Disabled,
-  });
-  const kernel = new JupyterKernel(server, connection, owned);
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(
-        () => reject(new JupyterKernelError('jupyter_kernel_died', { url: server.displayUrl, kernelId: model.id, reason: `no kernel_info_reply within ${connectTimeoutMs} ms` })),
-        connectTimeoutMs,
-      );
-    });
-    await Promise.race([connection.info, timeout]);
-    return kernel;
-  } catch (error) {
-    await kernel.close().catch(() => undefined);
-    throw error instanceof JupyterKernelError ? error : toJupyterError(error, server, { kernelId: model.id });
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-async function findKernel(server: ResolvedServer, target: JupyterKernelTarget): Promise<{ model: Kernel.IModel; owned: boolean }> {
-  const url = server.displayUrl;
-  // Every server lets a valid token read the kernelspecs, so this call tells a wrong token (401/403 here) from a
-  // server that forbids one listing (a Kernel Gateway answers 403 to /api/sessions unless listing is enabled).
-  const specs = await call(server, () => KernelSpecAPI.getSpecs(server.settings), {});
-  if ('kernelId' in target) {
-    const model = await call(server, () => KernelAPI.getKernelModel(target.kernelId, server.settings), { kernelId: target.kernelId });
-    if (model === undefined) throw new JupyterKernelError('jupyter_kernel_not_found', { url, kernelId: target.kernelId });
-    return { model, owned: false };
-  }
-  if ('notebookPath' in target) {
-    const wanted = target.notebookPath.replace(/^\/+/, '');
-    let sessions;
-    try {
-      sessions = await SessionAPI.listRunning(server.settings);
-    } catch (error) {
-      const typed = toJupyterError(error, server, { notebookPath: target.notebookPath });
-      if (typed.status === 404 || typed.code === 'jupyter_unauthorized') {
-        throw new JupyterKernelError('jupyter_sessions_unsupported', { url, notebookPath: target.notebookPath, status: typed.status });
-      }
-      throw typed;
-    }
-    const session = sessions.find((candidate) => candidate.path.replace(/^\/+/, '') === wanted && candidate.kernel);
-    if (session?.kernel == null) throw new JupyterKernelError('jupyter_no_session', { url, notebookPath: target.notebookPath });
-    return { model: session.kernel, owned: false };
-  }
-  if (specs.kernelspecs[target.kernelName] === undefined) {
-    throw new JupyterKernelError('jupyter_unknown_kernelspec', {
-      url,
-      kernelName: target.kernelName,
-      reason: `the server has ${Object.keys(specs.kernelspecs).sort().join(', ') || 'none'}`,
-    });
-  }
-  const model = await call(server, () => KernelAPI.startNew({ name: target.kernelName }, server.settings), { kernelName: target.kernelName });
-  return { model, owned: true };
-}
-
-async function call<T>(server: ResolvedServer, request: () => Promise<T>, details: { kernelId?: string; kernelName?: string }): Promise<T> {
-  try {
-    return await request();
-  } catch (error) {
-    throw toJupyterError(error, server, details);
-  }
-}
-
-/**
- * What the server says a kernel is doing now (`idle`, `busy`, `starting`, ...), over REST only: no channel is
- * opened, so it answers even while the kernel is stuck in a cell.
- *
- * @param server - where the kernel is
- * @param kernelId - which kernel
- * @returns its execution state, or `undefined` if the server has no kernel of that id
- * @throws JupyterKernelError for a server that refuses or does not answer
- */
-export async function kernelExecutionState(server: JupyterServerOptions, kernelId: string): Promise<string | undefined> {
-  return executionStateOn(resolveServer(server), kernelId);
-}
-
-async function executionStateOn(server: ResolvedServer, kernelId: string): Promise<string | undefined> {
-  const model = await call(server, () => KernelAPI.getKernelModel(kernelId, server.settings), { kernelId });
-  if (model === undefined) return undefined;
-  return typeof model.execution_state === 'string' ? model.execution_state : 'unknown';
 }

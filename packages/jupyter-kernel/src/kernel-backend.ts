@@ -3,10 +3,20 @@
  * gateway's), with the policy that decides what a kill means: a kernel ipython-mcp attached to is never restarted; a
  * kernel it started is replaced by a fresh one and shut down when ipython-mcp exits.
  */
-import { workerSourceDirectory, type Logger, type WorkerBackend, type WorkerCapability, type WorkerStartOptions } from '@ipython-mcp/worker-supervisor';
-import { redactUrl } from './errors.js';
-import { kernelExecutionState, openJupyterKernel } from './jupyter-kernel.js';
-import type { JupyterKernel, JupyterKernelTarget } from './jupyter-kernel.js';
+import {
+  WorkerStartupError,
+  workerSourceDirectory,
+  type Logger,
+  type WorkerBackend,
+  type WorkerCapability,
+  type WorkerStartOptions,
+} from '@ipython-mcp/worker-supervisor';
+import { JupyterKernelError, redactUrl } from './errors.js';
+import type { JupyterKernelErrorCode } from './errors.js';
+import { openJupyterKernel } from './open-kernel.js';
+import type { JupyterKernel } from './jupyter-kernel.js';
+import { kernelExecutionState, shutdownKernel } from './kernel-rest.js';
+import type { JupyterKernelTarget } from './kernel-rest.js';
 import { JupyterKernelWorker } from './kernel-worker.js';
 import { logServicesConsoleTo } from './services-console.js';
 import type { JupyterServerOptions } from './server-settings.js';
@@ -15,7 +25,8 @@ import type { JupyterServerOptions } from './server-settings.js';
  * What a kill of a worker means for its kernel.
  *
  * - `attached`: the kernel is someone else's (`--kernel`, `--notebook`): it is never restarted or shut down; after
- *   a kill the next start re-attaches, and fails while the kernel is still stuck in the cell that was killed.
+ *   a kill the next start re-attaches, and is put off (`runtime_busy`, tried again later) while the kernel is still
+ *   stuck in the cell that was killed.
  * - `owned`: ipython-mcp started the kernel (`--kernel-name`): a kill shuts it down and the next start starts a
  *   fresh one (the epoch advances); every kernel started is shut down by {@link JupyterBackend.close}.
  */
@@ -29,6 +40,11 @@ export interface JupyterBackendOptions {
   readonly policy?: JupyterKernelPolicy | undefined;
   /** Bound on opening the kernel's channels; default that of openJupyterKernel. */
   readonly connectTimeoutMs?: number | undefined;
+  /**
+   * Kernel start parameters sent in the start request's `env` (`kernelName` targets): Enterprise Gateway and Kernel
+   * Gateway read `KERNEL_USERNAME` and the other `KERNEL_*` variables there; a plain Jupyter server ignores them.
+   */
+  readonly kernelEnv?: Readonly<Record<string, string>> | undefined;
   /** The directory that holds `ipython_mcp_worker`; default workerSourceDirectory(). */
   readonly sourceDirectory?: string | undefined;
   readonly logger?: Logger | undefined;
@@ -62,6 +78,22 @@ export const STUCK_KERNEL_MESSAGE =
 /** How long a start after a kill waits for the attached kernel to finish the killed cell before it calls it stuck. */
 const STUCK_WAIT_MS = 3_000;
 
+/** The back-off between starts while the kernel is stuck or gone: doubling from the first, never past the last. */
+const RETRY_FIRST_MS = 1_000;
+const RETRY_MAX_MS = 10_000;
+
+/**
+ * Failures that may pass once the kernel or server is back: retried with the back-off once a worker was ready
+ * (before that, a wrong URL, id or notebook is a mistake to report at once, not to wait for).
+ */
+const PASSING: ReadonlySet<JupyterKernelErrorCode> = new Set<JupyterKernelErrorCode>([
+  'jupyter_unreachable',
+  'jupyter_bad_response',
+  'jupyter_kernel_not_found',
+  'jupyter_no_session',
+  'jupyter_kernel_died',
+]);
+
 const NO_CAPABILITIES: ReadonlySet<WorkerCapability> = new Set<WorkerCapability>();
 
 /**
@@ -76,13 +108,31 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   const policy: JupyterKernelPolicy = options.policy ?? ('kernelName' in options.target ? 'owned' : 'attached');
   if (options.logger !== undefined) logServicesConsoleTo(options.logger);
   const started = new Set<JupyterKernel>();
+  /** Every kernel id this backend asked the server to start, whether or not the start came back: shut down at close. */
+  const asked = new Set<string>();
   let lastKernelId: string | null = 'kernelId' in options.target ? options.target.kernelId : null;
   let stuck = false;
+  /** Whether the post-kill wait for a stuck kernel was spent (later starts look once and put the call off). */
+  let stuckWaited = false;
   let closed = false;
+  /** A worker of this backend was ready once: from then on a kernel or server that is gone may come back. */
+  let served = false;
+  let failures = 0;
+  /** The session of the kernel process the last ready worker was booted into. */
+  let lastSession: string | undefined;
+
+  const retryLater = (code: 'runtime_busy' | 'runtime_unavailable', message: string): WorkerStartupError => {
+    const afterMs = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** failures);
+    failures += 1;
+    return new WorkerStartupError(message, { code, afterMs });
+  };
 
   const opening = new Set<Promise<unknown>>();
   const open = (): Promise<JupyterKernel> => {
-    const attempt = openKernel();
+    const attempt = openKernel().catch((error: unknown) => {
+      if (closed || !served || !(error instanceof JupyterKernelError) || !PASSING.has(error.code)) throw error;
+      throw retryLater('runtime_unavailable', error.message);
+    });
     const settled = attempt.catch(() => undefined);
     opening.add(settled);
     void settled.finally(() => opening.delete(settled));
@@ -91,16 +141,25 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   const openKernel = async (): Promise<JupyterKernel> => {
     if (closed) throw new Error('the Jupyter backend is closed');
     if (policy === 'attached' && stuck && lastKernelId !== null) {
-      const deadline = Date.now() + STUCK_WAIT_MS;
+      // Right after the kill the killed cell may still be finishing: wait a little, once. Later starts look once
+      // and put the call off while the person has not interrupted or restarted the kernel.
+      const deadline = Date.now() + (stuckWaited ? 0 : STUCK_WAIT_MS);
+      stuckWaited = true;
       for (;;) {
         const state = await kernelExecutionState(options.server, lastKernelId);
         if (state !== 'busy') break;
-        if (Date.now() >= deadline) throw new Error(STUCK_KERNEL_MESSAGE);
+        if (Date.now() >= deadline) throw retryLater('runtime_busy', STUCK_KERNEL_MESSAGE);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       stuck = false;
+      stuckWaited = false;
     }
-    const kernel = await openJupyterKernel({ server: options.server, target: options.target, connectTimeoutMs: options.connectTimeoutMs });
+    const kernel = await openJupyterKernel({
+      server: options.server,
+      target: options.target,
+      connectTimeoutMs: options.connectTimeoutMs,
+      start: { env: options.kernelEnv, onStarting: (kernelId) => asked.add(kernelId) },
+    });
     lastKernelId = kernel.kernelId;
     if (kernel.owned) {
       if (closed) {
@@ -125,7 +184,20 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
         onKilledBusy: () => {
           if (policy === 'attached') stuck = true;
         },
+        namespaceKept: (kernel) => {
+          // The same kernel process as the last worker's (an attached kernel interrupted, not restarted): same names.
+          const kept = policy === 'attached' && lastSession !== undefined && kernel.kernelSession === lastSession;
+          lastSession = kernel.kernelSession;
+          return kept;
+        },
       });
+      worker.ready.then(
+        () => {
+          served = true;
+          failures = 0;
+        },
+        () => undefined,
+      );
       return worker;
     },
     status(): JupyterBackendStatus {
@@ -147,6 +219,11 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       const kernels = [...started];
       started.clear();
       await Promise.all(kernels.map((kernel) => kernel.close().catch(() => undefined)));
+      // Every kernel asked for, including one whose start failed or timed out after the server made it, or whose
+      // shutdown failed when its worker ended (a kernel the server was restarting): gone ones answer 404 at once.
+      const ids = [...asked];
+      asked.clear();
+      await Promise.all(ids.map((kernelId) => shutdownKernel(options.server, kernelId).catch(() => undefined)));
     },
   };
 }

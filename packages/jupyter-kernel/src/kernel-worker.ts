@@ -40,6 +40,8 @@ export interface KernelWorkerOptions {
   sourceDirectory: string;
   /** Called when `kill()` ends the worker while one of its requests was running or queued in the kernel. */
   onKilledBusy?: (() => void) | undefined;
+  /** Whether the opened kernel still holds the namespace the previous worker served (the same kernel process). */
+  namespaceKept?: ((kernel: JupyterKernel) => boolean) | undefined;
   logger?: Logger | undefined;
 }
 
@@ -56,6 +58,8 @@ interface Pending {
   messageId: string | undefined;
   /** Interrupted while queued in the kernel: interrupt it as soon as it runs. */
   interruptWhenRunning: boolean;
+  /** This worker asked for an interrupt of it (a KeyboardInterrupt in its answer is then ours). */
+  interruptAsked?: boolean | undefined;
   resolve(reply: WorkerReply): void;
   reject(error: Error): void;
 }
@@ -64,6 +68,15 @@ type Exit = { code: number | null; signal: NodeJS.Signals | null };
 
 /** How often a request waiting on another client's request asks the server whether the kernel is still busy. */
 const BUSY_CHECK_MS = 3_000;
+
+/**
+ * How long check() waits for the kernel's control channel: a kernel that died while idle answers only once the
+ * server noticed (its restarter polls every 3 s) and started it again.
+ */
+const CHECK_WAIT_MS = 5_000;
+
+/** How long a cell's answer of an interrupt nobody here asked for waits for a restart to announce itself. */
+const RESTART_NOTICE_MS = 1_000;
 
 /** How long shutdown() waits for the kernel side to close the comm after `shutdown`, at most. */
 const SHUTDOWN_WAIT_MS = 2_000;
@@ -131,7 +144,8 @@ export class JupyterKernelWorker implements WorkerHandle {
     try {
       kernel = await this.#options.open();
     } catch (error) {
-      this.#failStartup((error as Error).message);
+      // A kernel that is stuck or gone for now: the runtime tries again later (the backend says when).
+      this.#failStartup((error as Error).message, error instanceof WorkerStartupError ? error.retry : undefined);
       return;
     }
     if (this.#readyState !== 'starting' || !this.alive) {
@@ -171,7 +185,7 @@ export class JupyterKernelWorker implements WorkerHandle {
       }
       this.#readyState = 'ready';
       clearTimeout(this.#startupTimer);
-      this.#settleReady.resolve({ ...info, startupMs: performance.now() - this.#startedAt });
+      this.#settleReady.resolve({ ...info, startupMs: performance.now() - this.#startedAt, namespaceKept: this.#options.namespaceKept?.(kernel) ?? false });
     } catch (error) {
       this.#failStartup((error as Error).message);
     }
@@ -221,7 +235,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#failStartup(`unexpected ${String(message.type).slice(0, 32)} message during start-up`);
   }
 
-  #route(raw: unknown): void {
+  #route(raw: unknown, held = false): void {
     if ((raw as { type?: unknown }).type === 'spill') {
       this.#onSpill(raw as Record<string, unknown>);
       return;
@@ -238,6 +252,13 @@ export class JupyterKernelWorker implements WorkerHandle {
     switch (message.type) {
       case 'response': {
         if (message.id === null) return;
+        if (!held && this.#unaskedInterrupt(message.id, message.ok ? message.result : undefined)) {
+          // Nobody here interrupted the cell: the person's stop button, or a restart of the kernel, which interrupts
+          // a running cell before it ends the process. A restart announces itself right after (shutdown_reply) and
+          // ends this worker, so the call says the kernel restarted rather than a bare KeyboardInterrupt.
+          setTimeout(() => this.#route(raw, true), RESTART_NOTICE_MS).unref();
+          return;
+        }
         const pending = this.#settle(message.id);
         if (pending === undefined) return;
         const reply: WorkerReply = message.ok ? { ok: true, result: this.#localSpills(message.result) } : { ok: false, error: knownFailure(message.error) };
@@ -257,6 +278,13 @@ export class JupyterKernelWorker implements WorkerHandle {
       default:
         return;
     }
+  }
+
+  #unaskedInterrupt(id: number, result: Record<string, unknown> | undefined): boolean {
+    const pending = this.#pending.get(id);
+    if (pending === undefined || !pending.cell || pending.interruptAsked === true) return false;
+    const error = result?.error as { type?: unknown } | null | undefined;
+    return error?.type === 'KeyboardInterrupt';
   }
 
   /**
@@ -462,6 +490,7 @@ export class JupyterKernelWorker implements WorkerHandle {
       });
       return;
     }
+    pending.interruptAsked = true;
     if (pending.state === 'running') this.#restInterrupt();
     else pending.interruptWhenRunning = true;
   }
@@ -470,6 +499,18 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#kernel?.interrupt().catch((error: unknown) => {
       this.#logger.warn('kernel.interrupt_failed', { reason: (error as Error).message.slice(0, 200) });
     });
+  }
+
+  /**
+   * Asks the kernel whether it is still the process the worker was booted into, before the runtime sends it an
+   * operation: a kernel restarted by another client (or by the server after it died) has none of the worker's hooks,
+   * and this worker ends (the runtime attaches a new one) instead of sending a cell that would run unseen.
+   */
+  async check(): Promise<void> {
+    const kernel = this.#kernel;
+    if (!this.alive || this.#readyState !== 'ready' || kernel === undefined) return;
+    // A restart found here fails the kernel's connection, whose loss ends this worker (onLost).
+    await kernel.sameKernel(CHECK_WAIT_MS);
   }
 
   sendToolResult(_callId: number, _result: ToolAnswer): void {
@@ -510,11 +551,11 @@ export class JupyterKernelWorker implements WorkerHandle {
     // The kernel's WebSocket is not ours to unref.
   }
 
-  #failStartup(message: string): void {
+  #failStartup(message: string, retry?: WorkerStartupError['retry']): void {
     if (this.#readyState !== 'starting') return;
     this.#readyState = 'failed';
     clearTimeout(this.#startupTimer);
-    this.#settleReady.reject(new WorkerStartupError(message));
+    this.#settleReady.reject(new WorkerStartupError(message, retry));
     this.#end({ code: 1, signal: null }, message);
   }
 

@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JupyterKernelError, redactUrl } from './errors.js';
-import { openJupyterKernel } from './jupyter-kernel.js';
+import { openJupyterKernel } from './open-kernel.js';
 import { resolveServer } from './server-settings.js';
 
 function invalid(options: Parameters<typeof resolveServer>[0]): JupyterKernelError {

@@ -1,7 +1,7 @@
 // Real Jupyter servers for the tests: `jupyter server` and `jupyter kernelgateway` from the test .venv, each on a
 // free 127.0.0.1 port with a random token and its own temporary root, runtime, config and IPython directories.
 // stop() ends the server and every process under it (kernels included), so a test file leaves nothing behind.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -10,7 +10,17 @@ import { join } from 'node:path';
 import { childPids, isAlive, survivors, testPython } from '@ipython-mcp/test-support';
 
 /** Which Jupyter server to start. */
-export type JupyterServerKind = 'server' | 'gateway';
+export type JupyterServerKind = 'server' | 'gateway' | 'enterprise-gateway';
+
+/**
+ * The Python environment of Enterprise Gateway: its own (`.venv-eg`, made by tooling/scripts/bootstrap.sh --dev),
+ * because jupyter-enterprise-gateway 3.x pins jupyter_client 6 and jupyter_server 1, which the other servers'
+ * `.venv` has newer. Undefined when it was not made (the Enterprise Gateway tests are then skipped, saying so).
+ */
+export function enterpriseGatewayPython(): string | undefined {
+  const python = new URL('../../../.venv-eg/bin/python', import.meta.url).pathname;
+  return existsSync(python) ? python : undefined;
+}
 
 /** A started server; `stop()` must be called (afterAll). */
 export interface RunningJupyter {
@@ -21,7 +31,10 @@ export interface RunningJupyter {
   readonly rootDir: string;
   /** Where the kernels' connection files are (`kernel-<id>.json`). */
   readonly runtimeDir: string;
+  /** The server's process id (a new one after {@link RunningJupyter.restart}). */
   readonly pid: number;
+  /** Kills the server and its kernels (SIGKILL) and starts it again on the same port, token and directories. */
+  restart(): Promise<void>;
   /** Calls the REST API with the token; returns the status and the parsed body (or `undefined`). */
   rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
   /** Every process under the server (kernels), recursively. */
@@ -58,7 +71,8 @@ function descendantsOf(pid: number): number[] {
 /**
  * Starts a Jupyter server or Kernel Gateway and waits until its REST API answers with the token.
  *
- * @param kind - `server` (jupyter_server 2.x, with sessions) or `gateway` (jupyter-kernel-gateway 3.x)
+ * @param kind - `server` (jupyter_server 2.x, with sessions), `gateway` (jupyter-kernel-gateway 3.x) or
+ *   `enterprise-gateway` (jupyter-enterprise-gateway 3.x from `.venv-eg`, its kernels local processes)
  */
 export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupyter> {
   const scratch = mkdtempSync(join(tmpdir(), `ipython-mcp-jupyter-${kind}-`));
@@ -71,7 +85,16 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
   const args =
     kind === 'server'
       ? ['-m', 'jupyter', 'server', ...common, '--ip=127.0.0.1', `--port=${port}`, '--port-retries=0', `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${rootDir}`]
-      : [
+      : kind === 'enterprise-gateway'
+        ? [
+            '-m',
+            'enterprise_gateway',
+            '--EnterpriseGatewayApp.ip=127.0.0.1',
+            `--EnterpriseGatewayApp.port=${port}`,
+            '--EnterpriseGatewayApp.port_retries=0',
+            `--EnterpriseGatewayApp.auth_token=${token}`,
+          ]
+        : [
           '-m',
           'jupyter',
           'kernelgateway',
@@ -80,25 +103,30 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
           '--KernelGatewayApp.port_retries=0',
           `--KernelGatewayApp.auth_token=${token}`,
         ];
-  const log = join(scratch, 'server.log');
-  const child = spawn(testPython(), kind === 'server' ? args : args.filter((arg) => !common.includes(arg)), {
-    cwd: rootDir,
-    env: {
-      ...process.env,
-      JUPYTER_RUNTIME_DIR: runtimeDir,
-      JUPYTER_CONFIG_DIR: join(scratch, 'config'),
-      JUPYTER_DATA_DIR: join(scratch, 'data'),
-      IPYTHONDIR: join(scratch, 'ipython'),
-      JUPYTER_TOKEN: '',
-      PYTHONUNBUFFERED: '1',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const python = kind === 'enterprise-gateway' ? enterpriseGatewayPython() : testPython();
+  if (python === undefined) throw new Error('no .venv-eg: run tooling/scripts/bootstrap.sh --dev to make the Enterprise Gateway environment');
+  let child: ChildProcess;
   let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-20_000);
-  });
-  const pid = child.pid as number;
+  const launch = (): void => {
+    stderr = '';
+    child = spawn(python, kind === 'server' ? args : args.filter((arg) => !common.includes(arg)), {
+      cwd: rootDir,
+      env: {
+        ...process.env,
+        JUPYTER_RUNTIME_DIR: runtimeDir,
+        JUPYTER_CONFIG_DIR: join(scratch, 'config'),
+        JUPYTER_DATA_DIR: join(scratch, 'data'),
+        IPYTHONDIR: join(scratch, 'ipython'),
+        JUPYTER_TOKEN: '',
+        PYTHONUNBUFFERED: '1',
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString()).slice(-20_000);
+    });
+  };
+  launch();
   const url = `http://127.0.0.1:${port}/`;
   const rest = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
     const response = await fetch(`${url}${path.replace(/^\//, '')}`, {
@@ -116,10 +144,11 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
     }
     return { status: response.status, body: parsed };
   };
-  const stop = async (): Promise<void> => {
+  const end = async (signal: NodeJS.Signals): Promise<void> => {
+    const pid = child.pid as number;
     const everyone = [pid, ...descendantsOf(pid)];
     // SIGTERM lets the server shut its kernels down; whatever is left after that is killed.
-    if (isAlive(pid)) process.kill(pid, 'SIGTERM');
+    if (isAlive(pid)) process.kill(pid, signal);
     const left = await survivors(everyone, 8_000);
     for (const survivor of left) {
       try {
@@ -129,27 +158,50 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
       }
     }
     await survivors(everyone, 3_000);
+  };
+  const stop = async (): Promise<void> => {
+    await end('SIGTERM');
     rmSync(scratch, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      rmSync(scratch, { recursive: true, force: true });
-      throw new Error(`jupyter ${kind} exited before it was ready:\n${stderr}`);
+  const ready = async (): Promise<void> => {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`jupyter ${kind} exited before it was ready:\n${stderr}`);
+      try {
+        const probe = await rest('GET', 'api/kernelspecs');
+        if (probe.status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`jupyter ${kind} was not ready within 60 s:\n${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 150));
     }
-    try {
-      const probe = await rest('GET', 'api/kernelspecs');
-      if (probe.status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`jupyter ${kind} was not ready within 60 s:\n${stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 150));
+  };
+  try {
+    await ready();
+  } catch (error) {
+    await stop();
+    throw error;
   }
-  return { kind, url, token, rootDir, runtimeDir, pid, rest, descendants: () => descendantsOf(pid), stop };
+  const restart = async (): Promise<void> => {
+    await end('SIGKILL');
+    launch();
+    await ready();
+  };
+  return {
+    kind,
+    url,
+    token,
+    rootDir,
+    runtimeDir,
+    get pid() {
+      return child.pid as number;
+    },
+    restart,
+    rest,
+    descendants: () => descendantsOf(child.pid as number),
+    stop,
+  };
 }
 
 /**

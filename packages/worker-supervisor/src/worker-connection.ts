@@ -30,7 +30,15 @@ export class WorkerExitedError extends Error {
 
 /** Start-up failed: the message is one clear line for a person. */
 export class WorkerStartupError extends Error {
-  constructor(message: string) {
+  /**
+   * @param message - why the worker did not start
+   * @param retry - set when the cause may pass (a Jupyter kernel that is stuck in a cell, a server that is
+   *   restarting): the runtime answers with `code` and tries another start after `afterMs`, instead of giving up
+   */
+  constructor(
+    message: string,
+    readonly retry?: { readonly code: 'runtime_busy' | 'runtime_unavailable'; readonly afterMs: number } | undefined,
+  ) {
     super(message);
     this.name = 'WorkerStartupError';
   }

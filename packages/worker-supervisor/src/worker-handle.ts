@@ -14,6 +14,11 @@ export interface WorkerInfo {
   startupMs: number;
   /** The restore of the namespace snapshot (`--state`), when this worker was told to restore one. */
   stateRestore?: StateReport | undefined;
+  /**
+   * Set by a backend whose new worker serves the very namespace the one it replaces served (a Jupyter kernel that
+   * was attached to again, still the same process): the replacement keeps the epoch.
+   */
+  namespaceKept?: boolean | undefined;
 }
 
 /**
@@ -60,4 +65,10 @@ export interface WorkerHandle {
   setHeld(held: boolean): void;
   /** Called with each save of the namespace snapshot the worker reports (`--state`); optional for embedders. */
   onStateReport?: ((report: StateReport) => void) | undefined;
+  /**
+   * Optional check, before an operation is dispatched, that the worker still serves its namespace (a Jupyter kernel
+   * another client restarted has lost it). A worker that finds it does not ends itself; the runtime then replaces it
+   * before the operation is sent. Resolves without an answer rather than hang.
+   */
+  check?(): Promise<void>;
 }

@@ -5,6 +5,7 @@ import { MAX_ERROR_CHARS, unavailableMessage } from './outcome-wording.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
 import type { EpochChange, InterruptionKind, NamespaceOutcome, OperationFailure, RuntimeStatus } from './runtime-types.js';
 import type { WorkerHandle, WorkerInfo } from './worker-handle.js';
+import { WorkerStartupError } from './worker-connection.js';
 import { SPILL_DIRECTORY_ENV, SPILL_OWNER_ENV, type OutputSpill } from './output-spill.js';
 
 /**
@@ -34,6 +35,8 @@ export class WorkerPool {
   private outputSpill: OutputSpill | undefined;
   private readonly epochListeners = new Set<(change: EpochChange) => void>();
   private readonly unavailableListeners = new Set<(error: string) => void>();
+  /** A start that failed for a passing cause: what calls answer until `at`, when the next call starts another. */
+  private retry: { at: number; failure: OperationFailure } | undefined;
 
   constructor(
     private readonly options: ResolvedRuntimeOptions,
@@ -166,7 +169,7 @@ export class WorkerPool {
           this.logger.info('runtime.startup_abandoned', { epoch: this.currentEpoch });
           return;
         }
-        this.becomeUnavailable(error.message);
+        if (!this.retryLater(error)) this.becomeUnavailable(error.message);
       },
     );
   }
@@ -219,6 +222,16 @@ export class WorkerPool {
   /** The worker to dispatch to, once any replacement has finished; or why there is none. */
   async activeWorker(): Promise<WorkerHandle | OperationFailure> {
     if (this.replacement) await this.replacement;
+    const retry = this.retry;
+    if (retry !== undefined && this.override === 'unavailable' && !this.closingNow) {
+      const waitMs = Math.ceil(retry.at - performance.now());
+      if (waitMs > 0) return { ...retry.failure, retryable: true, retryAfterMs: waitMs };
+      // Time for another start: a replacement of the worker that failed (or never started).
+      this.retry = undefined;
+      const failed = this.currentWorker;
+      if (failed !== undefined) await this.replace(failed, 'crash');
+      return this.activeWorker();
+    }
     if (this.override === 'unavailable') return { code: 'runtime_unavailable', message: unavailableMessage(this.unavailableReason) };
     const worker = this.currentWorker;
     if (worker === undefined) return { code: 'runtime_unavailable', message: 'the runtime has not started' };
@@ -227,11 +240,37 @@ export class WorkerPool {
     } catch {
       return this.activeWorker();
     }
+    // A backend may tell a worker that lost its namespace under it (a restarted kernel) before anything is sent.
+    if (worker.alive && worker.check !== undefined) await worker.check();
     if (!worker.alive) {
+      const epoch = this.currentEpoch;
       await this.replace(worker, 'crash');
+      if (this.currentWorker !== worker && !this.closingNow) this.recordInterruption('crash', this.currentEpoch === epoch ? 'preserved' : 'reset');
       return this.activeWorker();
     }
     return worker;
+  }
+
+  /**
+   * A start that failed for a cause the backend expects to pass: unavailable for now, with the backend's words
+   * and code, and another start on the first call after the backend's delay.
+   *
+   * @returns whether `error` was such a failure
+   */
+  private retryLater(error: unknown): boolean {
+    if (!(error instanceof WorkerStartupError) || error.retry === undefined || this.closingNow) return false;
+    const message = error.message.slice(0, MAX_ERROR_CHARS);
+    this.override = 'unavailable';
+    this.unavailableReason = message;
+    this.retry = {
+      at: performance.now() + error.retry.afterMs,
+      failure: { code: error.retry.code, message: `${message}; ipython-mcp tries again after the reported interval` },
+    };
+    this.logger.warn('runtime.retry_later', { reason: message.slice(0, 200), retryAfterMs: error.retry.afterMs });
+    const standby = this.standbyWorker;
+    this.standbyWorker = undefined;
+    standby?.kill();
+    return true;
   }
 
   private startWorker(restore = false): WorkerHandle {
@@ -297,9 +336,10 @@ export class WorkerPool {
       if (this.currentWorker !== worker || this.closingNow || this.workerInfo === undefined) return;
       this.logger.warn('worker.exited', { epoch: this.currentEpoch, code, signal });
       if (this.operationActive()) return; // the active operation's own failure path replaces it
+      const epoch = this.currentEpoch;
       void this.replace(worker, 'crash').then(() => {
         if (this.closingNow) return;
-        this.recordInterruption('crash', this.override === 'unavailable' ? 'unknown' : 'reset');
+        this.recordInterruption('crash', this.override === 'unavailable' ? 'unknown' : this.currentEpoch === epoch ? 'preserved' : 'reset');
       });
     });
   }
@@ -320,8 +360,8 @@ export class WorkerPool {
       next.kill();
       if (this.closingNow) return; // close() ended this start-up: nothing failed, nothing to retry
       if (!fromStandby) {
-        // A cold start already had its full start-up bound: do not try again (that would double the bound).
-        this.becomeUnavailable(`replacement worker failed to start: ${(error as Error).message}`);
+        // A cold start already had its full start-up bound: do not try again now (that would double the bound).
+        if (!this.retryLater(error)) this.becomeUnavailable(`replacement worker failed to start: ${(error as Error).message}`);
         return;
       }
       this.logger.warn('replacement.standby_failed', { reason: (error as Error).message.slice(0, 200) });
@@ -332,7 +372,7 @@ export class WorkerPool {
       } catch (coldError) {
         next.kill();
         if (this.closingNow) return;
-        this.becomeUnavailable(`replacement worker failed to start: ${(coldError as Error).message}`);
+        if (!this.retryLater(coldError)) this.becomeUnavailable(`replacement worker failed to start: ${(coldError as Error).message}`);
         return;
       }
     }
@@ -340,14 +380,18 @@ export class WorkerPool {
       next.kill();
       return;
     }
+    const served = this.workerInfo !== undefined;
     this.currentWorker = next;
     this.workerInfo = info;
-    this.currentEpoch += 1;
+    // A worker that never became ready served no namespace; one attached again to the same kernel keeps it.
+    const advanced = served && info.namespaceKept !== true;
+    if (advanced) this.currentEpoch += 1;
     this.replacementMs = Math.round(performance.now() - startedAt);
     this.override = undefined;
+    this.unavailableReason = null;
     this.watch(next);
     this.logger.info('worker.replaced', { epoch: this.currentEpoch, reason, replacementMs: this.replacementMs });
-    for (const listener of this.epochListeners) listener({ epoch: this.currentEpoch, reason });
+    if (advanced) for (const listener of this.epochListeners) listener({ epoch: this.currentEpoch, reason });
     this.ensureStandby();
   }
 }

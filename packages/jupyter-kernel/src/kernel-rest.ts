@@ -1,0 +1,139 @@
+/**
+ * Finding, starting and shutting down a kernel over the server's REST API: no channel is opened here (the live
+ * connection is jupyter-kernel.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import { KernelAPI, KernelSpecAPI, SessionAPI } from '@jupyterlab/services';
+import type { Kernel } from '@jupyterlab/services';
+import { JupyterKernelError } from './errors.js';
+import { resolveServer, toJupyterError } from './server-settings.js';
+import type { JupyterServerOptions, ResolvedServer } from './server-settings.js';
+
+/**
+ * Which kernel to use.
+ *
+ * - `kernelId`: a running kernel; it is left running on close.
+ * - `notebookPath`: the kernel of the open session for that notebook (what a JupyterLab user has); left running.
+ * - `kernelName`: a new kernel of that kernelspec, started here and shut down on close.
+ */
+export type JupyterKernelTarget =
+  | { readonly kernelId: string }
+  | { readonly notebookPath: string }
+  | { readonly kernelName: string };
+
+/** How a kernel is started for a `kernelName` target. */
+export interface KernelStartOptions {
+  /**
+   * Kernel start parameters a gateway reads from the request's `env` (Enterprise Gateway's `KERNEL_USERNAME`, ...);
+   * a plain Jupyter server ignores them.
+   */
+  readonly env?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Called with the id the kernel will have, before the start request is sent: a start that fails or times out
+   * may still leave a kernel of that id on the server, which the caller then shuts down.
+   */
+  readonly onStarting?: ((kernelId: string) => void) | undefined;
+}
+
+/** How long {@link shutdownKernelById} keeps asking a restarting kernel to shut down. */
+const SHUTDOWN_RETRY_MS = 10_000;
+
+export async function call<T>(server: ResolvedServer, request: () => Promise<T>, details: { kernelId?: string; kernelName?: string }): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    throw toJupyterError(error, server, details);
+  }
+}
+
+/** The kernel the target names (started now for a `kernelName`), and whether it was started here. */
+export async function findKernel(server: ResolvedServer, target: JupyterKernelTarget, start: KernelStartOptions = {}): Promise<{ model: Kernel.IModel; owned: boolean }> {
+  const url = server.displayUrl;
+  // Every server lets a valid token read the kernelspecs, so this call tells a wrong token (401/403 here) from a
+  // server that forbids one listing (a Kernel Gateway answers 403 to /api/sessions unless listing is enabled).
+  const specs = await call(server, () => KernelSpecAPI.getSpecs(server.settings), {});
+  if ('kernelId' in target) {
+    const model = await call(server, () => KernelAPI.getKernelModel(target.kernelId, server.settings), { kernelId: target.kernelId });
+    if (model === undefined) throw new JupyterKernelError('jupyter_kernel_not_found', { url, kernelId: target.kernelId });
+    return { model, owned: false };
+  }
+  if ('notebookPath' in target) {
+    const wanted = target.notebookPath.replace(/^\/+/, '');
+    let sessions;
+    try {
+      sessions = await SessionAPI.listRunning(server.settings);
+    } catch (error) {
+      const typed = toJupyterError(error, server, { notebookPath: target.notebookPath });
+      if (typed.status === 404 || typed.code === 'jupyter_unauthorized') {
+        throw new JupyterKernelError('jupyter_sessions_unsupported', { url, notebookPath: target.notebookPath, status: typed.status });
+      }
+      throw typed;
+    }
+    const session = sessions.find((candidate) => candidate.path.replace(/^\/+/, '') === wanted && candidate.kernel);
+    if (session?.kernel == null) throw new JupyterKernelError('jupyter_no_session', { url, notebookPath: target.notebookPath });
+    return { model: session.kernel, owned: false };
+  }
+  if (specs.kernelspecs[target.kernelName] === undefined) {
+    throw new JupyterKernelError('jupyter_unknown_kernelspec', {
+      url,
+      kernelName: target.kernelName,
+      reason: `the server has ${Object.keys(specs.kernelspecs).sort().join(', ') || 'none'}`,
+    });
+  }
+  // The id is ours, chosen before the request: a start that fails or times out after the server made the kernel
+  // still names a kernel we can shut down. jupyter_server takes it as `kernel_id`, Enterprise Gateway as KERNEL_ID.
+  const kernelId = randomUUID();
+  start.onStarting?.(kernelId);
+  const body = { name: target.kernelName, kernel_id: kernelId, env: { ...start.env, KERNEL_ID: kernelId } };
+  const model = await call(server, () => KernelAPI.startNew(body as never, server.settings), { kernelName: target.kernelName });
+  // A server that chose its own id anyway: that one is the kernel to shut down.
+  if (model.id !== kernelId) start.onStarting?.(model.id);
+  return { model, owned: true };
+}
+
+/**
+ * Shuts a kernel down by id. A kernel the server is restarting answers HTTP 500 until the restart is over: asked
+ * again for a few seconds. Already gone (404) is what we wanted.
+ */
+export async function shutdownKernelById(server: ResolvedServer, kernelId: string): Promise<void> {
+  const deadline = Date.now() + SHUTDOWN_RETRY_MS;
+  for (;;) {
+    try {
+      await KernelAPI.shutdownKernel(kernelId, server.settings);
+      return;
+    } catch (error) {
+      const typed = toJupyterError(error, server, { kernelId });
+      if (typed.status === 404) return;
+      if (typed.status !== 500 || Date.now() > deadline) throw typed;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+/**
+ * What the server says a kernel is doing now (`idle`, `busy`, `starting`, ...), over REST only: no channel is
+ * opened, so it answers even while the kernel is stuck in a cell.
+ *
+ * @param server - where the kernel is
+ * @param kernelId - which kernel
+ * @returns its execution state, or `undefined` if the server has no kernel of that id
+ * @throws JupyterKernelError for a server that refuses or does not answer
+ */
+export async function kernelExecutionState(server: JupyterServerOptions, kernelId: string): Promise<string | undefined> {
+  return executionStateOn(resolveServer(server), kernelId);
+}
+
+export async function executionStateOn(server: ResolvedServer, kernelId: string): Promise<string | undefined> {
+  const model = await call(server, () => KernelAPI.getKernelModel(kernelId, server.settings), { kernelId });
+  if (model === undefined) return undefined;
+  return typeof model.execution_state === 'string' ? model.execution_state : 'unknown';
+}
+
+/**
+ * Shuts down a kernel by id over REST (see {@link shutdownKernelById}), for a caller that holds no connection.
+ *
+ * @throws JupyterKernelError for a server that refuses or does not answer
+ */
+export async function shutdownKernel(server: JupyterServerOptions, kernelId: string): Promise<void> {
+  await shutdownKernelById(resolveServer(server), kernelId);
+}

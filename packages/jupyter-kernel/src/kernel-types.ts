@@ -1,0 +1,32 @@
+/** The shapes a caller of a kernel connection (jupyter-kernel.ts) passes and hears. */
+import type { JupyterOutput } from './outputs.js';
+
+/** Options of JupyterKernel.execute. */
+export interface JupyterExecuteOptions {
+  /** Record the cell in `In`/`Out` and history and advance the counter, as a notebook cell does; default `true`. */
+  readonly storeHistory?: boolean | undefined;
+  /** Run without publishing outputs or advancing the counter; default `false`. */
+  readonly silent?: boolean | undefined;
+  /** Abort requests queued behind this one if it fails; default `false`, so a human's queued cells still run. */
+  readonly stopOnError?: boolean | undefined;
+  /** Receives each output as it arrives, before the result resolves. */
+  readonly onOutput?: ((output: JupyterOutput) => void) | undefined;
+  /** The execute_request's message metadata (kernel-side code reads it, e.g. in a `pre_run_cell` hook). */
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined;
+  /** Keep no outputs in the result (a cell whose output only others watch, or that may print without bound). */
+  readonly discardOutputs?: boolean | undefined;
+  /** Called with the execute_request's message id as it is sent (IOPub `status` messages name it as their parent). */
+  readonly onSent?: ((messageId: string) => void) | undefined;
+}
+
+/** One IOPub `status` message: what the kernel is doing, and for which request of which client. */
+export interface KernelActivity {
+  /** `busy`, `idle`, `starting`, `restarting`, ... */
+  readonly state: string;
+  /** The message id of the request the kernel is busy or idle for (empty when it has none). */
+  readonly parentId: string;
+  /** The client session that sent that request: JupyterKernel.clientId for this connection's own. */
+  readonly parentSession: string;
+  /** The request's message type (`execute_request`, `comm_msg`, ...). */
+  readonly parentType: string;
+}

@@ -1,0 +1,71 @@
+/**
+ * Opening a kernel: find or start it over REST (kernel-rest.ts), then open its channels and wait for its first
+ * reply (jupyter-kernel.ts holds the live connection).
+ */
+import { randomUUID } from 'node:crypto';
+import { CommsOverSubshells, KernelConnection } from '@jupyterlab/services';
+import { JupyterKernelError } from './errors.js';
+import { JupyterKernel } from './jupyter-kernel.js';
+import { findKernel } from './kernel-rest.js';
+import type { JupyterKernelTarget, KernelStartOptions } from './kernel-rest.js';
+import { resolveServer, toJupyterError } from './server-settings.js';
+import type { JupyterServerOptions } from './server-settings.js';
+
+/** Default bound on opening the kernel's channels and getting its `kernel_info_reply`. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+
+/** Options of {@link openJupyterKernel}. */
+export interface OpenJupyterKernelOptions {
+  readonly server: JupyterServerOptions;
+  readonly target: JupyterKernelTarget;
+  /** Bound on opening the channels and the kernel's first reply; default {@link DEFAULT_CONNECT_TIMEOUT_MS}. */
+  readonly connectTimeoutMs?: number | undefined;
+  /** For a `kernelName` target: the start request's `env`, and who hears the new kernel's id first. */
+  readonly start?: KernelStartOptions | undefined;
+}
+
+/**
+ * Finds or starts the kernel the target names and opens its channels.
+ *
+ * @param options - server, target and connect timeout
+ * @returns the open kernel, ready for requests
+ * @throws JupyterKernelError with one code per failure: `jupyter_invalid_options`, `jupyter_unauthorized`,
+ *   `jupyter_unreachable`, `jupyter_bad_response`, `jupyter_kernel_not_found`, `jupyter_no_session`,
+ *   `jupyter_sessions_unsupported`, `jupyter_unknown_kernelspec`, `jupyter_kernel_died`
+ */
+export async function openJupyterKernel(options: OpenJupyterKernelOptions): Promise<JupyterKernel> {
+  const server = resolveServer(options.server);
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  if (!Number.isFinite(connectTimeoutMs) || connectTimeoutMs <= 0) {
+    throw new JupyterKernelError('jupyter_invalid_options', { reason: 'connectTimeoutMs must be a positive number' });
+  }
+  const { model, owned } = await findKernel(server, options.target, options.start);
+  // Comms stay on the kernel's main shell: by default the services give each comm target a subshell of its own
+  // (ipykernel 7), whose thread would run the worker's operations beside the kernel's cells instead of in line with
+  // them, out of reach of the server's interrupt (SIGINT reaches the main thread).
+  const connection = new KernelConnection({
+    model,
+    serverSettings: server.settings,
+    clientId: randomUUID(),
+    handleComms: true,
+    commsOverSubshells: CommsOverSubshells.Disabled,
+  });
+  const kernel = new JupyterKernel(server, connection, owned);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new JupyterKernelError('jupyter_kernel_died', { url: server.displayUrl, kernelId: model.id, reason: `no kernel_info_reply within ${connectTimeoutMs} ms` })),
+        connectTimeoutMs,
+      );
+    });
+    await Promise.race([connection.info, timeout]);
+    return kernel;
+  } catch (error) {
+    await kernel.close().catch(() => undefined);
+    throw error instanceof JupyterKernelError ? error : toJupyterError(error, server, { kernelId: model.id });
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
