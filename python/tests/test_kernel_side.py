@@ -84,8 +84,8 @@ class Kernel:
     def send(self, comm_id: str, data: Any) -> None:
         self.client.shell_channel.send(self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
 
-    def agent_cell(self, request_id: int, code: str, stream: bool = False) -> str:
-        marker: dict[str, Any] = {"id": request_id, "params": {"code": code}}
+    def agent_cell(self, comm_id: str, request_id: int, code: str, stream: bool = False) -> str:
+        marker: dict[str, Any] = {"id": request_id, "params": {"code": code}, "comm": comm_id}
         if stream:
             marker["stream"] = True
         message = self.client.session.msg(
@@ -156,7 +156,7 @@ def test_boot_defines_no_user_name_and_ready_describes_the_kernel(kernel: Kernel
 
 def test_the_human_and_the_agent_share_one_namespace(kernel: Kernel, comm: str) -> None:
     kernel.run("df = {'rows': 3}")
-    kernel.agent_cell(1, "def helper(n):\n    return n * 2\ndf['rows'] + 39")
+    kernel.agent_cell(comm, 1, "def helper(n):\n    return n * 2\ndf['rows'] + 39")
     result = kernel.response(comm, 1)["result"]
     assert result["status"] == "ok" and result["result"] == {"kind": "json", "value": 42}
     reply = kernel.run("print(helper(21), In[-2].splitlines()[0])")
@@ -169,7 +169,7 @@ def test_the_human_and_the_agent_share_one_namespace(kernel: Kernel, comm: str) 
 
 def test_an_agent_cell_is_the_kernels_own_cell_and_its_output_still_reaches_every_client(kernel: Kernel, comm: str) -> None:
     count = kernel.run("pass")["content"]["execution_count"]
-    msg_id = kernel.agent_cell(3, "print('to everyone'); import sys; print('warn', file=sys.stderr)\n"
+    msg_id = kernel.agent_cell(comm, 3, "print('to everyone'); import sys; print('warn', file=sys.stderr)\n"
                                   "from IPython.display import display; display({'d': 1}, raw=False)\n7 * 6")
     result = kernel.response(comm, 3)["result"]
     assert result["execution_count"] == count + 1
@@ -182,7 +182,7 @@ def test_an_agent_cell_is_the_kernels_own_cell_and_its_output_still_reaches_ever
 
 
 def test_a_failing_agent_cell_is_a_structured_error_and_the_human_still_sees_it(kernel: Kernel, comm: str) -> None:
-    msg_id = kernel.agent_cell(4, "1 / 0")
+    msg_id = kernel.agent_cell(comm, 4, "1 / 0")
     error = kernel.response(comm, 4)["result"]["error"]
     assert error["kind"] == "exception" and error["type"] == "ZeroDivisionError"
     assert "\x1b[" not in error["traceback"]
@@ -197,7 +197,7 @@ def test_human_cells_are_left_alone(kernel: Kernel, comm: str) -> None:
 
 
 def test_streamed_output_arrives_as_events_before_the_response(kernel: Kernel, comm: str) -> None:
-    kernel.agent_cell(5, "for i in range(3):\n    print('line', i, flush=True)", stream=True)
+    kernel.agent_cell(comm, 5, "for i in range(3):\n    print('line', i, flush=True)", stream=True)
     got = kernel.messages(comm, lambda m: m.get("type") == "response" and m.get("id") == 5)
     events = "".join(m["text"] for m in got if m.get("type") == "event" and m.get("id") == 5)
     assert events == "line 0\nline 1\nline 2\n"
@@ -205,7 +205,7 @@ def test_streamed_output_arrives_as_events_before_the_response(kernel: Kernel, c
 
 
 def test_big_output_keeps_head_and_tail_and_names_no_spill_file(kernel: Kernel, comm: str) -> None:
-    kernel.agent_cell(6, "print('x' * 300_000)")
+    kernel.agent_cell(comm, 6, "print('x' * 300_000)")
     result = kernel.response(comm, 6)["result"]
     assert result["truncated"]["stdout"] and result["stdout_omitted_chars"] > 0
     assert "stdout_spill" not in result
@@ -216,7 +216,7 @@ def test_spill_files_are_written_privately_and_shipped_to_the_parent_by_name(ker
                  "output_spill": {"dir": "/nonexistent/parent/side", "max_bytes": 10_000_000}}
     comm_id = kernel.open_comm(configure)
     assert kernel.ready(comm_id)["type"] == "ready"
-    kernel.agent_cell(20, "import sys\nfor i in range(30_000):\n    print(f'row {i:06d} ' + 'y' * 20)\n"
+    kernel.agent_cell(comm_id, 20, "import sys\nfor i in range(30_000):\n    print(f'row {i:06d} ' + 'y' * 20)\n"
                           "print('é\\udcff', file=sys.stderr)")
     got = kernel.messages(comm_id, lambda m: m.get("type") == "response" and m.get("id") == 20)
     result = got[-1]["result"]
@@ -256,18 +256,18 @@ def test_an_interrupted_operation_is_cancelled_and_the_namespace_kept(kernel: Ke
     kernel.manager.interrupt_kernel()
     response = kernel.response(comm, 10)
     assert not response["ok"] and response["error"]["code"] in ("operation_cancelled", "call_raised")
-    kernel.agent_cell(11, "import time\ntime.sleep(60)")
+    kernel.agent_cell(comm, 11, "import time\ntime.sleep(60)")
     time.sleep(1.5)
     kernel.manager.interrupt_kernel()
     interrupted = kernel.response(comm, 11)["result"]
     assert interrupted["error"]["kind"] == "interrupted"
-    kernel.agent_cell(12, "kept")
+    kernel.agent_cell(comm, 12, "kept")
     assert kernel.response(comm, 12)["result"]["result"]["value"] == "still here"
 
 
 def test_a_probe_lists_the_requests_that_began_in_order_with_them(kernel: Kernel, comm: str) -> None:
     kernel.request(comm, 30, "list", {})
-    kernel.agent_cell(31, "31")
+    kernel.agent_cell(comm, 31, "31")
     kernel.send(comm, {"type": "probe", "token": 7})
     probe = kernel.messages(comm, lambda m: m.get("type") == "probe")[-1]
     assert probe["token"] == 7
@@ -282,20 +282,58 @@ def test_a_bad_configure_fails_the_start_up_clearly(kernel: Kernel) -> None:
     assert "--state" in kernel.ready(comm_id)["error"]["message"]
 
 
-def test_a_newer_comm_replaces_the_older_and_shutdown_keeps_the_namespace(kernel: Kernel) -> None:
+def test_every_comm_is_served_at_once_each_answer_on_its_own_comm(kernel: Kernel) -> None:
     first = kernel.open_comm()
-    kernel.ready(first)
+    first_ready = kernel.ready(first)
     second = kernel.open_comm()
-    kernel.ready(second)
+    second_ready = kernel.ready(second)
+    assert first_ready["kernel_session"] == second_ready["kernel_session"]
+    # The same request id from two ipython-mcp: each cell answers on the comm that sent it.
+    kernel.agent_cell(first, 40, "'first'")
+    kernel.agent_cell(second, 40, "'second'")
+    kernel.request(first, 41, "list", {})
+    assert kernel.response(first, 40)["result"]["result"]["value"] == "first"
+    assert kernel.response(second, 40)["result"]["result"]["value"] == "second"
+    assert kernel.response(first, 41)["ok"]
     kernel.run("survivor = 1")
     kernel.send(second, {"type": "shutdown"})
     kernel.messages(second, lambda m: m.get("type") == "comm_close")
     reply = kernel.run("print(survivor)")
     assert reply["content"]["status"] == "ok"
-    # With no served comm, an agent's metadata changes nothing: the cell runs as a plain cell.
-    kernel.agent_cell(13, "survivor + 1")
+    # The first comm goes on; a cell naming the closed comm runs as a plain cell, answered nowhere.
+    kernel.agent_cell(second, 42, "survivor + 1")
+    kernel.agent_cell(first, 43, "survivor + 2")
+    assert kernel.response(first, 43)["result"]["result"]["value"] == 3
     third = kernel.open_comm()
     assert kernel.ready(third)["type"] == "ready"
+    kernel.send(first, {"type": "shutdown"})
+    kernel.send(third, {"type": "shutdown"})
+
+
+def test_a_cell_naming_no_comm_is_not_taken_for_an_agents(kernel: Kernel, comm: str) -> None:
+    message = kernel.client.session.msg(
+        "execute_request",
+        {"code": "'plain'", "silent": False, "store_history": True, "allow_stdin": False, "stop_on_error": False,
+         "user_expressions": {}},
+        metadata={"ipython_mcp": {"id": 50, "params": {"code": "'plain'"}}})
+    kernel.client.shell_channel.send(message)
+    kernel.agent_cell(comm, 51, "'mine'")
+    got = kernel.messages(comm, lambda m: m.get("type") == "response" and m.get("id") == 51)
+    assert [m["id"] for m in got if m.get("type") == "response"] == [51]
+    assert got[-1]["result"]["result"]["value"] == "mine"
+
+
+@pytest.mark.parametrize("code", ["exit()", "quit()", "import sys\nsys.exit(3)", "raise SystemExit"])
+def test_exit_in_an_agent_cell_is_an_error_and_the_kernel_goes_on(kernel: Kernel, comm: str, code: str) -> None:
+    kernel.run("still = 'here'")
+    kernel.agent_cell(comm, 60, code)
+    result = kernel.response(comm, 60)["result"]
+    assert result["error"]["type"] == "SystemExit"
+    kernel.agent_cell(comm, 61, "still")
+    assert kernel.response(comm, 61)["result"]["result"]["value"] == "here"
+    check = "(get_ipython().exit_now, type(get_ipython()).ask_exit is get_ipython().ask_exit.__func__)"
+    reply = kernel.run("pass", user_expressions={"check": check})
+    assert reply["content"]["user_expressions"]["check"]["data"]["text/plain"] == "(False, True)"
 
 
 def test_booting_again_with_other_sources_replaces_the_loaded_worker(kernel: Kernel) -> None:
@@ -305,10 +343,37 @@ def test_booting_again_with_other_sources_replaces_the_loaded_worker(kernel: Ker
     assert kernel.run(boot_code(sources), silent=True, store_history=False)["content"]["status"] == "ok"
     comm_id = kernel.open_comm()
     assert kernel.ready(comm_id)["type"] == "ready"
-    kernel.agent_cell(14, "import sys\nsys.modules['ipython_mcp_worker'].BOOT_MARK")
+    kernel.agent_cell(comm_id, 14, "import sys\nsys.modules['ipython_mcp_worker'].BOOT_MARK")
     assert kernel.response(comm_id, 14)["result"]["result"]["value"] == "second"
     hooks = kernel.run("print(sum(type(getattr(c, '__self__', None)).__name__ == 'KernelSide'"
                        " for c in get_ipython().events.callbacks['post_run_cell']))")
     assert hooks["content"]["status"] == "ok"
     count = [m["content"]["text"] for m in kernel.iopub if m["msg_type"] == "stream"][-1]
     assert count.strip() == "1"
+
+
+def test_a_flood_reaches_the_kernels_clients_bounded_with_the_omitted_count(kernel: Kernel, comm: str) -> None:
+    total = 20_000_000
+    msg_id = kernel.agent_cell(comm, 70, f"import sys\nfor _ in range({total} // 100_000):\n    sys.stdout.write('z' * 99_999 + '\\n')\n"
+                                         "import os\nos.write(2, b'fd two\\n')\n'done'")
+    result = kernel.response(comm, 70)["result"]
+    assert result["result"]["value"] == "done"
+    kept = len(result["stdout"])
+    assert result["stdout_omitted_chars"] == total - kept
+    time.sleep(0.5)
+    kernel.run("pass")
+    forwarded = "".join(m["content"]["text"] for m in kernel.iopub
+                        if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id
+                        and m["content"]["name"] == "stdout")
+    assert len(forwarded) < 8192 + 300
+    omitted = int(forwarded.split("[ipython-mcp: ")[1].split(" ")[0])
+    assert len(forwarded.replace(forwarded[forwarded.index("\n[ipython-mcp:"):forwarded.index("spill file]\n") + 12], "")) + omitted == total
+
+
+def test_a_later_cell_after_os_close_1_works(kernel: Kernel, comm: str) -> None:
+    kernel.agent_cell(comm, 80, "import os\nos.close(1)\nprint('after close')\n1")
+    first = kernel.response(comm, 80)["result"]
+    assert first["result"]["value"] == 1 and first["stdout"] == "after close\n"
+    kernel.agent_cell(comm, 81, "print('later')\n2")
+    later = kernel.response(comm, 81)["result"]
+    assert later["result"]["value"] == 2 and later["stdout"] == "later\n"

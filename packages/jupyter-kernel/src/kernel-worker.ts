@@ -6,7 +6,7 @@
  */
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigureSchema, PROTOCOL_VERSION, parseWorkerMessage } from '@ipython-mcp/protocol';
+import { ConfigureSchema, FrameError, PROTOCOL_VERSION, parseWorkerMessage } from '@ipython-mcp/protocol';
 import {
   WorkerExitedError,
   WorkerStartupError,
@@ -175,7 +175,7 @@ export class JupyterKernelWorker implements WorkerHandle {
       }
       this.#comm = comm;
       comm.onClose(() => {
-        if (this.#comm === comm) this.#end({ code: null, signal: null }, 'the kernel side closed its channel (the kernel restarted, or another client attached)');
+        if (this.#comm === comm) this.#end({ code: null, signal: null }, 'the kernel side closed its channel (the kernel restarted, or an ipython-mcp of another version booted it again)');
       });
       const info = this.#readyInfo;
       if (this.#readyState !== 'starting') return;
@@ -399,6 +399,11 @@ export class JupyterKernelWorker implements WorkerHandle {
         reject(new WorkerExitedError(this.#exit === undefined ? 'the worker is not ready' : `the worker is not running (${this.#exitReason})`, this.#exit?.code ?? null, this.#exit?.signal ?? null));
         return;
       }
+      const refused = oversize(id, op, params, this.#options.start.maxMessageBytes);
+      if (refused !== undefined) {
+        reject(refused);
+        return;
+      }
       const cell = op === 'execute' && typeof params.code === 'string' && params.code.trim() !== '';
       const pending: Pending = { id, op, params, hooks, cell, state: 'waiting', messageId: undefined, interruptWhenRunning: false, resolve, reject };
       this.#pending.set(id, pending);
@@ -457,7 +462,8 @@ export class JupyterKernelWorker implements WorkerHandle {
       pending.messageId = comm.send({ type: 'request', id: pending.id, op: pending.op, params: pending.params, ...(stream ? { stream: true } : {}) });
       return;
     }
-    const metadata = { ipython_mcp: { id: pending.id, params: pending.params, ...(stream ? { stream: true } : {}) } };
+    // `comm` names this worker's comm: the kernel side answers the cell there, among every ipython-mcp it serves.
+    const metadata = { ipython_mcp: { id: pending.id, params: pending.params, comm: comm.commId, ...(stream ? { stream: true } : {}) } };
     kernel
       .execute(String(pending.params.code), {
         metadata,
@@ -584,4 +590,16 @@ export class JupyterKernelWorker implements WorkerHandle {
       .catch((closeError: unknown) => this.#logger.warn('kernel.close_failed', { reason: (closeError as Error).message.slice(0, 200) }))
       .finally(() => this.#resolveExited(exit));
   }
+}
+
+/**
+ * The `message_too_large` refusal of a request over the IPC limit, measured as the local worker's channel frames it
+ * (the JSON of the request message), or undefined: such a request never reaches the kernel.
+ */
+function oversize(id: number, op: string, params: Record<string, unknown>, limit: number): FrameError | undefined {
+  // Cheap first: a string's UTF-8 size is at most three bytes a character, so most requests need no encoding.
+  const text = JSON.stringify({ type: 'request', id, op, params });
+  if (text.length * 3 + 1 <= limit) return undefined;
+  const size = Buffer.byteLength(text, 'utf8') + 1;
+  return size > limit ? new FrameError('message_too_large', `message of ${size} bytes exceeds the ${limit}-byte IPC limit`, size) : undefined;
 }

@@ -7,12 +7,20 @@ side answers ``ready`` (or ``startup_failed``) and from then on serves:
 - every operation but a non-blank ``execute`` as a ``request`` message on the comm, answered by a ``response``
   on the comm, exactly as the local worker answers on its channel;
 - a non-blank ``execute`` as the kernel's own cell: an ``execute_request`` whose metadata carries
-  ``{"ipython_mcp": {"id", "params", "stream"}}``. The hooks capture that cell (its output still reaches every
-  client of the kernel) and send the ordinary ``response`` from ``post_run_cell``. The cell lands in ``In``,
-  ``Out`` and the history and advances ``execution_count``, as any cell would.
+  ``{"ipython_mcp": {"id", "params", "stream", "comm"}}``. The hooks capture that cell (its output still reaches
+  every client of the kernel) and send the ordinary ``response`` on the comm named by ``comm`` from
+  ``post_run_cell``. The cell lands in ``In``, ``Out`` and the history and advances ``execution_count``, as any
+  cell would.
 
-Every message to the Node side travels as ``{"m": <JSON text>}``, encoded as the local worker's JSON codec does.
-One comm is served at a time: a newer one replaces it. Nothing is kept in the user namespace.
+The agent's cell is known exactly: ``pre_run_cell`` takes a cell only when the execute_request the running thread
+handles carries the marker, and ``post_run_cell`` answers only for the same ExecutionInfo object on the same thread.
+A cell of another client (the main shell's next cell, a cell on an ipykernel 7 subshell's thread, a ``run_cell``
+nested in the agent's cell) is never taken for the agent's.
+
+Every ipython-mcp connected to the kernel gets a comm of its own and a worker of its own behind it (its limits,
+spill directory, request ids): the kernel runs their requests one at a time in its own order, as it runs any
+client's. Every message to the Node side travels as ``{"m": <JSON text>}``, encoded as the local worker's JSON
+codec does. Nothing is kept in the user namespace.
 """
 
 from __future__ import annotations
@@ -21,7 +29,9 @@ import os
 import platform
 import shutil
 import tempfile
+import threading
 import traceback
+import uuid
 from collections import deque
 from typing import Any
 
@@ -72,43 +82,57 @@ class _NoInterrupter:
         return None
 
 
+class _Client:
+    """One connected ipython-mcp: its comm, the channel over it, and the worker serving it."""
+
+    def __init__(self, comm: Any, channel: _CommChannel) -> None:
+        self.comm = comm
+        self.channel = channel
+        self.worker: Any = None
+        # The ids of the latest requests this client's worker began (comm requests and cells): a ``probe`` lists
+        # them, so the parent can tell a request lost with a dropped connection from one that ran.
+        self.seen: deque[int] = deque(maxlen=1024)
+
+
+class _Cell:
+    """The agent's cell the kernel is running: IPython's ExecutionInfo of it (the same object post_run_cell's
+    result carries), the thread it runs on, and whose request it is."""
+
+    def __init__(self, info: Any, client: _Client, request_id: int, displays: Any, capture: Any) -> None:
+        self.info = info
+        self.thread = threading.get_ident()
+        self.client = client
+        self.request_id = request_id
+        self.displays = displays
+        self.capture = capture
+
+
 class KernelSide:
-    """The one served comm of this kernel and the worker behind it."""
+    """Every connected ipython-mcp of this kernel (one comm each) and the agent's cell the kernel is running."""
 
     def __init__(self, shell: Any) -> None:
         self.shell = shell
-        self.comm: Any = None
-        self.worker: Any = None
-        self.channel: _CommChannel | None = None
-        # The agent's cell being run by the kernel: (request id, its display collector, its capture), or None.
-        self.cell: tuple[int, Any, Any] | None = None
-        # The ids of the latest requests this side began (comm requests and cells): a ``probe`` lists them, so the
-        # parent can tell a request lost with a dropped connection from one that ran (and send only the lost again).
-        self.seen: deque[int] = deque(maxlen=1024)
+        self.clients: dict[str, _Client] = {}
+        self.cell: _Cell | None = None
+        # A token of this kernel process: the same in every ready answer until the kernel restarts (a new process
+        # boots a new side), so a parent can tell its comm closed from the namespace lost.
+        self.session = uuid.uuid4().hex
 
     # -- comm ---------------------------------------------------------------------------------------------------
 
     def open(self, comm: Any, message: dict[str, Any]) -> None:
-        previous = self.comm
-        if previous is not None and previous is not comm:
-            self.comm = None
-            try:
-                previous.close()
-            except Exception:  # noqa: BLE001 - the old comm's client may be gone already
-                pass
-        self.comm = comm
-        self.retire_worker()
-        comm.on_msg(lambda msg: self.on_message(comm, msg))
-        comm.on_close(lambda msg: self.on_close(comm))
-        configure = message.get("content", {}).get("data") or {}
         channel = _CommChannel(comm, 1 << 20)
-        self.channel = channel
+        client = _Client(comm, channel)
+        self.clients[comm.comm_id] = client
+        comm.on_msg(lambda msg: self.on_message(client, msg))
+        comm.on_close(lambda msg: self.on_close(client))
+        configure = message.get("content", {}).get("data") or {}
         failure = _configure_problem(configure)
         if failure is not None:
             channel.send({"type": "startup_failed", "error": {"code": "startup_failed", "message": failure}})
             return
         try:
-            self.worker = _build_worker(channel, self.shell, configure)
+            client.worker = _build_worker(channel, self.shell, configure)
         except OpError as error:
             channel.send({"type": "startup_failed", "error": error.to_wire()})
             return
@@ -127,66 +151,83 @@ class KernelSide:
             "ipython": IPython.__version__,
             "worker": __version__,
             "execution_count": self.shell.execution_count - 1,
-            "protected_names": sorted(self.worker.operations.protected_names()),
+            "protected_names": sorted(client.worker.operations.protected_names()),
             "kernel": {"implementation": "ipykernel", "version": str(getattr(ipykernel, "__version__", "?"))},
+            "kernel_session": self.session,
+            "clients": len(self.clients),
         })
 
-    def on_close(self, comm: Any) -> None:
-        if comm is self.comm:
-            self.comm = None
-            self.retire_worker()
-            self.channel = None
+    def on_close(self, client: _Client) -> None:
+        if self.clients.get(client.comm.comm_id) is client:
+            del self.clients[client.comm.comm_id]
+        _retire_worker(client)
 
-    def retire_worker(self) -> None:
-        """Forget the served worker and remove its private spill directory."""
-        worker, self.worker = self.worker, None
-        directory = None if worker is None else _spill_directory(worker)
-        if directory is not None:
-            shutil.rmtree(directory, ignore_errors=True)
+    def close_all(self) -> None:
+        """Close every client's comm (a boot of another version replaces this side)."""
+        for client in list(self.clients.values()):
+            self.on_close(client)
+            try:
+                client.comm.close()
+            except Exception:  # noqa: BLE001 - the comm's client may be gone already
+                pass
 
-    def on_message(self, comm: Any, msg: dict[str, Any]) -> None:
-        if comm is not self.comm or self.worker is None or self.channel is None:
+    def on_message(self, client: _Client, msg: dict[str, Any]) -> None:
+        if self.clients.get(client.comm.comm_id) is not client or client.worker is None:
             return
+        channel = client.channel
         data = msg.get("content", {}).get("data")
         if not isinstance(data, dict):
-            self.channel.send({"type": "protocol_error", "code": "invalid_request", "message": "a message must be an object"})
+            channel.send({"type": "protocol_error", "code": "invalid_request", "message": "a message must be an object"})
             return
         kind = data.get("type")
         if kind == "shutdown":
-            self.on_close(comm)
+            self.on_close(client)
             try:
-                comm.close()
+                client.comm.close()
             except Exception:  # noqa: BLE001
                 pass
             return
         if kind == "probe":
             # Handled in order with the requests: every request sent before this probe that reached the kernel has
             # begun by now.
-            self.channel.send({"type": "probe", "token": data.get("token"), "seen": list(self.seen)})
+            channel.send({"type": "probe", "token": data.get("token"), "seen": list(client.seen)})
             return
         if kind != "request":
-            self.channel.send({"type": "protocol_error", "code": "invalid_request",
-                               "message": f"unexpected message type {str(kind)[:64]!r}"})
+            channel.send({"type": "protocol_error", "code": "invalid_request",
+                          "message": f"unexpected message type {str(kind)[:64]!r}"})
             return
         request_id = data.get("id")
         if isinstance(request_id, int):
-            self.seen.append(request_id)
-        self.worker.handle(data, _NoInterrupter())
+            client.seen.append(request_id)
+        client.worker.handle(data, _NoInterrupter())
 
     # -- the agent's cells, run by the kernel ---------------------------------------------------------------------
 
     def pre_run_cell(self, info: Any = None) -> None:
+        # Only the cell whose own execute_request carries an agent's marker is the agent's: a cell of another client
+        # (on the main shell or a subshell's thread), or one the agent's cell runs itself (run_cell inside it), is
+        # left alone.
+        cell = self.cell
+        if cell is not None:
+            if threading.get_ident() == cell.thread:
+                cell.client.worker.owner.nested += 1
+            return
+        if info is None:
+            return
         request = _agent_request(self.shell)
-        if request is None or self.worker is None or self.cell is not None:
+        if request is None:
+            return
+        request_id, stream, comm_id = request
+        client = self.clients.get(comm_id) if comm_id is not None else None
+        if client is None or client.worker is None:
             return
         from ..shell.execute import cell_capture
 
-        request_id, stream = request
-        self.seen.append(request_id)
-        worker = self.worker
-        channel = self.channel
+        client.seen.append(request_id)
+        worker = client.worker
+        channel = client.channel
         send_event = None
-        if stream and channel is not None:
+        if stream:
             def send_event(kind: str, text: str) -> None:
                 channel.send({"type": "event", "id": request_id, "kind": kind, "text": text})
 
@@ -195,17 +236,20 @@ class KernelSide:
         worker.active_request_id = request_id
         capture, displays = cell_capture(worker.owner)
         worker.owner.enter_cell(capture)
-        self.cell = (request_id, displays, capture)
+        self.cell = _Cell(info, client, request_id, displays, capture)
 
     def post_run_cell(self, result: Any = None) -> None:
         cell = self.cell
-        if cell is None:
+        if cell is None or threading.get_ident() != cell.thread:
+            return
+        client = cell.client
+        worker = client.worker
+        if getattr(result, "info", None) is not cell.info:
+            if worker is not None and worker.owner.nested > 0:
+                worker.owner.nested -= 1
             return
         self.cell = None
-        request_id, displays, capture = cell
-        worker = self.worker
-        channel = self.channel
-        if worker is None or channel is None:
+        if worker is None or self.clients.get(client.comm.comm_id) is not client:
             return
         from ..shell.execute import execute_result
 
@@ -213,19 +257,32 @@ class KernelSide:
         operation = owner.operation
         if operation is None:
             return
+        if owner.cell_value is not None and result.error_in_exec is None:
+            result.result = owner.cell_value[0]
+        channel = client.channel
 
         def run() -> dict[str, Any]:
-            outcome = owner.cell_outcome(result, capture)
-            value = execute_result(outcome, operation.stdout, operation.stderr, displays, owner.limits)
-            _ship_spills(channel, request_id, value)
+            outcome = owner.cell_outcome(result, cell.capture)
+            value = execute_result(outcome, operation.stdout, operation.stderr, cell.displays, owner.limits)
+            _ship_spills(channel, cell.request_id, value)
             return value
 
-        channel.send(worker.respond(request_id, "execute", run, _NoInterrupter(), operation))
+        channel.send(worker.respond(cell.request_id, "execute", run, _NoInterrupter(), operation))
 
 
-def _agent_request(shell: Any) -> tuple[int, bool] | None:
-    """The id of the agent's request the running execute_request carries in its metadata, and whether it streams;
-    None for a human's cell. The code is the cell's own: nothing else in the request changes how it runs."""
+def _retire_worker(client: _Client) -> None:
+    """Forget the client's worker and remove its private spill directory."""
+    worker, client.worker = client.worker, None
+    directory = None if worker is None else _spill_directory(worker)
+    if directory is not None:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _agent_request(shell: Any) -> tuple[int, bool, str | None] | None:
+    """The id of the agent's request the running execute_request carries in its metadata, whether it streams, and
+    the comm of the ipython-mcp that sent it; None for anyone else's cell. The parent is read on the running
+    thread (ipykernel 7 keeps one per subshell). The code is the cell's own: nothing else in the request changes how
+    it runs."""
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
         return None
@@ -238,7 +295,8 @@ def _agent_request(shell: Any) -> tuple[int, bool] | None:
     marker = (parent.get("metadata") or {}).get(METADATA_KEY)
     if not isinstance(marker, dict) or not isinstance(marker.get("id"), int):
         return None
-    return marker["id"], marker.get("stream") is True
+    comm_id = marker.get("comm")
+    return marker["id"], marker.get("stream") is True, comm_id if isinstance(comm_id, str) else None
 
 
 def _configure_problem(configure: Any) -> str | None:
@@ -309,6 +367,10 @@ _SIDE_ATTRIBUTE = "_ipython_mcp_kernel_side"
 def attach(shell: Any) -> KernelSide:
     """Serve this kernel: (re)register the comm target and the cell hooks. Booting again replaces both."""
     previous = getattr(shell, _SIDE_ATTRIBUTE, None)
+    if previous is not None and type(previous) is KernelSide:
+        # The same code booted again (another ipython-mcp attaching): the side and its clients stay.
+        shell.kernel.comm_manager.register_target(COMM_TARGET, previous.open)
+        return previous
     if previous is not None:
         _detach_hooks(previous)
     side = KernelSide(shell)
@@ -325,9 +387,16 @@ def _detach_hooks(side: Any) -> None:
             side.shell.events.unregister(event, callback)
         except ValueError:
             pass
-    comm = side.comm
+    close_all = getattr(side, "close_all", None)
+    if close_all is not None:
+        close_all()
+        return
+    # A side of an older version, serving one comm.
+    comm = getattr(side, "comm", None)
     side.comm = None
-    side.retire_worker()
+    retire = getattr(side, "retire_worker", None)
+    if retire is not None:
+        retire()
     if comm is not None:
         try:
             comm.close()
