@@ -232,10 +232,11 @@ def test_spill_files_are_written_privately_and_shipped_to_the_parent_by_name(ker
     assert [m["content"]["text"] for m in kernel.iopub if m["msg_type"] == "stream"][-1].strip() == "0"
 
 
-def test_operations_that_call_back_into_the_host_are_refused(kernel: Kernel, comm: str) -> None:
+def test_run_code_over_the_comm_is_refused_it_runs_as_a_cell(kernel: Kernel, comm: str) -> None:
+    # Its tool calls need an execute_request's stdin channel (test_kernel_code_mode.py).
     kernel.request(comm, 7, "run_code", {"code": "1"})
     error = kernel.response(comm, 7)["error"]
-    assert error["code"] == "invalid_request" and "Jupyter kernel" in error["message"]
+    assert error["code"] == "invalid_request" and "kernel's own cell" in error["message"]
 
 
 def test_malformed_messages_get_protocol_errors_and_the_comm_goes_on(kernel: Kernel, comm: str) -> None:

@@ -11,6 +11,7 @@ import { summarize } from './lib/stats.mjs';
 import { measureBurst } from './sections/burst.mjs';
 import { measureCodeMode } from './sections/code-mode.mjs';
 import { measureCodeModeServers } from './sections/code-mode-servers.mjs';
+import { measureCodeModeJupyter } from './sections/code-mode-jupyter.mjs';
 import { measureColdStart } from './sections/cold-start.mjs';
 import { measureComposedFloor, measureFloor, measureKernel, measureMcpExecute, measureMcpFloor, measureMcpHttpExecute, measureMcpShapedFloor, measurePeer, measurePipeFloor, measureRuntimeExecute } from './sections/execute.mjs';
 import { measureFlood } from './sections/flood.mjs';
@@ -26,7 +27,7 @@ import { measureScale } from './sections/scale.mjs';
 import { measureSandbox } from './sections/sandbox.mjs';
 import { measureState } from './sections/state.mjs';
 
-const SECTIONS = ['execute', 'jupyter', 'layers', 'code-mode', 'code-mode-servers', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
+const SECTIONS = ['execute', 'jupyter', 'layers', 'code-mode', 'code-mode-servers', 'code-mode-jupyter', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
 
 const SIZES = {
   full: {
@@ -264,6 +265,8 @@ async function main() {
     measureJupyter(ctx));
   await step('layers', 'layers', `each layer of an execute call alone, in process, no I/O ×${n.layerRounds} rounds`, () => measureLayers(ctx));
   await step('code-mode', 'codeMode', `Code Mode nested tool calls ×${n.toolCalls} (bridge, engine, stdin channel ×${n.stdinCalls}, engine, bridge)`, () => measureCodeMode(ctx));
+  await step('code-mode-jupyter', 'codeModeJupyter', `Code Mode nested calls on a Jupyter server's kernel (stdin channel) vs the bare input_request → input_reply round trip on the same kernel, ZeroMQ, and our local nested call; stock server and TCP_NODELAY; ${n.rounds} interleaved rounds`, () =>
+    measureCodeModeJupyter(ctx));
   await step('code-mode-servers', 'codeModeServers', 'upstream MCP calls from run_code (code-mode --servers) vs direct client calls', () => measureCodeModeServers(ctx));
   await step('recovery', 'recoveryStandby', `hard recovery via Runtime, warm standby ×${n.recovery}`, () => measureRuntimeRecovery(ctx, true));
   await step('recovery', 'recoveryNoStandby', `hard recovery via Runtime, no standby ×${n.recovery}`, () => measureRuntimeRecovery(ctx, false));

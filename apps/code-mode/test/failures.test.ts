@@ -1,7 +1,23 @@
 import { jsonSchema, tool } from 'ai';
-import { afterEach, describe, expect, it } from 'vitest';
-import { ipythonCodeMode, type IPythonCodeMode, type IPythonCodeModeOptions } from '../src/index.js';
+import { jupyterKernelBackend, type JupyterBackend } from '@ipython-mcp/jupyter-kernel';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startJupyter, type RunningJupyter } from '../../../packages/jupyter-kernel/test/jupyter-servers.js';
+import { ipythonCodeMode, type IPythonCodeMode, type IPythonCodeModeOptions, type IPythonKernelOptions } from '../src/index.js';
 import { isAlive, only, runScript, survivors, testPython } from './harness.js';
+
+// The checks run on the local worker and on a kernel of a real `jupyter server` that the backend starts (nested
+// calls on the kernel's stdin channel); the ones that watch local processes (the memory guard, the kernel's pid)
+// run on the local worker only (docs/jupyter.md, "What holds where").
+const BACKENDS = ['local', 'jupyter'] as const;
+let jupyter: RunningJupyter | undefined;
+const backends: JupyterBackend[] = [];
+
+function kernelOptions(): IPythonKernelOptions {
+  if (jupyter === undefined) return { python: testPython() };
+  const backend = jupyterKernelBackend({ server: { url: jupyter.url, token: jupyter.token }, target: { kernelName: 'python3' } });
+  backends.push(backend);
+  return { backend, warmStandby: false };
+}
 
 const opened: IPythonCodeMode[] = [];
 const seenPids = new Set<number>();
@@ -53,7 +69,7 @@ const wipe = tool({
 async function open(options: IPythonCodeModeOptions = {}): Promise<IPythonCodeMode> {
   const codeMode = await ipythonCodeMode({
     tools: { sleepy, counter, transfer, wipe },
-    kernelOptions: { python: testPython() },
+    kernelOptions: kernelOptions(),
     ...options,
   });
   opened.push(codeMode);
@@ -71,12 +87,22 @@ function pidOf(codeMode: IPythonCodeMode): number {
 afterEach(async () => {
   for (const codeMode of opened) for (const pid of codeMode.codeMode.kernel?.workerPids() ?? []) seenPids.add(pid);
   await Promise.all(opened.splice(0).map((codeMode) => codeMode.close()));
+  await Promise.all(backends.splice(0).map((backend) => backend.close()));
   expect(await survivors([...seenPids])).toEqual([]);
   seenPids.clear();
   executions = 0;
 });
 
-describe('failures the model is told about', () => {
+describe.each(BACKENDS)('failures the model is told about (%s)', (backend) => {
+  const local = backend === 'local';
+  beforeAll(async () => {
+    if (!local) jupyter = await startJupyter('server');
+  });
+  afterAll(async () => {
+    await jupyter?.stop();
+    jupyter = undefined;
+  });
+
   it('reports code that raises with its output and traceback, and keeps state', async () => {
     const codeMode = await open({ maxCodeRetries: 1 });
     const run = await runScript(codeMode.tools, [[{ code: "y = 5\nprint('before')\n1 / 0" }], [{ code: 'y' }], [{ code: "raise ValueError('again')" }], [{ code: "print('after')" }]]);
@@ -122,7 +148,7 @@ describe('failures the model is told about', () => {
     expect(only(run, 2)).toEqual({ type: 'json', value: 1 });
   });
 
-  it('tells the model its cell was stopped for memory, and whether the kernel kept its state', async () => {
+  it.runIf(local)('tells the model its cell was stopped for memory, and whether the kernel kept its state', async () => {
     // Bounded: each loop stops itself at 1.5 GiB, and the 2 GiB allocation is refused by the backstop untouched.
     const grow = (local: boolean): string => {
       const loop = ['chunks = []', 'while len(chunks) < 192:', "    chunks.append(b'x' * 2**23)"];
@@ -151,7 +177,7 @@ describe('failures the model is told about', () => {
     expect(codeMode.codeMode.kernel?.memoryLimitMb).toBe(400);
   });
 
-  it('replaces a kernel that ignores KeyboardInterrupt for 5 s, and says its state is gone', async () => {
+  it.runIf(local)('replaces a kernel that ignores KeyboardInterrupt for 5 s, and says its state is gone', async () => {
     const codeMode = await open({ timeout: 500 });
     const stubborn = 'import time\nwhile True:\n    try:\n        time.sleep(10)\n    except KeyboardInterrupt:\n        pass';
     const first = await runScript(codeMode.tools, [[{ code: 'lost = 1' }]]);
@@ -168,7 +194,7 @@ describe('failures the model is told about', () => {
     expect(isAlive(before)).toBe(false);
   });
 
-  it('tells the model when the kernel process exits, and starts a fresh one', async () => {
+  it.runIf(local)('tells the model when the kernel process exits, and starts a fresh one', async () => {
     const codeMode = await open();
     const run = await runScript(codeMode.tools, [[{ code: 'gone = 1' }], [{ code: 'import os\nos._exit(3)' }], [{ code: "['gone' in dir(), counter()]" }]]);
     const before = [...seenPids];

@@ -1,7 +1,23 @@
 import { jsonSchema, tool } from 'ai';
-import { afterEach, describe, expect, it } from 'vitest';
-import { IPythonKernel, ipythonCodeMode, type IPythonCodeMode, type IPythonCodeModeOptions, type RunCodeOutput } from '../src/index.js';
+import { jupyterKernelBackend, type JupyterBackend } from '@ipython-mcp/jupyter-kernel';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startJupyter, type RunningJupyter } from '../../../packages/jupyter-kernel/test/jupyter-servers.js';
+import { IPythonKernel, ipythonCodeMode, type IPythonCodeMode, type IPythonCodeModeOptions, type IPythonKernelOptions, type RunCodeOutput } from '../src/index.js';
 import { only, runScript, survivors, testPython } from './harness.js';
+
+// Every check runs on the local worker and on a kernel of a real `jupyter server` (a kernel the backend starts:
+// run_code is the kernel's own cell, its nested calls travel on the kernel's stdin channel).
+const BACKENDS = ['local', 'jupyter'] as const;
+let jupyter: RunningJupyter | undefined;
+const backends: JupyterBackend[] = [];
+let where: (typeof BACKENDS)[number] = 'local';
+
+function kernelOptions(): IPythonKernelOptions {
+  if (where === 'local' || jupyter === undefined) return { python: testPython() };
+  const backend = jupyterKernelBackend({ server: { url: jupyter.url, token: jupyter.token }, target: { kernelName: 'python3' } });
+  backends.push(backend);
+  return { backend, warmStandby: false };
+}
 
 const opened: IPythonCodeMode[] = [];
 const kernels: IPythonKernel[] = [];
@@ -22,13 +38,13 @@ const getSales = tool({
 });
 
 async function open(options: IPythonCodeModeOptions = {}): Promise<IPythonCodeMode> {
-  const codeMode = await ipythonCodeMode({ tools: { get_sales: getSales }, kernelOptions: { python: testPython() }, ...options });
+  const codeMode = await ipythonCodeMode({ tools: { get_sales: getSales }, kernelOptions: kernelOptions(), ...options });
   opened.push(codeMode);
   return codeMode;
 }
 
 function sharedKernel(): IPythonKernel {
-  const kernel = new IPythonKernel({ python: testPython() });
+  const kernel = new IPythonKernel(kernelOptions());
   kernels.push(kernel);
   return kernel;
 }
@@ -37,11 +53,22 @@ afterEach(async () => {
   const pids = [...opened.flatMap((codeMode) => codeMode.codeMode.kernel?.workerPids() ?? []), ...kernels.flatMap((kernel) => kernel.workerPids())];
   await Promise.all(opened.splice(0).map((codeMode) => codeMode.close()));
   await Promise.all(kernels.splice(0).map((kernel) => kernel.shutdown()));
+  await Promise.all(backends.splice(0).map((backend) => backend.close()));
   expect(await survivors(pids)).toEqual([]);
   salesCalls.length = 0;
 });
 
-describe('run_code in an AI SDK generateText loop', () => {
+describe.each(BACKENDS)('run_code in an AI SDK generateText loop (%s)', (backend) => {
+  beforeAll(async () => {
+    where = backend;
+    if (backend === 'jupyter') jupyter = await startJupyter('server');
+  });
+  afterAll(async () => {
+    await jupyter?.stop();
+    jupyter = undefined;
+    where = 'local';
+  });
+
   it('keeps state across calls, and nested calls run the real TypeScript tools', async () => {
     const codeMode = await open();
     expect(Object.keys(codeMode.tools)).toEqual(['run_code']);

@@ -85,12 +85,14 @@ export function parseCommandLine(argv: string[]): CommandLine {
   if (url !== undefined && command !== 'doctor') throw new UsageError('--url only applies to `ipython-mcp doctor`');
   let jupyter: JupyterRequest | undefined;
   try {
-    jupyter = jupyterRequest(values, command === 'serve' || command === 'doctor' ? process.env : {});
+    jupyter = jupyterRequest(values, command === 'serve' || command === 'doctor' || command === 'code-mode' ? process.env : {});
   } catch (error) {
     if (error instanceof JupyterSettingError) throw new UsageError(error.message);
     throw error;
   }
-  if (jupyter !== undefined && command !== 'serve' && command !== 'doctor') throw new UsageError('--jupyter and its kernel flags only apply to serving and doctor');
+  if (jupyter !== undefined && command !== 'serve' && command !== 'doctor' && command !== 'code-mode') {
+    throw new UsageError('--jupyter and its kernel flags only apply to serving, code-mode and doctor');
+  }
   const settingFlags: Record<string, string> = {};
   for (const definition of SETTING_DEFINITIONS) {
     const value = values[definition.flag.slice(2)];

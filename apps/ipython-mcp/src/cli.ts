@@ -66,6 +66,11 @@ async function main(): Promise<void> {
     process.exitCode = await doctorCommand(choice, settings, commandLine.sandbox.enabled);
     return;
   }
+  if (jupyter !== undefined && commandLine.command === 'code-mode') {
+    // run_code runs in the kernel: the local interpreter is not used.
+    await codeModeCommand(commandLine.servers ?? '', choice.python, createStderrLogger(commandLine.logLevel as LogLevel), fail, jupyter);
+    return;
+  }
   if (jupyter !== undefined) {
     // The code runs in the kernel: the local interpreter is not used.
     await serveJupyter(commandLine, jupyter, settings, choice.python);
@@ -124,7 +129,8 @@ async function main(): Promise<void> {
  */
 async function serveJupyter(commandLine: ReturnType<typeof parseCommandLine>, jupyter: NonNullable<ReturnType<typeof parseCommandLine>['jupyter']>, settings: Settings, python: string): Promise<void> {
   const logger = createStderrLogger(commandLine.logLevel as LogLevel);
-  const serving = await jupyterServing(jupyter, logger);
+  // The kernel side guards the kernel's machine with the server's own memory limit and grace (docs/jupyter.md).
+  const serving = await jupyterServing(jupyter, logger, { memoryLimitMb: settings.memoryLimitMb, graceMs: settings.interruptionGraceSeconds * 1000 });
   const main = serving.main;
   // What needs a capability the kernel backend lacks is refused before anything is served (no kernel is touched yet).
   const problem = capabilityProblem(main.backend, { state: settings.stateFile !== null, sandbox: false });

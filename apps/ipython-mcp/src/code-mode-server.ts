@@ -16,7 +16,7 @@ import {
   type ToolDefinition,
 } from '@ipython-mcp/code-mode';
 import { closeOnStdioEnd, stdioTransport } from '@ipython-mcp/mcp-server';
-import type { Logger } from '@ipython-mcp/worker-supervisor';
+import type { Logger, WorkerBackend } from '@ipython-mcp/worker-supervisor';
 import type { CodeModeServersConfig } from './code-mode-config.js';
 import { functionNames } from './code-mode-names.js';
 import { UpstreamServer } from './upstream-server.js';
@@ -31,6 +31,18 @@ export interface CodeModeMcpServerOptions {
   python: string;
   version: string;
   logger?: Logger | undefined;
+  /** Where the kernel lives when it is not a local worker: a Jupyter kernel (`--jupyter`), closed with the server. */
+  kernelBackend?: CodeModeKernelBackend | undefined;
+}
+
+/** A worker backend for run_code's kernel, with whether a warm standby may run beside it and how to let it go. */
+export interface CodeModeKernelBackend {
+  readonly backend: WorkerBackend;
+  /** False for a kernel someone else owns: a second worker would take it over from the first. */
+  readonly warmStandby: boolean;
+  /** The kernel is someone else's: never restarted, so run_code's `restart: true` is refused. */
+  readonly attached: boolean;
+  close(): Promise<void>;
 }
 
 // An MCP client retries as it sees fit; Code Mode's own retry budget is for agent loops, not for a server.
@@ -51,6 +63,7 @@ export class CodeModeMcpServer {
   readonly server: Server;
   readonly upstreams: UpstreamServer[];
   private readonly kernel: IPythonKernel;
+  private readonly kernelBackend: CodeModeKernelBackend | undefined;
   private readonly config: CodeModeServersConfig;
   private codeMode: CodeMode;
   private description = '';
@@ -59,7 +72,14 @@ export class CodeModeMcpServer {
 
   constructor(options: CodeModeMcpServerOptions) {
     this.config = options.config;
-    this.kernel = new IPythonKernel({ python: options.python, warmStandby: true, logger: options.logger });
+    const kernelBackend = options.kernelBackend;
+    this.kernelBackend = kernelBackend;
+    this.kernel = new IPythonKernel({
+      python: options.python,
+      warmStandby: kernelBackend?.warmStandby ?? true,
+      logger: options.logger,
+      ...(kernelBackend === undefined ? {} : { backend: kernelBackend.backend, attached: kernelBackend.attached }),
+    });
     this.upstreams = options.config.servers.map((config) => new UpstreamServer(config, options.version));
     this.codeMode = this.build();
     this.server = new Server(
@@ -105,6 +125,8 @@ export class CodeModeMcpServer {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await Promise.allSettled([...this.upstreams.map((upstream) => upstream.close()), this.kernel.shutdown()]);
+      // Every kernel the backend started is shut down; an attached one is left running.
+      await this.kernelBackend?.close().catch(() => undefined);
       await this.server.close().catch(() => undefined);
     })();
     return this.closing;

@@ -1,6 +1,7 @@
 // Serving namespaces from Jupyter kernels: one backend per namespace, by the policy the flags imply. The Jupyter
 // client (and @jupyterlab/services under it) is loaded only when --jupyter is given.
 import { DEFAULT_NAMESPACE, type NamespaceBackend } from '@ipython-mcp/mcp-server';
+import type { MachineGuardOptions } from '@ipython-mcp/jupyter-kernel';
 import type { Logger } from '@ipython-mcp/worker-supervisor';
 import { targetFlag, type JupyterRequest } from './jupyter-request.js';
 
@@ -19,11 +20,11 @@ export interface JupyterServing {
  * shut down on close; with `--kernel`/`--notebook` only the default namespace can be served (one attached kernel
  * has one namespace).
  */
-export async function jupyterServing(request: JupyterRequest, logger: Logger): Promise<JupyterServing> {
+export async function jupyterServing(request: JupyterRequest, logger: Logger, machineGuard?: MachineGuardOptions): Promise<JupyterServing> {
   const { jupyterKernelBackend } = await import('@ipython-mcp/jupyter-kernel');
   const made: Array<{ close(): Promise<void> }> = [];
   const make = (): NamespaceBackend => {
-    const backend = jupyterKernelBackend({ server: { url: request.url, token: request.token }, target: request.target, kernelEnv: kernelStartEnv(process.env), logger });
+    const backend = jupyterKernelBackend({ server: { url: request.url, token: request.token }, target: request.target, kernelEnv: kernelStartEnv(process.env), logger, machineGuard });
     made.push(backend);
     return {
       backend,

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NPM_SERVERS_VERSION, npmServerBin } from '../../../tooling/bench/lib/npm-servers.mjs';
 import { CLI, testPython } from './harness.js';
+import { startJupyter, type RunningJupyter } from './jupyter-harness.js';
 import { agentSuite, expectRun, runClaudeCode, runCodexExec, type McpServerEntry } from './fixtures/agent-runs.js';
 import { INSTALL_TIMEOUT_MS } from './fixtures/client-clis.js';
 import { startStandInModel, type StandInModel, type Step } from './fixtures/stand-in-model.js';
@@ -32,11 +33,16 @@ function upstreams(directory: string): { filesystem: McpServerEntry; memory: Mcp
   };
 }
 
-/** `code-mode --servers` over `servers`, as the client's one MCP server `code`. */
-function codeModeServer(directory: string, servers: Record<string, McpServerEntry>): McpServerEntry {
+/**
+ * `code-mode --servers` over `servers`, as the client's one MCP server `code`; with `jupyter`, run_code runs in a
+ * kernel it starts there (`--jupyter URL --kernel-name python3`).
+ */
+function codeModeServer(directory: string, servers: Record<string, McpServerEntry>, jupyter?: RunningJupyter): McpServerEntry {
   const file = join(directory, 'servers.json');
   writeFileSync(file, JSON.stringify({ mcpServers: servers }));
-  return { command: process.execPath, args: [CLI, 'code-mode', '--servers', file], env: { IPYTHON_MCP_PYTHON: testPython() } };
+  const args = [CLI, 'code-mode', '--servers', file];
+  if (jupyter === undefined) return { command: process.execPath, args, env: { IPYTHON_MCP_PYTHON: testPython() } };
+  return { command: process.execPath, args: [...args, '--jupyter', jupyter.url, '--kernel-name', 'python3'], env: { JUPYTER_TOKEN: jupyter.token } };
 }
 
 /**
@@ -112,6 +118,36 @@ describe('Codex through code-mode --servers', () => {
       const servers = { code: codeModeServer(directory, { filesystem: upstreams(directory).filesystem }) };
       expectRun(await runCodexExec({ bin: bin(), model, prompt: 'Read the notes.', home, servers, marker, catalog: CODEX_CATALOG, docsBlock: 'code-mode-codex-exec' }));
       expect(seen(model, 1)).toContain('HELLO FROM FILESYSTEM');
+    } finally {
+      await model.close();
+    }
+  });
+});
+
+describe('Codex through code-mode --servers --jupyter: run_code in a Jupyter kernel', () => {
+  const { bin, marker } = agentSuite('codex');
+  let jupyter: RunningJupyter;
+  beforeAll(async () => {
+    jupyter = await startJupyter('server');
+  });
+  afterAll(async () => {
+    await jupyter?.stop();
+  });
+
+  it('calls a server-filesystem tool from Python in the kernel and hands its result to the model', async () => {
+    const { home, directory } = taskDirectory();
+    const path = JSON.stringify(join(directory, 'notes.txt'));
+    const steps: Step[] = [
+      { tool: 'run_code', input: { code: `notes = read_text_file(path=${path})\n[notes["content"].upper(), type(get_ipython()).__name__]` } },
+      { text: 'All done.' },
+    ];
+    const model = await startStandInModel('responses', steps, 'code');
+    try {
+      const servers = { code: codeModeServer(directory, { filesystem: upstreams(directory).filesystem }, jupyter) };
+      expectRun(await runCodexExec({ bin: bin(), model, prompt: 'Read the notes.', home, servers, marker, catalog: CODEX_CATALOG, docsBlock: 'code-mode-codex-exec' }));
+      expect(seen(model, 1)).toContain('HELLO FROM FILESYSTEM');
+      // The kernel's own shell ran it: the nested call came back over the kernel's stdin channel.
+      expect(seen(model, 1)).toContain('ZMQInteractiveShell');
     } finally {
       await model.close();
     }

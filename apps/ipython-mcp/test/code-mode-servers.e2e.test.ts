@@ -1,5 +1,7 @@
 // `ipython-mcp code-mode --servers FILE` through a real MCP client: real upstream servers (the fixture server and
-// the project's own ipython-mcp), a real kernel. Upstream tools are Python functions inside one run_code tool.
+// the project's own ipython-mcp), a real kernel. Upstream tools are Python functions inside one run_code tool. The
+// first suite runs on each backend: the local worker, a `jupyter server` kernel and a Kernel Gateway kernel
+// (`--jupyter URL --kernel-name python3`, nested calls on the kernel's stdin channel).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, childPids, eventually, isAlive, startServer, survivors, testPython, type TestServer } from './harness.js';
+import { startJupyter, type JupyterServerKind, type RunningJupyter } from './jupyter-harness.js';
 
 const UPSTREAM = fileURLToPath(new URL('./fixtures/upstream-server.mjs', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'code-mode-servers-'));
@@ -22,9 +25,13 @@ function fixture(label: string, extra: Record<string, unknown> = {}): Record<str
   return { command: process.execPath, args: [UPSTREAM], env: { UPSTREAM_LABEL: label }, ...extra };
 }
 
-async function startCodeMode(file: string): Promise<TestServer> {
-  return startServer({}, ['code-mode', '--servers', file]);
+async function startCodeMode(file: string, jupyter?: RunningJupyter): Promise<TestServer> {
+  if (jupyter === undefined) return startServer({}, ['code-mode', '--servers', file]);
+  return startServer({ JUPYTER_TOKEN: jupyter.token }, ['code-mode', '--servers', file, '--jupyter', jupyter.url, '--kernel-name', 'python3']);
 }
+
+/** Where run_code's kernel lives: the local worker, or a kernel ipython-mcp starts on a Jupyter server or gateway. */
+const BACKENDS: Array<'local' | JupyterServerKind> = ['local', 'server', 'gateway'];
 
 function text(result: CallToolResult): string {
   return result.content.map((part) => (part.type === 'text' ? part.text : `<${part.type}>`)).join('\n');
@@ -43,10 +50,12 @@ async function description(server: TestServer): Promise<string> {
   return tools[0]?.description ?? '';
 }
 
-describe('code-mode over the fixture server and ipython-mcp', () => {
+describe.each(BACKENDS)('code-mode over the fixture server and ipython-mcp (%s)', (backend) => {
   let server: TestServer;
+  let jupyter: RunningJupyter | undefined;
   let listChanged = 0;
   beforeAll(async () => {
+    if (backend !== 'local') jupyter = await startJupyter(backend);
     const file = serversFile('main', {
       mcpServers: {
         a: fixture('a'),
@@ -56,13 +65,14 @@ describe('code-mode over the fixture server and ipython-mcp', () => {
       },
       codeMode: { maxToolCalls: 250, timeoutSeconds: 3 },
     });
-    server = await startCodeMode(file);
+    server = await startCodeMode(file, jupyter);
     server.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       listChanged += 1;
     });
   });
   afterAll(async () => {
     await server?.close();
+    await jupyter?.stop();
   });
 
   it('lists one run_code whose description has every function, prefixes for shared names, and the broken server', async () => {

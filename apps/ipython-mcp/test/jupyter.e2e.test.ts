@@ -193,7 +193,7 @@ describe('bad settings: one clear error each, and no hang', () => {
     [['--jupyter', 'http://127.0.0.1:1/?token=secret', '--kernel', 'a'], 'must not carry a token'],
     [['--jupyter', 'ftp://127.0.0.1/', '--kernel', 'a'], 'must be an http:// or https:// URL'],
     [['--jupyter', 'http://127.0.0.1:1/', '--kernel', 'a', '--sandbox'], '--sandbox cannot be combined with --jupyter'],
-    [['code-mode', '--servers', '/dev/null', '--jupyter', 'http://127.0.0.1:1/', '--kernel', 'a'], '--jupyter and its kernel flags only apply to serving and doctor'],
+    [['setup', '--jupyter', 'http://127.0.0.1:1/', '--kernel', 'a'], '--jupyter and its kernel flags only apply to serving, code-mode and doctor'],
   ])('%j exits 2 naming the flag', (args, message) => {
     const done = runCli(args);
     expect(done.status).toBe(2);

@@ -7,10 +7,11 @@ import {
   type OperationOutcome,
   type RunOptions,
   type RuntimeOptions,
+  type WorkerBackend,
 } from '@ipython-mcp/worker-supervisor';
 import type { OperationName, OperationParams, OperationResult } from '@ipython-mcp/protocol';
 import PQueue from 'p-queue';
-import { CodeModeCancelledError, KernelClosedError, KernelStartupError } from './errors.js';
+import { CodeModeCancelledError, InvalidRunCodeInputError, KernelClosedError, KernelStartupError } from './errors.js';
 import { MAX_RESULT_BYTES, MAX_RESULT_DEPTH } from './result-cut.js';
 import { MAX_OUTPUT_CHARS } from './return-value.js';
 import { KERNEL_IPC_LIMIT_BYTES } from './kernel-ipc-limit.js';
@@ -51,6 +52,19 @@ export interface IPythonKernelOptions {
    * {@link IPythonKernel.journalStatus}.
    */
   journal?: KernelJournalOption | undefined;
+  /**
+   * Where the kernel's namespace lives. Unset: a worker process started here. A Jupyter kernel's backend
+   * (`jupyterKernelBackend` of `@ipython-mcp/jupyter-kernel`) runs each run_code as that kernel's own cell, its
+   * nested tool calls travelling on the kernel's stdin channel (docs/jupyter.md). With a kernel someone else owns,
+   * leave `warmStandby` off: a second worker would take the kernel over from the first. What the backend cannot do
+   * (the memory guard, for one) is off.
+   */
+  backend?: WorkerBackend | undefined;
+  /**
+   * The kernel is someone else's (a Jupyter kernel attached by id or notebook): it is never restarted, so run_code's
+   * `restart: true` is refused instead of leaving the namespace as it was.
+   */
+  attached?: boolean | undefined;
 }
 
 const journals = new WeakMap<IPythonKernel, RunCodeJournal>();
@@ -117,6 +131,8 @@ export class IPythonKernel implements AsyncDisposable {
 
   /** The memory guard's limit in MiB; null when it is off. */
   get memoryLimitMb(): number | null {
+    const backend = this.options.backend;
+    if (backend !== undefined && !backend.capabilities.has('memoryGuard')) return null;
     const memory = this.options.memoryLimitMb;
     if (memory === undefined) return defaultMemoryLimitMb();
     return memory === null || memory === 0 ? null : memory;
@@ -124,7 +140,11 @@ export class IPythonKernel implements AsyncDisposable {
 
   /** Whether a kernel process is running now. */
   get running(): boolean {
-    return this.runtime !== undefined && this.runtime.workerPids().length > 0;
+    const runtime = this.runtime;
+    if (runtime === undefined) return false;
+    // A kernel on another backend (a Jupyter kernel) has no local pid: its runtime's state says it.
+    if (this.options.backend !== undefined) return runtime.status().state === 'ready' || runtime.status().state === 'busy';
+    return runtime.workerPids().length > 0;
   }
 
   /** Pids of the kernel's processes (with a warm standby, two), for diagnostics and tests. */
@@ -202,6 +222,11 @@ export class IPythonKernel implements AsyncDisposable {
         return current.run(op, params, options);
       },
       restart: async () => {
+        if (this.options.attached === true) {
+          throw new InvalidRunCodeInputError(
+            "restart is not available here: the kernel is someone else's (attached with --kernel or --notebook) and is never restarted; run the code without restart, and `del` the names to clear",
+          );
+        }
         if (this.runtime === current) this.runtime = undefined;
         await current.close();
         current = await this.ensureRuntime(lifecycle);
@@ -231,8 +256,11 @@ export class IPythonKernel implements AsyncDisposable {
 
   private async startRuntime(): Promise<Runtime> {
     const startupTimeoutMs = this.options.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS;
+    const backend = this.options.backend;
     const runtime = new Runtime({
-      python: this.options.python ?? chooseInterpreter(undefined).python,
+      // A backend other than the local process brings its own Python (a Jupyter kernel's).
+      python: this.options.python ?? (backend === undefined ? chooseInterpreter(undefined).python : 'python3'),
+      ...(backend === undefined ? {} : { backend }),
       ...kernelRuntimeOptions(startupTimeoutMs),
       memoryLimitMb: this.memoryLimitMb,
       cwd: this.options.cwd,

@@ -12,6 +12,7 @@ export { kernelExecutionState } from './kernel-rest.js';
 export type { JupyterKernelTarget, KernelStartOptions } from './kernel-rest.js';
 export { JupyterKernelWorker, WORKER_COMM_TARGET } from './kernel-worker.js';
 export type { KernelWorkerOptions } from './kernel-worker.js';
+export type { MachineGuardOptions } from './kernel-stdin.js';
 export { STUCK_KERNEL_MESSAGE, jupyterKernelBackend } from './kernel-backend.js';
 export type { JupyterBackend, JupyterBackendOptions, JupyterBackendStatus, JupyterKernelPolicy } from './kernel-backend.js';
 export { bootCellCode, workerSources } from './boot-cell.js';

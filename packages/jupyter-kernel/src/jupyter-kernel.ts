@@ -296,7 +296,7 @@ export class JupyterKernel {
         code,
         silent: options.silent ?? false,
         store_history: options.storeHistory ?? true,
-        allow_stdin: false,
+        allow_stdin: options.onInput !== undefined,
         stop_on_error: options.stopOnError ?? false,
       },
       true,
@@ -309,6 +309,15 @@ export class JupyterKernel {
       if (options.discardOutputs !== true) outputs.push(output);
       options.onOutput?.(output);
     };
+    const onInput = options.onInput;
+    if (onInput !== undefined) {
+      const connection = this.#connection;
+      future.onStdin = (message: KernelMessage.IStdinMessage) => {
+        if (message.header.msg_type !== 'input_request') return;
+        const request = message as KernelMessage.IInputRequestMsg;
+        onInput(String(request.content.prompt ?? ''), (value) => connection.sendInputReply({ status: 'ok', value }, request.header));
+      };
+    }
     let reject: ((error: JupyterKernelError) => void) | undefined;
     const lost = new Promise<never>((_resolve, rejectLost) => {
       reject = rejectLost;

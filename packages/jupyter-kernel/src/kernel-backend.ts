@@ -19,6 +19,7 @@ import { kernelExecutionState, shutdownKernel } from './kernel-rest.js';
 import type { JupyterKernelTarget } from './kernel-rest.js';
 import { JupyterKernelWorker } from './kernel-worker.js';
 import { logServicesConsoleTo } from './services-console.js';
+import type { MachineGuardOptions } from './kernel-stdin.js';
 import type { JupyterServerOptions } from './server-settings.js';
 
 /**
@@ -48,6 +49,8 @@ export interface JupyterBackendOptions {
   /** The directory that holds `ipython_mcp_worker`; default workerSourceDirectory(). */
   readonly sourceDirectory?: string | undefined;
   readonly logger?: Logger | undefined;
+  /** The kernel side's memory guard and process cleanup on the kernel's machine; unset, both are off. */
+  readonly machineGuard?: MachineGuardOptions | undefined;
 }
 
 /** What runtime_status reports about a Jupyter backend. Never the token. */
@@ -181,6 +184,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
         start,
         sourceDirectory: options.sourceDirectory ?? workerSourceDirectory(),
         logger: options.logger ?? start.logger,
+        machineGuard: options.machineGuard,
         onKilledBusy: () => {
           if (policy === 'attached') stuck = true;
         },

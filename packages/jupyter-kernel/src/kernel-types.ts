@@ -17,6 +17,11 @@ export interface JupyterExecuteOptions {
   readonly discardOutputs?: boolean | undefined;
   /** Called with the execute_request's message id as it is sent (IOPub `status` messages name it as their parent). */
   readonly onSent?: ((messageId: string) => void) | undefined;
+  /**
+   * Answers the cell's input requests (`input()` and the like): with it the request goes with `allow_stdin` true,
+   * and each `input_request` of the cell is handed here with the function that sends its `input_reply`.
+   */
+  readonly onInput?: ((prompt: string, reply: (value: string) => void) => void) | undefined;
 }
 
 /** One IOPub `status` message: what the kernel is doing, and for which request of which client. */

@@ -24,6 +24,7 @@ import {
 import { bootCellCode } from './boot-cell.js';
 import type { JupyterComm } from './jupyter-comm.js';
 import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
+import { KernelToolCalls, machineGuardConfigure, runsAsCell, type MachineGuardOptions } from './kernel-stdin.js';
 
 /** The names the kernel side gives spill files: nothing else is written. */
 const SPILL_NAME = /^\d{20}-cell\d+-(stdout|stderr)\.txt$/;
@@ -38,6 +39,8 @@ export interface KernelWorkerOptions {
   start: WorkerStartOptions;
   /** The directory that holds `ipython_mcp_worker` (workerSourceDirectory()). */
   sourceDirectory: string;
+  /** The memory guard and process cleanup the kernel side runs on the kernel's machine (kernel-stdin.ts). */
+  machineGuard?: MachineGuardOptions | undefined;
   /** Called when `kill()` ends the worker while one of its requests was running or queued in the kernel. */
   onKilledBusy?: (() => void) | undefined;
   /** Whether the opened kernel still holds the namespace the previous worker served (the same kernel process). */
@@ -113,10 +116,13 @@ export class JupyterKernelWorker implements WorkerHandle {
   #readyInfo: WorkerInfo | undefined;
   #busyCheck: NodeJS.Timeout | undefined;
   readonly #startedAt = performance.now();
+  /** Code Mode's nested calls, on the kernel's stdin channel (kernel-stdin.ts). */
+  readonly #toolCalls: KernelToolCalls;
 
   constructor(options: KernelWorkerOptions) {
     this.#options = options;
     this.#logger = options.logger ?? options.start.logger ?? silentLogger;
+    this.#toolCalls = new KernelToolCalls(this.#logger);
     this.ready = new Promise<WorkerInfo>((resolve, reject) => {
       this.#settleReady = { resolve, reject };
     });
@@ -168,7 +174,7 @@ export class JupyterKernelWorker implements WorkerHandle {
       if (this.#readyState !== 'starting') return;
       const configure = ConfigureSchema.parse({ type: 'configure', protocol: PROTOCOL_VERSION, codec: 'json', ...this.#options.start.configure });
       // The kernel side answers the configure (ready or startup_failed) while it handles the comm_open.
-      const comm = await kernel.openComm(WORKER_COMM_TARGET, configure, (data) => this.#onCommData(data));
+      const comm = await kernel.openComm(WORKER_COMM_TARGET, { ...configure, ...machineGuardConfigure(this.#options.machineGuard) }, (data) => this.#onCommData(data));
       if (!this.alive) {
         comm.close();
         return;
@@ -404,7 +410,7 @@ export class JupyterKernelWorker implements WorkerHandle {
         reject(refused);
         return;
       }
-      const cell = op === 'execute' && typeof params.code === 'string' && params.code.trim() !== '';
+      const cell = runsAsCell(op, params);
       const pending: Pending = { id, op, params, hooks, cell, state: 'waiting', messageId: undefined, interruptWhenRunning: false, resolve, reject };
       this.#pending.set(id, pending);
       this.#waiting.push(pending);
@@ -463,10 +469,13 @@ export class JupyterKernelWorker implements WorkerHandle {
       return;
     }
     // `comm` names this worker's comm: the kernel side answers the cell there, among every ipython-mcp it serves.
-    const metadata = { ipython_mcp: { id: pending.id, params: pending.params, comm: comm.commId, ...(stream ? { stream: true } : {}) } };
+    const codeMode = pending.op === 'run_code';
+    const metadata = { ipython_mcp: { id: pending.id, params: pending.params, comm: comm.commId, ...(stream ? { stream: true } : {}), ...(codeMode ? { op: pending.op } : {}) } };
+    const onInput = codeMode ? this.#toolCalls.handlerFor(pending.id, pending.hooks, () => this.#pending.has(pending.id)) : undefined;
     kernel
       .execute(String(pending.params.code), {
         metadata,
+        ...(onInput === undefined ? {} : { onInput }),
         discardOutputs: true,
         onSent: (messageId) => {
           pending.messageId = messageId;
@@ -519,8 +528,8 @@ export class JupyterKernelWorker implements WorkerHandle {
     await kernel.sameKernel(CHECK_WAIT_MS);
   }
 
-  sendToolResult(_callId: number, _result: ToolAnswer): void {
-    // Nested tool calls are not available in a kernel: the kernel side refuses the operations that would need them.
+  sendToolResult(callId: number, result: ToolAnswer): void {
+    this.#toolCalls.answer(callId, result);
   }
 
   /**
@@ -579,6 +588,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     const open = [...this.#pending.values()];
     this.#pending.clear();
     this.#probes.clear();
+    this.#toolCalls.clear();
     this.#waiting.length = 0;
     for (const pending of open) pending.reject(error);
     const comm = this.#comm;

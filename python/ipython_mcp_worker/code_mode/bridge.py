@@ -20,16 +20,17 @@ import math
 import re
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..capture.cell import CellCapture, ValueCodec
 from ..capture.displays import DisplayCollector, ImageRoom
 from ..capture.matplotlib_backend import forget_inline, prefer_inline
 from ..capture.sinks import PrefixSink
-from ..ipc.codec import FrameTooLarge, encode_frame
+from ..ipc.codec import FrameTooLarge
 from ..protocol.context import WorkerContext
 from ..protocol.errors import OpError
 from ..values.jsonvalue import MAX_SAFE_INTEGER, encode_text
+from .transport import PipeTransport, ToolTransport
 
 DEFAULT_MAX_TOOL_CALLS = 100
 _MAX_ARGUMENT_DEPTH = 64
@@ -56,6 +57,16 @@ class ToolArgumentError(ToolCallError, TypeError):
     Both a ToolCallError (the call failed) and a TypeError (like any other argument Python refuses)."""
 
 
+class RunCodeCell(NamedTuple):
+    """One run_code cell between ``begin_cell`` and ``cell_result``."""
+
+    code: str
+    capture: CellCapture
+    output: PrefixSink
+    image_displays: DisplayCollector
+    budget_before: int
+
+
 class _TypeText:
     """An annotation shown as the parent rendered it (``str``, ``list[int]``), without evaluating anything."""
 
@@ -78,6 +89,9 @@ class ToolBridge:
         self._next_call_id = 0
         self._budget_request: int | None = None
         self._calls_made = 0
+        # How a call reaches the host and its answer comes back: the worker's channel, unless the worker lives in
+        # a Jupyter kernel, whose calls travel on the kernel's stdin channel (kernel/stdin_calls.py).
+        self.transport: ToolTransport = PipeTransport(worker)
         self._bind("ToolCallError", ToolCallError)
 
     # ---- operations -------------------------------------------------------------------------------------
@@ -111,6 +125,17 @@ class ToolBridge:
         """Run one cell for Code Mode: ``{"code", "max_tool_calls"?, "max_result_bytes"?}`` → the cell's status,
         value, image displays and error, its ordered output, ``result_cut`` (what bounding the value dropped, with
         exact counts, or None) and the number of tool calls it made."""
+        cell = self.begin_cell(params)
+        try:
+            outcome = self.worker.owner.run_cell(cell.code, cell.capture)
+        finally:
+            self.end_cell(cell)
+        return self.cell_result(cell, outcome)
+
+    def begin_cell(self, params: dict[str, Any]) -> RunCodeCell:
+        """Everything run_code sets up before its cell runs: the checked params, the tool functions bound again,
+        the call budget of the active request, and the cell's capture. A kernel's own cell (kernel/) begins here
+        from its pre_run_cell hook and ends with ``end_cell`` and ``cell_result`` from post_run_cell."""
         code = params.get("code")
         if not isinstance(code, str):
             raise OpError("invalid_arguments", "run_code needs a string 'code'")
@@ -118,8 +143,7 @@ class ToolBridge:
         max_result_bytes = params.get("max_result_bytes")
         if max_result_bytes is not None:
             max_result_bytes = _count(max_result_bytes, "max_result_bytes")
-        owner = self.worker.owner
-        if owner.operation is None:
+        if self.worker.owner.operation is None:
             raise OpError("internal_error", "run_code ran outside an operation")
         self._bind_all(missing_only=True)
         prefer_inline()
@@ -147,20 +171,25 @@ class ToolBridge:
 
         # The model reads a run_code value as data: one that JSON cannot hold exactly is shown as IPython's text.
         capture = CellCapture(output, output, display, ValueCodec(limits, images, exact=True), max_result_bytes)
-        try:
-            outcome = owner.run_cell(code, capture)
-        finally:
-            self.max_tool_calls = budget_before
-            forget_inline()
+        return RunCodeCell(code, capture, output, image_displays, budget_before)
+
+    def end_cell(self, cell: RunCodeCell) -> None:
+        """The cell ran (or failed to): the request's own call budget gives way to the standing one again."""
+        self.max_tool_calls = cell.budget_before
+        forget_inline()
+
+    def cell_result(self, cell: RunCodeCell, outcome: Any) -> dict[str, Any]:
+        """run_code's result from the cell's outcome (capture/cell.py's CellOutcome)."""
         value = outcome.value
-        displays_truncated = image_displays.truncated
-        error = outcome.error_details(limits)
+        output = cell.output
+        image_displays = cell.image_displays
+        error = outcome.error_details(self.worker.limits)
         return {
             "status": outcome.status,
             "execution_count": outcome.execution_count,
             "truncated": {
                 "result": value is not None and value.truncated,
-                "displays": displays_truncated,
+                "displays": image_displays.truncated,
                 "output": output.truncated,
             },
             "result": None if value is None else value.value,
@@ -192,23 +221,19 @@ class ToolBridge:
         if self._calls_made >= self.max_tool_calls:
             raise ToolCallError(
                 f"tool call limit reached: one run may make at most {self.max_tool_calls} tool calls", tool_name)
-        channel = self.worker.channel
         self._next_call_id += 1
         call_id = self._next_call_id
         message = {"type": "tool_call", "id": request_id, "call_id": call_id, "name": tool_name,
                    "arguments": arguments}
+        transport = self.transport
         try:
-            frame = encode_frame(message, channel.codec, channel.limit)
+            payload = transport.encode(message)
         except FrameTooLarge as error:
             raise ToolCallError(
                 f"the arguments of {tool_name} are {error.size} bytes, over the {error.limit}-byte message limit",
                 tool_name) from None
         self._calls_made += 1
-        # The main thread reads its own answer (and any frame before it) instead of waiting for the reader thread
-        # to hand it over; interrupts still reach it there.
-        with channel.reading():
-            channel.write_frame(frame)
-            answer = channel.read_tool_result(call_id)
+        answer = transport.round_trip(payload, call_id)
         if answer.get("ok") is True:
             return _tool_value(answer, tool_name)
         raise ToolCallError(str(answer.get("message", "the tool call failed")), tool_name)

@@ -10,7 +10,9 @@ side answers ``ready`` (or ``startup_failed``) and from then on serves:
   ``{"ipython_mcp": {"id", "params", "stream", "comm"}}``. The hooks capture that cell (its output still reaches
   every client of the kernel) and send the ordinary ``response`` on the comm named by ``comm`` from
   ``post_run_cell``. The cell lands in ``In``, ``Out`` and the history and advances ``execution_count``, as any
-  cell would.
+  cell would;
+- a Code Mode ``run_code`` the same way (``"op": "run_code"`` in the marker, sent with ``allow_stdin``): its tool
+  functions ask the host on the kernel's stdin channel (code_mode_cell.py, stdin_calls.py).
 
 The agent's cell is known exactly: ``pre_run_cell`` takes a cell only when the execute_request the running thread
 handles carries the marker, and ``post_run_cell`` answers only for the same ExecutionInfo object on the same thread.
@@ -92,19 +94,24 @@ class _Client:
         # The ids of the latest requests this client's worker began (comm requests and cells): a ``probe`` lists
         # them, so the parent can tell a request lost with a dropped connection from one that ran.
         self.seen: deque[int] = deque(maxlen=1024)
+        # The memory guard and process cleanup on this machine, for this client's cells (machine_guard.py).
+        self.guard: Any = None
 
 
 class _Cell:
     """The agent's cell the kernel is running: IPython's ExecutionInfo of it (the same object post_run_cell's
-    result carries), the thread it runs on, and whose request it is."""
+    result carries), the thread it runs on, and whose request it is. A Code Mode ``run_code`` cell carries its
+    ``CodeModeCell`` (code_mode_cell.py) instead of a display collector and capture."""
 
-    def __init__(self, info: Any, client: _Client, request_id: int, displays: Any, capture: Any) -> None:
+    def __init__(self, info: Any, client: _Client, request_id: int, displays: Any = None, capture: Any = None,
+                 code_mode: Any = None) -> None:
         self.info = info
         self.thread = threading.get_ident()
         self.client = client
         self.request_id = request_id
         self.displays = displays
         self.capture = capture
+        self.code_mode = code_mode
 
 
 class KernelSide:
@@ -132,6 +139,9 @@ class KernelSide:
             channel.send({"type": "startup_failed", "error": {"code": "startup_failed", "message": failure}})
             return
         try:
+            from .machine_guard import MachineGuard
+
+            client.guard = MachineGuard(configure.get("kernel_guard"))
             client.worker = _build_worker(channel, self.shell, configure)
         except OpError as error:
             channel.send({"type": "startup_failed", "error": error.to_wire()})
@@ -197,6 +207,11 @@ class KernelSide:
                           "message": f"unexpected message type {str(kind)[:64]!r}"})
             return
         request_id = data.get("id")
+        if data.get("op") == "run_code":
+            # Its tool calls need the stdin channel of an execute_request (code_mode_cell.py), which a comm lacks.
+            channel.send({"type": "response", "id": request_id, "ok": False, "error": {
+                "code": "invalid_request", "message": "run_code runs as the kernel's own cell, not over the comm"}})
+            return
         if isinstance(request_id, int):
             client.seen.append(request_id)
         client.worker.handle(data, _NoInterrupter())
@@ -217,13 +232,20 @@ class KernelSide:
         request = _agent_request(self.shell)
         if request is None:
             return
-        request_id, stream, comm_id = request
+        request_id, stream, comm_id, op, params = request
         client = self.clients.get(comm_id) if comm_id is not None else None
         if client is None or client.worker is None:
             return
         from ..shell.execute import cell_capture
 
         client.seen.append(request_id)
+        if client.guard is not None:
+            client.guard.begin()
+        if op == "run_code":
+            from .code_mode_cell import CodeModeCell
+
+            self.cell = _Cell(info, client, request_id, code_mode=CodeModeCell(client.worker, request_id, params))
+            return
         worker = client.worker
         channel = client.channel
         send_event = None
@@ -249,7 +271,13 @@ class KernelSide:
                 worker.owner.nested -= 1
             return
         self.cell = None
+        guard = client.guard if client.guard is not None else _NoInterrupter()
+        if client.guard is not None:
+            client.guard.end()
         if worker is None or self.clients.get(client.comm.comm_id) is not client:
+            return
+        if cell.code_mode is not None:
+            client.channel.send(cell.code_mode.finish(result, guard))
             return
         from ..shell.execute import execute_result
 
@@ -267,7 +295,7 @@ class KernelSide:
             _ship_spills(channel, cell.request_id, value)
             return value
 
-        channel.send(worker.respond(cell.request_id, "execute", run, _NoInterrupter(), operation))
+        channel.send(worker.respond(cell.request_id, "execute", run, guard, operation))
 
 
 def _retire_worker(client: _Client) -> None:
@@ -278,9 +306,10 @@ def _retire_worker(client: _Client) -> None:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def _agent_request(shell: Any) -> tuple[int, bool, str | None] | None:
-    """The id of the agent's request the running execute_request carries in its metadata, whether it streams, and
-    the comm of the ipython-mcp that sent it; None for anyone else's cell. The parent is read on the running
+def _agent_request(shell: Any) -> tuple[int, bool, str | None, str, dict[str, Any]] | None:
+    """The id of the agent's request the running execute_request carries in its metadata, whether it streams, the
+    comm of the ipython-mcp that sent it, its operation (``execute`` unless named) and its params; None for anyone
+    else's cell. The parent is read on the running
     thread (ipykernel 7 keeps one per subshell). The code is the cell's own: nothing else in the request changes how
     it runs."""
     kernel = getattr(shell, "kernel", None)
@@ -296,7 +325,9 @@ def _agent_request(shell: Any) -> tuple[int, bool, str | None] | None:
     if not isinstance(marker, dict) or not isinstance(marker.get("id"), int):
         return None
     comm_id = marker.get("comm")
-    return marker["id"], marker.get("stream") is True, comm_id if isinstance(comm_id, str) else None
+    params = marker.get("params")
+    return (marker["id"], marker.get("stream") is True, comm_id if isinstance(comm_id, str) else None,
+            str(marker.get("op") or "execute"), params if isinstance(params, dict) else {})
 
 
 def _configure_problem(configure: Any) -> str | None:
@@ -314,7 +345,7 @@ def _build_worker(channel: _CommChannel, shell: Any, configure: dict[str, Any]) 
     from .owner import KernelShellOwner
 
     # The kernel's memory is the kernel's: no allocation backstop is applied to it.
-    settings = {key: value for key, value in configure.items() if key != "data_limit_bytes"}
+    settings = {key: value for key, value in configure.items() if key not in ("data_limit_bytes", "kernel_guard")}
     spill = configure.get("output_spill")
     if isinstance(spill, dict):
         # The parent's spill directory is on the parent's machine: spill files are written in a private directory
@@ -322,8 +353,10 @@ def _build_worker(channel: _CommChannel, shell: Any, configure: dict[str, Any]) 
         settings["output_spill"] = {**spill, "dir": tempfile.mkdtemp(prefix="ipython-mcp-spill-")}
     worker = Worker(channel, settings, lambda limits: KernelShellOwner(shell, limits))
     worker.memory_backstop = False
-    # Code Mode's tool answers would arrive on the shell channel, which is busy running the operation itself.
-    worker.host_calls = False
+    # Code Mode's tool calls travel on the kernel's stdin channel, from a run_code run as the kernel's own cell.
+    from .code_mode_cell import serve_host_calls
+
+    serve_host_calls(worker, shell)
     return worker
 
 

@@ -1,6 +1,7 @@
 // The one table: every figure with its goal beside it and the ratio against each alternative.
 import { layerRows } from './layers-report.mjs';
 import { formatMiB, formatMs, formatRatio, ratio } from './stats.mjs';
+import { codeModeJupyterRows } from '../sections/code-mode-jupyter.mjs';
 
 const MET = 'met';
 const MISSED = 'MISSED';
@@ -116,6 +117,8 @@ export function buildRows(results, errors) {
   failed('kernel', '  ipykernel via jupyter_client');
   rows.push(...jupyterRows(results.jupyter));
   failed('jupyter', 'execute("1+1") in a Jupyter server\'s kernel via MCP (ours)');
+  rows.push(...codeModeJupyterRows(results.codeModeJupyter, { row, formatRatio, MET, MISSED }));
+  failed('codeModeJupyter', 'Code Mode nested call on a Jupyter kernel (ours)');
   rows.push(...layerRows(results));
   failed('layers', 'layers of one execute, each alone');
   for (const key of Object.keys(results).filter((name) => name.startsWith('peer'))) {

@@ -1,0 +1,61 @@
+"""The kernel side's guard of its own machine (kernel/machine_guard.py), on this machine's real processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ipython_mcp_worker.kernel import machine_guard
+from ipython_mcp_worker.kernel.machine_guard import MachineGuard, descendants, resident_bytes
+
+pytestmark = pytest.mark.skipif(not machine_guard.has_proc(), reason="needs /proc")
+
+DEAF = [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"]
+
+
+def test_descendants_and_their_memory() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
+                              "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"])
+    try:
+        deadline = time.monotonic() + 10
+        while len(descendants(os.getpid()) - {child.pid}) < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        found = descendants(os.getpid())
+        assert child.pid in found and len(found) >= 2
+        assert resident_bytes(found) > resident_bytes({child.pid}) > 0
+    finally:
+        for pid in descendants(os.getpid()):
+            os.kill(pid, 9)
+        child.wait()
+
+
+def test_past_the_grace_the_processes_the_cell_started_end_and_older_ones_stay() -> None:
+    older = subprocess.Popen(DEAF)
+    guard = MachineGuard({"grace_ms": 200})
+    try:
+        guard.begin()
+        started = subprocess.Popen(DEAF)
+        guard._interrupted_at = time.monotonic()  # what the kernel's SIGINT handler notes
+        deadline = time.monotonic() + 10
+        while started.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.poll() is not None
+        assert started.pid in guard.ended and older.pid not in guard.ended
+        assert older.poll() is None
+    finally:
+        guard.end()
+        older.kill()
+        older.wait()
+
+
+def test_off_without_proc_or_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not MachineGuard(None).active
+    monkeypatch.setattr(machine_guard, "has_proc", lambda: False)
+    guard = MachineGuard({"memory_limit_bytes": 1 << 30, "grace_ms": 1000})
+    assert not guard.active and guard.off_reason is not None and "/proc" in guard.off_reason
+    guard.begin()
+    guard.end()
