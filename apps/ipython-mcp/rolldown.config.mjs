@@ -36,7 +36,12 @@ function isBinaryExternal(id) {
     id.startsWith('@anthropic-ai/sandbox-runtime') ||
     // The Jupyter client (loaded only for --jupyter) and its WebSocket: large, and left to npm like the sandbox engine.
     id.startsWith('@jupyterlab/') ||
-    id === 'ws'
+    id === 'ws' ||
+    // The notebook's shared document (loaded only for --notebook): one yjs for @jupyter/ydoc and y-websocket alike.
+    id.startsWith('@jupyter/') ||
+    id === 'yjs' ||
+    id.startsWith('y-websocket') ||
+    id.startsWith('y-protocols')
   );
 }
 

@@ -20,6 +20,7 @@ import { measureDetach } from './sections/detach.mjs';
 import { measureJournal } from './sections/journal.mjs';
 import { measureJupyter } from './sections/jupyter.mjs';
 import { measureLayers } from './sections/layers.mjs';
+import { measureNotebook } from './sections/notebook.mjs';
 import { measureProfile } from './sections/profile.mjs';
 import { measureMcpRecovery, measureRuntimeRecovery } from './sections/recovery.mjs';
 import { measureRounds } from './sections/rounds.mjs';
@@ -27,7 +28,7 @@ import { measureScale } from './sections/scale.mjs';
 import { measureSandbox } from './sections/sandbox.mjs';
 import { measureState } from './sections/state.mjs';
 
-const SECTIONS = ['execute', 'jupyter', 'layers', 'code-mode', 'code-mode-servers', 'code-mode-jupyter', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
+const SECTIONS = ['execute', 'jupyter', 'notebook', 'layers', 'code-mode', 'code-mode-servers', 'code-mode-jupyter', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
 
 const SIZES = {
   full: {
@@ -263,6 +264,8 @@ async function main() {
   }
   await step('jupyter', 'jupyter', `execute("1+1") in a Jupyter server's kernel: MCP (--jupyter --kernel) vs bare execute_request over the same WebSocket, Node client, ZeroMQ; stock server and TCP_NODELAY; ${n.rounds} interleaved rounds, ×${n.jupyter} each`, () =>
     measureJupyter(ctx));
+  await step('notebook', 'notebook', `the agent's cells in a notebook's shared document (jupyter-collaboration): execute("1+1") with --notebook-cells on vs off, ${n.rounds} interleaved rounds, ×${n.jupyter} each; the cell visible to a second document client, ×15`, () =>
+    measureNotebook(ctx));
   await step('layers', 'layers', `each layer of an execute call alone, in process, no I/O ×${n.layerRounds} rounds`, () => measureLayers(ctx));
   await step('code-mode', 'codeMode', `Code Mode nested tool calls ×${n.toolCalls} (bridge, engine, stdin channel ×${n.stdinCalls}, engine, bridge)`, () => measureCodeMode(ctx));
   await step('code-mode-jupyter', 'codeModeJupyter', `Code Mode nested calls on a Jupyter server's kernel (stdin channel) vs the bare input_request → input_reply round trip on the same kernel, ZeroMQ, and our local nested call; stock server and TCP_NODELAY; ${n.rounds} interleaved rounds`, () =>

@@ -36,6 +36,7 @@ if [ "$node_only" = 1 ]; then
 elif [ "$dev" = 1 ]; then
   # The --sandbox tests need the sandbox engine's system tools (bubblewrap, socat, ripgrep).
   bash tooling/scripts/sandbox-engine-deps.sh
+  bash tooling/scripts/browser-deps.sh
   if [ ! -x .venv/bin/python ]; then
     echo "bootstrap: creating the Python test environment .venv"
     "$python_bin" -m venv .venv

@@ -164,6 +164,7 @@ async function serveJupyter(commandLine: ReturnType<typeof parseCommandLine>, ju
     backend: main.backend,
     backendStatus: main.status,
     warmStandby: main.warmStandby,
+    documents: main.documents,
   });
   process.stderr.write(`ipython-mcp ${VERSION} ready on stdio (Jupyter kernel at ${jupyter.url}; attaching in the background)\n`);
   try {

@@ -42,6 +42,32 @@ export async function doctorJupyter(request: JupyterRequest): Promise<number> {
   return failed === 0 ? 0 : 1;
 }
 
+/**
+ * Whether the agent's cells will appear in the notebook: off by the setting, or the server's collaboration endpoint
+ * (jupyter-collaboration) answers for the notebook. Not a failure either way: the agent works without it.
+ */
+async function notebookCellsCheck(request: JupyterRequest, path: string): Promise<Check> {
+  if (!request.notebookCells) return { ok: true, line: 'notebook cells: off (--notebook-cells off); the agent\'s cells are not written into the notebook' };
+  try {
+    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+    if (request.token !== '') headers.Authorization = `token ${request.token}`;
+    const response = await fetch(`${request.url.replace(/\/+$/, '')}/api/collaboration/session/${path.split('/').map(encodeURIComponent).join('/')}`, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify({ format: 'json', type: 'notebook' }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    await response.text().catch(() => '');
+    if (response.ok) return { ok: true, line: 'notebook cells: mirrored (the server has real-time collaboration): the agent\'s cells appear in the notebook' };
+    return {
+      ok: true,
+      line: `notebook cells: not mirrored: the server has no real-time collaboration (HTTP ${response.status}). To see the agent's cells in the notebook: pip install jupyter-collaboration in the server's environment and restart it`,
+    };
+  } catch (error) {
+    return { ok: true, line: `notebook cells: not mirrored: the collaboration endpoint did not answer (${reasonOf(error)})` };
+  }
+}
+
 /** The checks in order; a failure stops the ones that depend on it. */
 export async function jupyterChecks(request: JupyterRequest): Promise<Check[]> {
   const checks: Check[] = [];
@@ -95,12 +121,20 @@ export async function jupyterChecks(request: JupyterRequest): Promise<Check[]> {
       const session = (sessions.body as Array<{ path?: string; kernel?: { id?: string; name?: string } | null }>).find(
         (each) => (each.path ?? '').replace(/^\/+/, '') === wanted && each.kernel,
       );
-      if (session?.kernel == null) {
-        checks.push({ ok: false, line: `kernel: no open notebook session has path ${target.notebookPath}. Fix: open the notebook in JupyterLab (its path relative to the server's root), or use --kernel ID.` });
+      const notebook = await get(request, `api/contents/${wanted.split('/').map(encodeURIComponent).join('/')}?content=1&type=notebook`);
+      if (session?.kernel == null && notebook.status !== 200) {
+        checks.push({ ok: false, line: `kernel: no open notebook session has path ${target.notebookPath}, and there is no notebook there (HTTP ${notebook.status}). Fix: the path is relative to the server's root; or use --kernel ID.` });
         return checks;
       }
-      kernelName = session.kernel.name;
-      checks.push({ ok: true, line: `kernel: ${targetFlag(target)} has kernel ${session.kernel.id ?? '?'} (${kernelName ?? 'unknown kernelspec'})` });
+      if (session?.kernel == null) {
+        const named = (notebook.body as { content?: { metadata?: { kernelspec?: { name?: unknown } } } } | undefined)?.content?.metadata?.kernelspec?.name;
+        kernelName = typeof named === 'string' && named !== '' ? named : (specs.body as { default?: string } | undefined)?.default;
+        checks.push({ ok: true, line: `kernel: ${target.notebookPath} has no open session; ipython-mcp starts one (kernel ${kernelName ?? '?'}) on the first call and leaves it running (shut it down from JupyterLab)` });
+      } else {
+        kernelName = session.kernel.name;
+        checks.push({ ok: true, line: `kernel: ${targetFlag(target)} has kernel ${session.kernel.id ?? '?'} (${kernelName ?? 'unknown kernelspec'})` });
+      }
+      checks.push(await notebookCellsCheck(request, wanted));
     }
   } catch (error) {
     checks.push({ ok: false, line: `kernel: the server stopped answering (${reasonOf(error)})` });

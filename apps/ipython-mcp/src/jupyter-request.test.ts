@@ -9,17 +9,25 @@ describe('jupyterRequest', () => {
   });
 
   it('reads each way to name the kernel, the URL from the flag or the env, the token from the env only', () => {
-    expect(jupyterRequest({ jupyter: url, kernel: 'abc' }, { JUPYTER_TOKEN: 't1' })).toEqual({ url, token: 't1', target: { kernelId: 'abc' } });
+    expect(jupyterRequest({ jupyter: url, kernel: 'abc' }, { JUPYTER_TOKEN: 't1' })).toEqual({ url, token: 't1', target: { kernelId: 'abc' }, notebookCells: true });
     expect(jupyterRequest({ notebook: 'a/b.ipynb' }, { IPYTHON_MCP_JUPYTER_URL: url, IPYTHON_MCP_JUPYTER_TOKEN: 't2', JUPYTER_TOKEN: 't1' })).toEqual({
       url,
       token: 't2',
       target: { notebookPath: 'a/b.ipynb' },
+      notebookCells: true,
     });
     expect(jupyterRequest({ jupyter: 'https://box/user/ana', 'kernel-name': 'python3' }, {})).toEqual({
       url: 'https://box/user/ana',
       token: '',
       target: { kernelName: 'python3' },
+      notebookCells: true,
     });
+  });
+
+  it('reads --notebook-cells (flag over env; default on)', () => {
+    expect(jupyterRequest({ jupyter: url, notebook: 'a.ipynb', 'notebook-cells': 'off' }, { IPYTHON_MCP_NOTEBOOK_CELLS: 'on' })?.notebookCells).toBe(false);
+    expect(jupyterRequest({ jupyter: url, notebook: 'a.ipynb' }, { IPYTHON_MCP_NOTEBOOK_CELLS: 'off' })?.notebookCells).toBe(false);
+    expect(jupyterRequest({ jupyter: url, notebook: 'a.ipynb' }, {})?.notebookCells).toBe(true);
   });
 
   it.each([
@@ -32,6 +40,9 @@ describe('jupyterRequest', () => {
     [{ jupyter: 'ws://h/', kernel: 'a' }, {}, '--jupyter must be an http:// or https:// URL'],
     [{ jupyter: `${url}?token=s3cret`, kernel: 'a' }, {}, 'must not carry a token'],
     [{ jupyter: 'http://me:s3cret@h/', kernel: 'a' }, {}, 'must not carry a token'],
+    [{ jupyter: url, notebook: 'a', 'notebook-cells': 'maybe' }, {}, '--notebook-cells must be on or off'],
+    [{ jupyter: url, notebook: 'a' }, { IPYTHON_MCP_NOTEBOOK_CELLS: 'yes' }, 'IPYTHON_MCP_NOTEBOOK_CELLS must be on or off'],
+    [{ 'notebook-cells': 'off' }, {}, '--notebook-cells needs --jupyter URL and --notebook PATH'],
   ])('%j %j is refused: %s', (values, env, message) => {
     let error: unknown;
     try {

@@ -1,6 +1,7 @@
 // What the command line asked of a Jupyter kernel: --jupyter URL (or IPYTHON_MCP_JUPYTER_URL) and exactly one of
 // --kernel, --notebook, --kernel-name; the token from JUPYTER_TOKEN or IPYTHON_MCP_JUPYTER_TOKEN, never a flag.
 // Parsing only: cli.ts builds the backend (docs/jupyter.md).
+import type { SandboxSettingDefinition } from './sandbox-request.js';
 
 /** Which kernel, as the flags named it. */
 export type JupyterTargetRequest = { kernelId: string } | { notebookPath: string } | { kernelName: string };
@@ -12,6 +13,8 @@ export interface JupyterRequest {
   /** The token; may be empty (a server with auth off). Never printed. */
   token: string;
   target: JupyterTargetRequest;
+  /** Mirror the agent's cells into the `--notebook`'s shared document (`--notebook-cells on|off`; default on). */
+  notebookCells: boolean;
 }
 
 /** A Jupyter flag that cannot be honoured; exit code 2. */
@@ -23,7 +26,25 @@ export const JUPYTER_FLAGS = Object.freeze({
   kernel: { type: 'string' },
   notebook: { type: 'string' },
   'kernel-name': { type: 'string' },
+  'notebook-cells': { type: 'string' },
 } as const);
+
+/** The env var of `--notebook-cells`. */
+export const NOTEBOOK_CELLS_ENV = 'IPYTHON_MCP_NOTEBOOK_CELLS';
+
+/** The Jupyter settings the README's table lists (the kernel flags are in docs/jupyter.md). */
+export const JUPYTER_SETTINGS: readonly SandboxSettingDefinition[] = [
+  {
+    env: NOTEBOOK_CELLS_ENV,
+    flag: '--notebook-cells',
+    placeholder: 'on|off',
+    envForm: '=on|off',
+    single: true,
+    defaultLabel: 'on',
+    help: ["with --notebook: write the agent's cells into the notebook's shared document (needs jupyter-collaboration)"],
+    summary: "with `--notebook`: each agent `execute` appears as a cell in the notebook JupyterLab shows (needs jupyter-collaboration on the server); `off` leaves the notebook alone",
+  },
+];
 
 /** --help lines. */
 export const JUPYTER_HELP: readonly string[] = [
@@ -32,6 +53,8 @@ export const JUPYTER_HELP: readonly string[] = [
   '  --kernel ID          an existing kernel (never restarted by ipython-mcp)',
   '  --notebook PATH      the kernel of the open notebook at PATH (what JupyterLab has; never restarted)',
   '  --kernel-name NAME   a new kernel of that kernelspec, started by ipython-mcp and shut down when it exits. docs/jupyter.md',
+  '  --notebook-cells on|off  with --notebook: the agent\'s cells appear in the notebook (jupyter-collaboration); default on',
+  `                       (env ${NOTEBOOK_CELLS_ENV})`,
 ];
 
 /**
@@ -54,7 +77,12 @@ export function jupyterRequest(values: Record<string, unknown>, env: NodeJS.Proc
   take('kernel', (value) => ({ kernelId: value }));
   take('notebook', (value) => ({ notebookPath: value }));
   take('kernel-name', (value) => ({ kernelName: value }));
+  const cellsFlag = values['notebook-cells'];
+  const cellsValue = typeof cellsFlag === 'string' ? cellsFlag : env[NOTEBOOK_CELLS_ENV] || 'on';
+  const cellsSource = typeof cellsFlag === 'string' ? '--notebook-cells' : NOTEBOOK_CELLS_ENV;
+  if (cellsValue !== 'on' && cellsValue !== 'off') throw new JupyterSettingError(`${cellsSource} must be on or off`);
   if (url === undefined) {
+    if (typeof cellsFlag === 'string') throw new JupyterSettingError('--notebook-cells needs --jupyter URL and --notebook PATH');
     if (given.length > 0) throw new JupyterSettingError(`${given[0]![0]} needs --jupyter URL (or IPYTHON_MCP_JUPYTER_URL): the Jupyter server that has the kernel`);
     return undefined;
   }
@@ -72,7 +100,7 @@ export function jupyterRequest(values: Record<string, unknown>, env: NodeJS.Proc
   if (given.length === 0) throw new JupyterSettingError(`${source} needs exactly one of --kernel ID, --notebook PATH or --kernel-name NAME`);
   if (given.length > 1) throw new JupyterSettingError(`${given.map(([flag]) => flag).join(' and ')} cannot be combined: name the kernel one way`);
   const token = env.IPYTHON_MCP_JUPYTER_TOKEN || env.JUPYTER_TOKEN || '';
-  return { url: `${parsed.origin}${parsed.pathname}`, token, target: given[0]![1] };
+  return { url: `${parsed.origin}${parsed.pathname}`, token, target: given[0]![1], notebookCells: cellsValue === 'on' };
 }
 
 /** The flag a target came from, for messages. */

@@ -4,6 +4,7 @@ import { DEFAULT_NAMESPACE, type NamespaceBackend } from '@ipython-mcp/mcp-serve
 import type { MachineGuardOptions } from '@ipython-mcp/jupyter-kernel';
 import type { Logger } from '@ipython-mcp/worker-supervisor';
 import { targetFlag, type JupyterRequest } from './jupyter-request.js';
+import { NOTEBOOK_RESOURCE_URI, notebookDocuments } from './notebook-documents.js';
 
 /** The backends of a server whose namespaces live in Jupyter kernels. */
 export interface JupyterServing {
@@ -23,12 +24,30 @@ export interface JupyterServing {
 export async function jupyterServing(request: JupyterRequest, logger: Logger, machineGuard?: MachineGuardOptions): Promise<JupyterServing> {
   const { jupyterKernelBackend } = await import('@ipython-mcp/jupyter-kernel');
   const made: Array<{ close(): Promise<void> }> = [];
+  // --notebook: the notebook's shared document gets the agent's cells and is readable as a resource.
+  const notebook = await notebookDocuments(request, logger);
+  if (notebook !== undefined) made.push({ close: async () => notebook.mirror.close() });
   const make = (): NamespaceBackend => {
-    const backend = jupyterKernelBackend({ server: { url: request.url, token: request.token }, target: request.target, kernelEnv: kernelStartEnv(process.env), logger, machineGuard });
+    const backend = jupyterKernelBackend({
+      server: { url: request.url, token: request.token },
+      target: request.target,
+      kernelEnv: kernelStartEnv(process.env),
+      logger,
+      machineGuard,
+      ...(notebook === undefined ? {} : { cells: () => notebook.mirror.events() }),
+    });
     made.push(backend);
     return {
       backend,
-      status: () => ({ ...backend.status() }),
+      status: () => ({
+        ...backend.status(),
+        notebook_cells:
+          notebook === undefined
+            ? { mirrored: false, state: 'not_a_notebook', reason: `${targetFlag(request.target)} names a kernel, not a notebook: only --notebook PATH mirrors the agent's cells` }
+            : notebook.mirror.status(),
+        ...(notebook === undefined ? {} : { notebook_resource: NOTEBOOK_RESOURCE_URI }),
+      }),
+      ...(notebook === undefined ? {} : { documents: notebook.documents }),
       // Attached: every worker would attach to the same kernel, and the newest attach takes it over.
       warmStandby: backend.policy === 'owned',
       close: () => backend.close(),

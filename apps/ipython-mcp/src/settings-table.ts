@@ -3,6 +3,7 @@
 // fails while the README holds anything else there.
 import { SETTING_DEFINITIONS, type SettingDefinition } from '@ipython-mcp/mcp-server';
 import { HTTP_SETTINGS } from './http-request.js';
+import { JUPYTER_SETTINGS } from './jupyter-request.js';
 import { SANDBOX_SETTINGS, type SandboxSettingDefinition } from './sandbox-request.js';
 
 /** The line before the generated table. */
@@ -40,6 +41,7 @@ export function settingsTable(): string[] {
     ...SETTING_DEFINITIONS.map((definition) => `| ${serverName(definition)} | ${serverDefault(definition)} | ${definition.summary} |`),
     ...SANDBOX_SETTINGS.map((definition) => `| ${sandboxName(definition)} | ${definition.defaultLabel} | ${definition.summary} |`),
     ...HTTP_SETTINGS.map((definition) => `| ${sandboxName(definition)} | ${definition.defaultLabel} | ${definition.summary} |`),
+    ...JUPYTER_SETTINGS.map((definition) => `| ${sandboxName(definition)} | ${definition.defaultLabel} | ${definition.summary} |`),
   ];
 }
 

@@ -14,7 +14,7 @@
  * - `jupyter_unreachable`: nothing answered at the URL (refused, DNS, TLS) or it answered too slowly.
  * - `jupyter_bad_response`: something answered, but not as a Jupyter server does (unexpected status or body).
  * - `jupyter_kernel_not_found`: no running kernel has the given id.
- * - `jupyter_no_session`: no open session (notebook) has the given path.
+ * - `jupyter_no_session`: no open session (notebook) has the given path, and there is no notebook there to start one.
  * - `jupyter_sessions_unsupported`: the server has no sessions API or forbids listing it (a Kernel Gateway), so a
  *   notebook cannot be named.
  * - `jupyter_unknown_kernelspec`: the server has no kernelspec of the given name.
@@ -57,7 +57,7 @@ const MESSAGES: Readonly<Record<JupyterKernelErrorCode, string>> = {
   jupyter_unreachable: 'No Jupyter server answered at this URL',
   jupyter_bad_response: 'The server at this URL did not answer as a Jupyter server',
   jupyter_kernel_not_found: 'No running kernel has this id',
-  jupyter_no_session: 'No open notebook session has this path',
+  jupyter_no_session: 'No open notebook session has this path, and the server has no notebook there to start one for',
   jupyter_sessions_unsupported: 'This server has no sessions API or does not let us list sessions (a Kernel Gateway?): name a kernel id or a kernelspec instead',
   jupyter_unknown_kernelspec: 'The Jupyter server has no kernelspec of this name',
   jupyter_kernel_died: 'The kernel died or was restarted or shut down',

@@ -11,7 +11,7 @@ export type { JupyterExecuteOptions, KernelActivity } from './jupyter-kernel.js'
 export { kernelExecutionState } from './kernel-rest.js';
 export type { JupyterKernelTarget, KernelStartOptions } from './kernel-rest.js';
 export { JupyterKernelWorker, WORKER_COMM_TARGET } from './kernel-worker.js';
-export type { KernelWorkerOptions } from './kernel-worker.js';
+export type { KernelCellObserver, KernelWorkerOptions } from './kernel-worker.js';
 export type { MachineGuardOptions } from './kernel-stdin.js';
 export { STUCK_KERNEL_MESSAGE, jupyterKernelBackend } from './kernel-backend.js';
 export type { JupyterBackend, JupyterBackendOptions, JupyterBackendStatus, JupyterKernelPolicy } from './kernel-backend.js';

@@ -17,7 +17,7 @@ import { openJupyterKernel } from './open-kernel.js';
 import type { JupyterKernel } from './jupyter-kernel.js';
 import { kernelExecutionState, shutdownKernel } from './kernel-rest.js';
 import type { JupyterKernelTarget } from './kernel-rest.js';
-import { JupyterKernelWorker } from './kernel-worker.js';
+import { JupyterKernelWorker, type KernelCellObserver } from './kernel-worker.js';
 import { logServicesConsoleTo } from './services-console.js';
 import type { MachineGuardOptions } from './kernel-stdin.js';
 import type { JupyterServerOptions } from './server-settings.js';
@@ -48,6 +48,8 @@ export interface JupyterBackendOptions {
   readonly kernelEnv?: Readonly<Record<string, string>> | undefined;
   /** The directory that holds `ipython_mcp_worker`; default workerSourceDirectory(). */
   readonly sourceDirectory?: string | undefined;
+  /** Gives each worker's observer of the agent's cells (the notebook mirror); none by default. */
+  readonly cells?: (() => KernelCellObserver) | undefined;
   readonly logger?: Logger | undefined;
   /** The kernel side's memory guard and process cleanup on the kernel's machine; unset, both are off. */
   readonly machineGuard?: MachineGuardOptions | undefined;
@@ -185,6 +187,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
         sourceDirectory: options.sourceDirectory ?? workerSourceDirectory(),
         logger: options.logger ?? start.logger,
         machineGuard: options.machineGuard,
+        cells: options.cells?.(),
         onKilledBusy: () => {
           if (policy === 'attached') stuck = true;
         },

@@ -3,7 +3,7 @@
  * connection is jupyter-kernel.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { KernelAPI, KernelSpecAPI, SessionAPI } from '@jupyterlab/services';
+import { KernelAPI, KernelSpecAPI, ServerConnection, SessionAPI } from '@jupyterlab/services';
 import type { Kernel } from '@jupyterlab/services';
 import { JupyterKernelError } from './errors.js';
 import { resolveServer, toJupyterError } from './server-settings.js';
@@ -13,7 +13,8 @@ import type { JupyterServerOptions, ResolvedServer } from './server-settings.js'
  * Which kernel to use.
  *
  * - `kernelId`: a running kernel; it is left running on close.
- * - `notebookPath`: the kernel of the open session for that notebook (what a JupyterLab user has); left running.
+ * - `notebookPath`: the kernel of the open session for that notebook (what a JupyterLab user has), or of a session
+ *   started for it (a kernel of its kernelspec) when it has none; left running either way.
  * - `kernelName`: a new kernel of that kernelspec, started here and shut down on close.
  */
 export type JupyterKernelTarget =
@@ -70,8 +71,15 @@ export async function findKernel(server: ResolvedServer, target: JupyterKernelTa
       throw typed;
     }
     const session = sessions.find((candidate) => candidate.path.replace(/^\/+/, '') === wanted && candidate.kernel);
-    if (session?.kernel == null) throw new JupyterKernelError('jupyter_no_session', { url, notebookPath: target.notebookPath });
-    return { model: session.kernel, owned: false };
+    if (session?.kernel != null) return { model: session.kernel, owned: false };
+    // A notebook nobody has open: start its session (a kernel of its kernelspec), as opening it in JupyterLab would,
+    // so a person who opens it later finds the agent's kernel. The session is left running, like one JupyterLab
+    // started: the person shuts it down from JupyterLab (docs/jupyter.md).
+    const kernelName = await notebookKernelspec(server, wanted, specs.default);
+    if (kernelName === undefined) throw new JupyterKernelError('jupyter_no_session', { url, notebookPath: target.notebookPath });
+    const started = await call(server, () => SessionAPI.startSession({ path: wanted, type: 'notebook', name: wanted.split('/').pop() ?? wanted, kernel: { name: kernelName } }, server.settings), { kernelName });
+    if (started.kernel == null) throw new JupyterKernelError('jupyter_no_session', { url, notebookPath: target.notebookPath });
+    return { model: started.kernel, owned: false };
   }
   if (specs.kernelspecs[target.kernelName] === undefined) {
     throw new JupyterKernelError('jupyter_unknown_kernelspec', {
@@ -89,6 +97,16 @@ export async function findKernel(server: ResolvedServer, target: JupyterKernelTa
   // A server that chose its own id anyway: that one is the kernel to shut down.
   if (model.id !== kernelId) start.onStarting?.(model.id);
   return { model, owned: true };
+}
+
+/** The kernelspec the notebook at `path` names (its metadata), or the server's default; undefined when there is no such notebook. */
+async function notebookKernelspec(server: ResolvedServer, path: string, fallback: string): Promise<string | undefined> {
+  const encoded = path.split('/').map(encodeURIComponent).join('/');
+  const response = await ServerConnection.makeRequest(`${server.settings.baseUrl.replace(/\/+$/, '')}/api/contents/${encoded}?content=1&type=notebook`, {}, server.settings).catch(() => undefined);
+  if (response === undefined || !response.ok) return undefined;
+  const model = (await response.json().catch(() => undefined)) as { content?: { metadata?: { kernelspec?: { name?: unknown } } } } | undefined;
+  const named = model?.content?.metadata?.kernelspec?.name;
+  return typeof named === 'string' && named !== '' ? named : fallback;
 }
 
 /**

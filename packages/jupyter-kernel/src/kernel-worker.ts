@@ -25,9 +25,21 @@ import { bootCellCode } from './boot-cell.js';
 import type { JupyterComm } from './jupyter-comm.js';
 import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
 import { KernelToolCalls, machineGuardConfigure, runsAsCell, type MachineGuardOptions } from './kernel-stdin.js';
+import type { JupyterOutput } from './outputs.js';
 
 /** The names the kernel side gives spill files: nothing else is written. */
 const SPILL_NAME = /^\d{20}-cell\d+-(stdout|stderr)\.txt$/;
+
+/**
+ * Sees the agent's cells as they go to the kernel: each non-blank `execute` when it is sent, its IOPub outputs as
+ * they arrive, and its end (the execute_reply's status and count, or `failed` when the kernel ended under it). What
+ * a notebook mirror needs; it must not throw and never affects the request.
+ */
+export interface KernelCellObserver {
+  cellSent(id: number, code: string): void;
+  cellOutput(id: number, output: JupyterOutput): void;
+  cellEnded(id: number, end: { executionCount: number | null; status: string }): void;
+}
 
 /** The comm target the kernel side registers. */
 export const WORKER_COMM_TARGET = '_ipython_mcp_worker';
@@ -45,6 +57,8 @@ export interface KernelWorkerOptions {
   onKilledBusy?: (() => void) | undefined;
   /** Whether the opened kernel still holds the namespace the previous worker served (the same kernel process). */
   namespaceKept?: ((kernel: JupyterKernel) => boolean) | undefined;
+  /** Told about each of the agent's cells (the notebook mirror). */
+  cells?: KernelCellObserver | undefined;
   logger?: Logger | undefined;
 }
 
@@ -472,6 +486,17 @@ export class JupyterKernelWorker implements WorkerHandle {
     const codeMode = pending.op === 'run_code';
     const metadata = { ipython_mcp: { id: pending.id, params: pending.params, comm: comm.commId, ...(stream ? { stream: true } : {}), ...(codeMode ? { op: pending.op } : {}) } };
     const onInput = codeMode ? this.#toolCalls.handlerFor(pending.id, pending.hooks, () => this.#pending.has(pending.id)) : undefined;
+    const cells = this.#options.cells;
+    // The observer never affects the request: whatever it throws is logged and dropped.
+    const tell = (event: (observer: KernelCellObserver) => void): void => {
+      if (cells === undefined) return;
+      try {
+        event(cells);
+      } catch (error) {
+        this.#logger.warn('kernel.cell_observer_failed', { reason: (error as Error).message.slice(0, 200) });
+      }
+    };
+    tell((observer) => observer.cellSent(pending.id, String(pending.params.code)));
     kernel
       .execute(String(pending.params.code), {
         metadata,
@@ -480,8 +505,11 @@ export class JupyterKernelWorker implements WorkerHandle {
         onSent: (messageId) => {
           pending.messageId = messageId;
         },
+        ...(cells === undefined ? {} : { onOutput: (output: JupyterOutput) => tell((observer) => observer.cellOutput(pending.id, output)) }),
       })
+      .then((result) => tell((observer) => observer.cellEnded(pending.id, { executionCount: result.executionCount, status: result.status })))
       .catch((error: unknown) => {
+        tell((observer) => observer.cellEnded(pending.id, { executionCount: null, status: 'failed' }));
         // The kernel died, restarted or closed under the cell: the worker is over (its exit fails the rest).
         const still = this.#settle(pending.id);
         if (still === undefined) return;

@@ -3,14 +3,22 @@
 // stop() ends the server and every process under it (kernels included), so a test file leaves nothing behind.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childPids, isAlive, survivors, testPython } from '@ipython-mcp/test-support';
 
-/** Which Jupyter server to start. */
-export type JupyterServerKind = 'server' | 'gateway' | 'enterprise-gateway';
+/**
+ * Which Jupyter server to start: `server` is a plain jupyter_server (the collaboration and JupyterLab extensions the
+ * test environment also holds are switched off for it), `jupyterlab` is JupyterLab with jupyter-collaboration (a
+ * person's notebook, with its shared documents), `gateway` a Kernel Gateway, `enterprise-gateway` an Enterprise
+ * Gateway (from its own environment, below).
+ */
+export type JupyterServerKind = 'server' | 'jupyterlab' | 'gateway' | 'enterprise-gateway';
+
+/** The server extensions a plain `server` runs without: what JupyterLab and jupyter-collaboration add. */
+const LAB_EXTENSIONS = ['jupyterlab', 'jupyter_server_ydoc', 'jupyter_server_fileid', 'jupyter_lsp', 'notebook_shim', 'jupyter_collaboration'];
 
 /**
  * The Python environment of Enterprise Gateway: its own (`.venv-eg`, made by tooling/scripts/bootstrap.sh --dev),
@@ -79,12 +87,20 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
   const rootDir = join(scratch, 'root');
   const runtimeDir = join(scratch, 'runtime');
   spawnSync('mkdir', ['-p', rootDir, runtimeDir, join(scratch, 'config'), join(scratch, 'data'), join(scratch, 'ipython')]);
+  if (kind === 'server') {
+    // The server's own config directory (JUPYTER_CONFIG_DIR) outranks the environment's, which enables them.
+    const off = { ServerApp: { jpserver_extensions: Object.fromEntries(LAB_EXTENSIONS.map((name) => [name, false])) } };
+    writeFileSync(join(scratch, 'config', 'jupyter_server_config.json'), JSON.stringify(off));
+  }
   const port = await freePort();
   const token = randomBytes(24).toString('hex');
   const common = ['--no-browser', '--allow-root'];
+  const serverArgs = [...common, '--ip=127.0.0.1', `--port=${port}`, '--port-retries=0', `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${rootDir}`];
   const args =
     kind === 'server'
-      ? ['-m', 'jupyter', 'server', ...common, '--ip=127.0.0.1', `--port=${port}`, '--port-retries=0', `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${rootDir}`]
+      ? ['-m', 'jupyter', 'server', ...serverArgs]
+      : kind === 'jupyterlab'
+        ? ['-m', 'jupyter', 'lab', ...serverArgs]
       : kind === 'enterprise-gateway'
         ? [
             '-m',
@@ -109,7 +125,7 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
   let stderr = '';
   const launch = (): void => {
     stderr = '';
-    child = spawn(python, kind === 'server' ? args : args.filter((arg) => !common.includes(arg)), {
+    child = spawn(python, kind === 'server' || kind === 'jupyterlab' ? args : args.filter((arg) => !common.includes(arg)), {
       cwd: rootDir,
       env: {
         ...process.env,

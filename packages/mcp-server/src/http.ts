@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { silentLogger } from '@ipython-mcp/worker-supervisor';
+import type { DocumentResources } from './document-resources.js';
 import { answerableAsJson, webRequest, writeWebResponse } from './http-exchange.js';
 import { AllowedHostError, allowedHostNames, hostHeaderName, isWildcardAddress, originHostName } from './http-hosts.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_NAME } from './namespace-files.js';
@@ -39,6 +40,8 @@ export interface NamespaceBackend {
   status?: (() => Record<string, unknown>) | undefined;
   /** Keep a warm standby worker (default true). */
   warmStandby?: boolean | undefined;
+  /** Resources the backend serves beside the namespace's own (a Jupyter backend's attached notebook). */
+  documents?: DocumentResources | undefined;
   /** Called after the namespace's runtime has closed (shuts down what the backend started). */
   close?: (() => Promise<void>) | undefined;
 }
@@ -124,7 +127,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
       ...namespaceOptionsOf(options),
       namespace: name,
       reportSessions: true,
-      ...(own === undefined ? {} : { backend: own.backend, backendStatus: own.status, warmStandby: own.warmStandby }),
+      ...(own === undefined ? {} : { backend: own.backend, backendStatus: own.status, warmStandby: own.warmStandby, documents: own.documents }),
     });
     if (own?.close !== undefined) {
       const closeNamespace = created.close.bind(created);

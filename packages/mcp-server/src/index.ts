@@ -4,6 +4,7 @@ export type { DiscoverResult, Registration } from './dynamic-catalog.js';
 export { createIpythonMcpServer, createNamespace } from './namespace.js';
 export type { IpythonMcpServer, IpythonMcpServerOptions, Namespace, NamespaceOptions, NamespaceSession, NamespaceSettings } from './namespace.js';
 export type { SandboxStatus } from './status-report.js';
+export type { DocumentResources } from './document-resources.js';
 export { DEFAULT_NAMESPACE, NAMESPACE_NAME, namespaceFilePath } from './namespace-files.js';
 export { HTTP_HEADERS_TIMEOUT_MS, HTTP_KEEP_ALIVE_MS, isLoopbackHost, namespaceName, serveHttp } from './http.js';
 export type { HttpServeOptions, HttpTls, IpythonMcpHttpServer, NamespaceBackend } from './http.js';

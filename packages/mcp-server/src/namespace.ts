@@ -5,6 +5,7 @@ import { openJournal } from './journal-recorder.js';
 import { DEFAULT_NAMESPACE, namespaceFilePath } from './namespace-files.js';
 import { OutputResources } from './output-resources.js';
 import { RelistGate } from './relist-gate.js';
+import type { DocumentResources } from './document-resources.js';
 import { createSessionServer } from './server.js';
 import { runtimeOptionsFromSettings, type Settings } from './settings.js';
 import { STABLE_TOOL_NAMES } from './stable-tools.js';
@@ -48,6 +49,8 @@ export interface NamespaceOptions {
    * kernel: server, kernel id, policy), read at each call. Must never contain a credential.
    */
   backendStatus?: (() => Record<string, unknown>) | undefined;
+  /** Resources the backend serves beside the namespace's own (a Jupyter backend's attached notebook). */
+  documents?: DocumentResources | undefined;
   /**
    * Check every result against its tool's output schema; a result that fails is a server bug and the call fails.
    * Default: only when `NODE_ENV` is `development` or `test` (result-check.ts says why); production keeps the fast path.
@@ -113,6 +116,7 @@ export function namespaceOptionsOf(options: NamespaceOptions): NamespaceOptions 
     outputSpillParent: options.outputSpillParent,
     sandbox: options.sandbox,
     backendStatus: options.backendStatus,
+    documents: options.documents,
     checkResults: options.checkResults,
   };
 }
@@ -179,7 +183,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
     },
     attach() {
       const relist = new RelistGate();
-      const server = createSessionServer({ version, runtime, catalog, journal, outputs, restore, caller, relist, maxTimeoutSeconds, checkResults: options.checkResults });
+      const server = createSessionServer({ version, runtime, catalog, journal, outputs, restore, caller, relist, maxTimeoutSeconds, checkResults: options.checkResults, documents: options.documents });
       const session = { server, relist };
       sessions.add(session);
       return { server, release: () => void sessions.delete(session) };

@@ -4,6 +4,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import type { Runtime } from '@ipython-mcp/worker-supervisor';
 import { withTimeoutProperty } from './call-deadline.js';
 import { withDetachProperty } from './detached-cells.js';
+import type { DocumentResources } from './document-resources.js';
 import type { DynamicCatalog } from './dynamic-catalog.js';
 import type { JournalRecorder } from './journal-recorder.js';
 import type { OutputResources } from './output-resources.js';
@@ -32,6 +33,8 @@ export interface SessionServerParts {
   maxTimeoutSeconds: number;
   /** Check each result against its tool's output schema (see {@link ResultWriter}). */
   checkResults: boolean | undefined;
+  /** Resources the backend serves beside the namespace's own. */
+  documents?: DocumentResources | undefined;
 }
 
 const INSTRUCTIONS =
@@ -52,7 +55,8 @@ export function createSessionServer(parts: SessionServerParts): Server {
     { capabilities: { tools: { listChanged: true }, logging: {}, tasks: TASKS_CAPABILITY }, instructions: INSTRUCTIONS, taskStore: tasks },
   );
   const results = new ResultWriter({ checkResults: parts.checkResults, outputs: parts.outputs });
-  serveResources(server, parts.outputs, parts.journal);
+  serveResources(server, parts.outputs, parts.journal, parts.documents);
+  tellClientName(server, parts.documents);
   reportStartupFailures(server, runtime);
   // The tools that may run as MCP tasks say so (execution.taskSupport): the stable ones once, here.
   const publishedStableTools = withTaskSupport(STABLE_TOOLS.map((tool) => toMcpTool(tool, maxTimeoutSeconds)));
@@ -80,6 +84,17 @@ export function createSessionServer(parts: SessionServerParts): Server {
   });
 
   return server;
+}
+
+/** The client's name from `initialize`, for what the backend writes on the agent's behalf (the notebook's cells). */
+function tellClientName(server: Server, documents: DocumentResources | undefined): void {
+  if (documents?.clientNamed === undefined) return;
+  const previous = server.oninitialized;
+  server.oninitialized = () => {
+    previous?.();
+    const name = server.getClientVersion()?.name;
+    if (typeof name === 'string') documents.clientNamed?.(name);
+  };
 }
 
 /**

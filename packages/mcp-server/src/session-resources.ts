@@ -1,5 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListResourceTemplatesRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema, type Resource } from '@modelcontextprotocol/sdk/types.js';
+import type { DocumentResources } from './document-resources.js';
 import { JOURNAL_RESOURCE, JOURNAL_RESOURCE_URI, readJournal } from './journal-resource.js';
 import type { JournalRecorder } from './journal-recorder.js';
 import type { OutputResources } from './output-resources.js';
@@ -11,10 +12,10 @@ const LIST_PAGE = 100;
  * The resources of one session: its namespace's journal (when one is written) and its outputs (spill files, images,
  * whole results; output-resources.ts). A session reads only its own namespace's outputs. Call before connecting.
  */
-export function serveResources(server: Server, outputs: OutputResources, journal: JournalRecorder | undefined): void {
+export function serveResources(server: Server, outputs: OutputResources, journal: JournalRecorder | undefined, documents?: DocumentResources): void {
   server.registerCapabilities({ resources: {} });
   server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
-    const all: Resource[] = [...(journal ? [JOURNAL_RESOURCE] : []), ...(await outputs.list())];
+    const all: Resource[] = [...(journal ? [JOURNAL_RESOURCE] : []), ...(documents?.list() ?? []), ...(await outputs.list())];
     const cursor = request.params?.cursor;
     const start = cursor !== undefined && /^[0-9]{1,9}$/.test(cursor) ? Number(cursor) : 0;
     const resources = all.slice(start, start + LIST_PAGE);
@@ -24,6 +25,8 @@ export function serveResources(server: Server, outputs: OutputResources, journal
   server.setRequestHandler(ReadResourceRequestSchema, (request) => {
     const uri = request.params.uri;
     if (uri === JOURNAL_RESOURCE_URI && journal) return readJournal(journal);
+    const document = documents?.read(uri);
+    if (document !== undefined) return document;
     return outputs.read(uri);
   });
 }

@@ -119,6 +119,8 @@ export function buildRows(results, errors) {
   failed('jupyter', 'execute("1+1") in a Jupyter server\'s kernel via MCP (ours)');
   rows.push(...codeModeJupyterRows(results.codeModeJupyter, { row, formatRatio, MET, MISSED }));
   failed('codeModeJupyter', 'Code Mode nested call on a Jupyter kernel (ours)');
+  rows.push(...notebookRows(results.notebook));
+  failed('notebook', 'execute("1+1") on a notebook kernel, agent cells mirrored (ours)');
   rows.push(...layerRows(results));
   failed('layers', 'layers of one execute, each alone');
   for (const key of Object.keys(results).filter((name) => name.startsWith('peer'))) {
@@ -749,6 +751,30 @@ export function printProfile(profiles) {
 function jupyterRows(jupyter) {
   if (!jupyter) return [];
   return [...jupyterServerRows(jupyter.stock, 'stock jupyter server'), ...jupyterServerRows(jupyter.nodelay, 'same server, TCP_NODELAY on its WebSockets')];
+}
+
+/** The notebook mirror (issue 49): mirroring on against off (≤ 1.15×), and the agent's cell seen by another client (≤ 300 ms). */
+function notebookRows(notebook) {
+  if (!notebook) return [];
+  const over = notebook.ratios.onOverOff.median;
+  const seen = notebook.visibility.summary;
+  return [
+    row('execute("1+1") on a notebook kernel, agent cells mirrored (ours)', {
+      median: notebook.loops.on.summary.median,
+      p90: notebook.loops.on.summary.p90,
+      goal: '≤ 1.15× mirroring off',
+      verdict: over <= 1.15 ? MET : MISSED,
+      comparison: `${formatRatio(over)} --notebook-cells off (median of ${notebook.rounds} per-round ratios; rounds ${formatRatio(notebook.ratios.onOverOff.min)}–${formatRatio(notebook.ratios.onOverOff.max)})`,
+      raw: { ratios: notebook.ratios },
+    }),
+    row('  the agent\'s cell visible to a second document client', {
+      median: seen.median,
+      p90: seen.p90,
+      goal: '≤ 300 ms after execute starts',
+      verdict: seen.median <= 300 ? MET : MISSED,
+      comparison: `median of ${notebook.visibility.samples.length}`,
+    }),
+  ];
 }
 
 function jupyterServerRows(measured, flavour) {

@@ -118,7 +118,7 @@ export async function startJupyterServer(python, { nodelay = false } = {}) {
     }
     await sleep(150);
   }
-  return { url, token, runtimeDir: dirs.runtime, pid: child.pid, rest, stop, stderr: () => stderr };
+  return { url, token, rootDir: dirs.root, runtimeDir: dirs.runtime, pid: child.pid, rest, stop, stderr: () => stderr };
 }
 
 /** python/jupyter_floor.py, kept running; `run(kind, count, warmup)` resolves with its samples in ms. */

@@ -1,0 +1,104 @@
+import { YNotebook, type YCodeCell } from '@jupyter/ydoc';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AgentCells, agentCellHeader } from './agent-cells.js';
+import { renderNotebook } from './notebook-view.js';
+
+const notebooks: YNotebook[] = [];
+
+function notebookWithPersonCells(): YNotebook {
+  const notebook = new YNotebook({ disableDocumentWideUndoRedo: true });
+  notebooks.push(notebook);
+  notebook.insertCells(0, [
+    { cell_type: 'markdown', source: '# Mine' },
+    { cell_type: 'code', source: 'x = 1' },
+  ]);
+  return notebook;
+}
+
+/** Outputs are written after a short gathering delay; waits for it. */
+const flushed = () => new Promise((resolve) => setTimeout(resolve, 60));
+
+afterEach(() => {
+  for (const notebook of notebooks.splice(0)) notebook.dispose();
+});
+
+describe('AgentCells', () => {
+  it("inserts after the last cell, marks it the agent's, fills outputs, sets the count; the person's cells stay", async () => {
+    const notebook = notebookWithPersonCells();
+    const cells = new AgentCells(notebook);
+    cells.start(1, 'print(1)\n2', 'claude-code');
+    cells.output(1, { type: 'stream', name: 'stdout', text: 'a' });
+    cells.output(1, { type: 'stream', name: 'stdout', text: 'b\n' });
+    cells.output(1, { type: 'execute_result', executionCount: 5, data: { 'text/plain': '2' }, metadata: {} });
+    cells.end(1, { executionCount: 5, status: 'ok' });
+    const json = notebook.toJSON();
+    expect(json.cells.slice(0, 2).map((cell) => cell.source)).toEqual(['# Mine', 'x = 1']);
+    const agent = json.cells[2] as Record<string, any>;
+    expect(agent.source).toBe(`${agentCellHeader('claude-code')}\nprint(1)\n2`);
+    expect(agent.metadata).toEqual({ ipython_mcp: { agent: true, client: 'claude-code' }, tags: ['agent'] });
+    expect(agent.execution_count).toBe(5);
+    expect(agent.outputs).toEqual([
+      { output_type: 'stream', name: 'stdout', text: 'ab\n' },
+      { output_type: 'execute_result', execution_count: 5, data: { 'text/plain': '2' }, metadata: {} },
+    ]);
+    expect(renderNotebook(notebook, 'n.ipynb', 10_000)).toContain("code [5] · the agent's");
+  });
+
+  it('a cell the person deleted while it ran is let go: later outputs go nowhere, nothing throws', async () => {
+    const notebook = notebookWithPersonCells();
+    const cells = new AgentCells(notebook);
+    cells.start(1, 'long()', undefined);
+    notebook.deleteCell(2);
+    cells.output(1, { type: 'stream', name: 'stdout', text: 'late' });
+    await flushed();
+    cells.end(1, { executionCount: 3, status: 'ok' });
+    expect(notebook.cells).toHaveLength(2);
+    expect(cells.counts).toEqual({ inserted: 1, deletedWhileRunning: 1 });
+  });
+
+  it('an ended cell is never touched again (late events for it are ignored)', async () => {
+    const notebook = notebookWithPersonCells();
+    const cells = new AgentCells(notebook);
+    cells.start(1, 'x', undefined);
+    cells.end(1, { executionCount: 1, status: 'ok' });
+    (notebook.cells[2] as YCodeCell).setSource('the person rewrote it');
+    cells.output(1, { type: 'stream', name: 'stdout', text: 'late' });
+    cells.end(1, { executionCount: 9, status: 'ok' });
+    await flushed();
+    const cell = notebook.cells[2] as YCodeCell;
+    expect(cell.getSource()).toBe('the person rewrote it');
+    expect(cell.execution_count).toBe(1);
+    expect(cell.getOutputs()).toEqual([]);
+  });
+
+  it('clear_output and update_display_data act on the cell as in JupyterLab', async () => {
+    const notebook = notebookWithPersonCells();
+    const cells = new AgentCells(notebook);
+    cells.start(1, 'x', undefined);
+    cells.output(1, { type: 'display_data', data: { 'text/plain': 'v1' }, metadata: {}, displayId: 'd' });
+    cells.output(1, { type: 'update_display_data', data: { 'text/plain': 'v2' }, metadata: {}, displayId: 'd' });
+    cells.output(1, { type: 'stream', name: 'stdout', text: 'gone' });
+    cells.output(1, { type: 'clear_output', wait: true });
+    cells.output(1, { type: 'stream', name: 'stdout', text: 'kept' });
+    cells.end(1, { executionCount: 2, status: 'ok' });
+    expect((notebook.cells[2] as YCodeCell).getOutputs()).toEqual([{ output_type: 'stream', name: 'stdout', text: 'kept' }]);
+  });
+
+  it('bounds what one cell writes, whatever the outputs (a flood never reaches the document whole)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 3000 }), { maxLength: 60 }), (chunks) => {
+        const notebook = notebookWithPersonCells();
+        const cells = new AgentCells(notebook, { maxCellOutputChars: 4096 });
+        cells.start(1, 'flood()', undefined);
+        chunks.forEach((text, index) => cells.output(1, { type: 'stream', name: index % 2 === 0 ? 'stdout' : 'stderr', text }));
+        cells.end(1, { executionCount: 1, status: 'ok' });
+        const written = JSON.stringify((notebook.cells[2] as YCodeCell).getOutputs());
+        expect(written.length).toBeLessThan(3 * 4096);
+        const total = chunks.reduce((sum, text) => sum + text.length, 0);
+        if (total > 8192) expect(written).toContain('is not shown here');
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
