@@ -15,7 +15,8 @@ import {
   type JsonSchema,
   type ToolDefinition,
 } from '@ipython-mcp/code-mode';
-import { closeOnStdioEnd, stdioTransport } from '@ipython-mcp/mcp-server';
+import { closeOnStdioEnd, StdioEraRouter, stdioTransport } from '@ipython-mcp/mcp-server';
+import { Server as ModernServer } from '@modelcontextprotocol/server';
 import type { Logger, WorkerBackend } from '@ipython-mcp/worker-supervisor';
 import type { CodeModeServersConfig } from './code-mode-config.js';
 import { functionNames } from './code-mode-names.js';
@@ -70,8 +71,11 @@ export class CodeModeMcpServer {
   private ready: Promise<void> = Promise.resolve();
   private closing: Promise<void> | undefined;
 
+  private readonly version: string;
+
   constructor(options: CodeModeMcpServerOptions) {
     this.config = options.config;
+    this.version = options.version;
     const kernelBackend = options.kernelBackend;
     this.kernelBackend = kernelBackend;
     this.kernel = new IPythonKernel({
@@ -86,15 +90,27 @@ export class CodeModeMcpServer {
       { name: 'ipython-mcp-code-mode', version: options.version },
       { capabilities: { tools: { listChanged: true } } },
     );
-    this.server.setRequestHandler(ListToolsRequestSchema, async () => {
-      await this.ready;
-      return { tools: [this.runCodeTool()] };
-    });
-    this.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      await this.ready;
-      if (request.params.name !== RUN_CODE_TOOL) return errorResult(`unknown tool "${request.params.name}": this server has only run_code`);
-      return this.runCode(request.params.arguments ?? {}, extra.signal);
-    });
+    this.server.setRequestHandler(ListToolsRequestSchema, () => this.listTools());
+    this.server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(request.params, extra.signal));
+  }
+
+  /** The same run_code for a protocol 2026-07-28 client (`server/discover`), on the v2 SDK's server. */
+  modernServer(): ModernServer {
+    const server = new ModernServer({ name: 'ipython-mcp-code-mode', version: this.version }, { capabilities: { tools: { listChanged: true } } });
+    server.setRequestHandler('tools/list', async () => (await this.listTools()) as never);
+    server.setRequestHandler('tools/call', async (request, ctx) => (await this.callTool(request.params, ctx.mcpReq.signal)) as never);
+    return server;
+  }
+
+  private async listTools(): Promise<{ tools: Tool[] }> {
+    await this.ready;
+    return { tools: [this.runCodeTool()] };
+  }
+
+  private async callTool(params: { name: string; arguments?: Record<string, unknown> | undefined }, signal: AbortSignal): Promise<CallToolResult> {
+    await this.ready;
+    if (params.name !== RUN_CODE_TOOL) return errorResult(`unknown tool "${params.name}": this server has only run_code`);
+    return this.runCode(params.arguments ?? {}, signal);
   }
 
   /**
@@ -230,7 +246,8 @@ function errorResult(message: string): CallToolResult {
 }
 
 /**
- * Serves Code Mode over this process's stdin/stdout. Stdin EOF, a transport close, SIGTERM and SIGINT all end the
+ * Serves Code Mode over this process's stdin/stdout, in the era the client opens with (2025 `initialize` or
+ * 2026-07-28 `server/discover`, as `ipython-mcp` itself: decision 0012). Stdin EOF, a transport close, SIGTERM and SIGINT all end the
  * upstream servers and the kernel, then resolve `closed`.
  */
 export async function serveCodeModeStdio(options: CodeModeMcpServerOptions): Promise<{ instance: CodeModeMcpServer; closed: Promise<void> }> {
@@ -239,6 +256,8 @@ export async function serveCodeModeStdio(options: CodeModeMcpServerOptions): Pro
   process.once('exit', () => instance.killUpstreamsNow());
   const closed = closeOnStdioEnd(instance.server, () => instance.close());
   instance.start();
-  await instance.server.connect(stdioTransport());
+  const router = new StdioEraRouter(stdioTransport(), () => instance.modernServer());
+  await instance.server.connect(router.legacy);
+  await router.start();
   return { instance, closed };
 }

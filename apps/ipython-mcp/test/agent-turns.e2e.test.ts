@@ -145,15 +145,26 @@ describe('Claude Code agent turns (claude -p)', () => {
     return runClaudeCode({ bin: bin(), model, prompt, home, servers: { ipython: server }, marker, clientEnv });
   }
 
-  it('keeps state across calls, hands back an image block, an error and a timeout', async () => {
+  it('keeps state across calls, hands back an image block, an error and a timeout, on protocol 2026-07-28', async () => {
     const model = await startStandInModel('anthropic', SESSION_SCRIPT);
     try {
-      expectRun(await runClaude(model, 'Run the scripted session.'));
+      const home = mkdtempSync(join(scratch, 'claude-home-'));
+      expectRun(await runClaude(model, 'Run the scripted session.', home));
       expectSessionFacts(
         model,
         (block) => block.type === 'image' && block.source?.media_type === 'image/png' && block.source?.data === PNG,
         (result) => result?.is_error === true,
       );
+      // What the server saw: Claude Code's discovery was answered with 2026-07-28, no initialize followed, and every
+      // tool call carried that revision in its envelope.
+      const frames = framesOf(home);
+      const discover = frames.find((frame) => frame.dir === 'in' && frame.message.method === 'server/discover');
+      const answer = frames.find((frame) => frame.dir === 'out' && frame.message.id === discover?.message.id);
+      expect(answer?.message.result?.supportedVersions).toContain('2026-07-28');
+      expect(frames.some((frame) => frame.dir === 'in' && frame.message.method === 'initialize')).toBe(false);
+      const calls = frames.filter((frame) => frame.dir === 'in' && frame.message.method === 'tools/call');
+      expect(calls.length).toBeGreaterThanOrEqual(6);
+      expect(calls.every((frame) => frame.message.params._meta?.['io.modelcontextprotocol/protocolVersion'] === '2026-07-28')).toBe(true);
     } finally {
       await model.close();
     }
@@ -268,18 +279,27 @@ function timeline(frames: Frame[], turns: ModelTurn[]): string {
   return rows.map((row) => `${(row.t - t0).toFixed(1).padStart(8)} ${row.what}`).join('\n');
 }
 
-describe('Codex agent turns (codex exec)', () => {
+// Codex speaks 2026-07-28 behind its `mcp_2026_07_28` feature (off by default): every turn runs both ways.
+// (0.171 applies it to Streamable HTTP servers only; over stdio both runs are 2025-era.)
+describe.each([{ mcp2026: false }, { mcp2026: true }])('Codex agent turns (codex exec, [features] mcp_2026_07_28 = $mcp2026)', ({ mcp2026 }) => {
   const { bin, marker } = agentSuite('codex');
 
   function runCodex(model: StandInModel, prompt: string, home = mkdtempSync(join(scratch, 'codex-home-')), toolTimeoutSec = 60): Promise<RunResult> {
     const server = { command: process.execPath, args: [TAP, tapLog(home), process.execPath, CLI], env: { IPYTHON_MCP_PYTHON: testPython(), ...SERVER_ENV } };
-    return runCodexExec({ bin: bin(), model, prompt, home, servers: { ipython: server }, marker, catalog: CODEX_CATALOG, toolTimeoutSec });
+    const configToml = mcp2026 ? '[features]\nmcp_2026_07_28 = true' : undefined;
+    return runCodexExec({ bin: bin(), model, prompt, home, servers: { ipython: server }, marker, catalog: CODEX_CATALOG, toolTimeoutSec, configToml });
   }
 
   it('keeps state across calls, hands back the image reference, an error and a timeout', async () => {
     const model = await startStandInModel('responses', SESSION_SCRIPT);
     try {
-      expectRun(await runCodex(model, 'Run the scripted session.'));
+      const home = mkdtempSync(join(scratch, 'codex-home-'));
+      expectRun(await runCodex(model, 'Run the scripted session.', home));
+      // What the server saw: Codex 0.171 keeps `initialize` on stdio with the setting on as well (the setting moves
+      // its Streamable HTTP connections to 2026-07-28: http-agent-turns.e2e.test.ts).
+      const frames = framesOf(home).filter((frame) => frame.dir === 'in');
+      expect(frames.some((frame) => frame.message.method === 'initialize')).toBe(true);
+      expect(frames.some((frame) => frame.message.params?._meta?.['io.modelcontextprotocol/protocolVersion'] !== undefined)).toBe(false);
       // Codex 0.171.0 hands MCP results back as text ("Wall time: … Output: …") and drops image content, even
       // for an image-capable model: the model reads the display's reference, not the picture (docs/clients.md).
       expectSessionFacts(model, undefined, (result) => JSON.stringify(result).includes('ZeroDivisionError'));

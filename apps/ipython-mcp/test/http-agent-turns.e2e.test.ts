@@ -44,7 +44,7 @@ const serverMarker = newMarker();
 let running: DocsServer | undefined;
 
 /** Starts the docs' `ipython-mcp --http 8765` (on port 0, a free one) with no token in its environment. */
-async function startDocsServer(): Promise<DocsServer> {
+async function startDocsServer(extraEnv: Record<string, string> = {}): Promise<DocsServer> {
   const home = mkdtempSync(join(scratch, 'user-'));
   mkdirSync(join(home, 'project'));
   const env: NodeJS.ProcessEnv = {
@@ -53,6 +53,7 @@ async function startDocsServer(): Promise<DocsServer> {
     PATH: `${shimBin}:${process.env.PATH ?? ''}`,
     IPYTHON_MCP_PYTHON: testPython(),
     [serverMarker.name]: serverMarker.value,
+    ...extraEnv,
   };
   // The docs' token file is the generated one in the default home: nothing may point elsewhere.
   for (const name of ['IPYTHON_MCP_HOME', 'XDG_DATA_HOME', 'IPYTHON_MCP_HTTP_TOKEN', 'IPYTHON_MCP_HTTP']) delete env[name];
@@ -130,8 +131,9 @@ async function claudeRun(suite: AgentSuite, server: DocsServer, script: Step[], 
  * and the token in its environment, read from the file as the docs' `$(cat …)` does. `required = true` is the
  * docs' advice for scripts: wait for the server before the first model request.
  */
-async function codexRun(suite: AgentSuite, server: DocsServer, model: StandInModel, prompt: string): Promise<void> {
-  const configToml = `${withPort(server, 'codex-http-toml')}\nrequired = true\n`;
+async function codexRun(suite: AgentSuite, server: DocsServer, model: StandInModel, prompt: string, mcp2026 = false): Promise<void> {
+  // Codex's opt-in to protocol 2026-07-28 (a feature, off by default) goes in its own table after the docs' entry.
+  const configToml = `${withPort(server, 'codex-http-toml')}\nrequired = true\n${mcp2026 ? '[features]\nmcp_2026_07_28 = true\n' : ''}`;
   const token = readFileSync(server.tokenFile, 'utf8').replace(/\n+$/, '');
   expectRun(
     await runCodexExec({
@@ -162,15 +164,15 @@ describe('Claude Code over HTTP (claude mcp add --transport http, then claude -p
   }, TEST_TIMEOUT_MS);
 });
 
-describe('Codex over HTTP (url + bearer_token_env_var, then codex exec)', () => {
+describe.each([{ mcp2026: false }, { mcp2026: true }])('Codex over HTTP (url + bearer_token_env_var, then codex exec; [features] mcp_2026_07_28 = $mcp2026)', ({ mcp2026 }) => {
   const suite = agentSuite('codex');
 
   it('one run sets x = 41 and exits; a second, new run reads x + 1 == 42', async () => {
-    const server = await startDocsServer();
+    const server = await startDocsServer({ IPYTHON_MCP_LOG_LEVEL: 'info' });
     const once = async (script: Step[], prompt: string) => {
       const model = await startStandInModel('responses', script);
       try {
-        await codexRun(suite, server, model, prompt);
+        await codexRun(suite, server, model, prompt, mcp2026);
       } finally {
         await model.close();
       }
@@ -180,6 +182,8 @@ describe('Codex over HTTP (url + bearer_token_env_var, then codex exec)', () => 
     expect(seen(first, 1)).toContain('x is set');
     const second = await once(READ_X, 'Read x.');
     expect(seen(second, 1)).toContain('x + 1 == 42: True');
+    // What the server saw: a 2025-era client opens a session (`initialize`); a 2026-07-28 one never does.
+    expect(server.stderr().includes('"session opened"')).toBe(!mcp2026);
   }, TEST_TIMEOUT_MS);
 });
 

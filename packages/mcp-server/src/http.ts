@@ -7,6 +7,7 @@ import { isInitializeRequest, isJSONRPCRequest, type JSONRPCMessage, type Reques
 import { silentLogger } from '@ipython-mcp/worker-supervisor';
 import type { DocumentResources } from './document-resources.js';
 import { answerableAsJson, webRequest, writeWebResponse } from './http-exchange.js';
+import { ModernHttp } from './http-modern.js';
 import { AllowedHostError, allowedHostNames, hostHeaderName, isWildcardAddress, originHostName } from './http-hosts.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_NAME } from './namespace-files.js';
 import { createNamespace, namespaceOptionsOf, type IpythonMcpServerOptions, type Namespace, type NamespaceSession } from './namespace.js';
@@ -110,6 +111,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
   }
   const allowedHosts = allowedHostNames(options.host, listedHosts);
   let closing = false;
+  const modern = new ModernHttp(bodyLimit, (error) => logger.warn('2026-07-28 request failed', { error: error.name }));
 
   const namespaceFor = (name: string): Namespace | string => {
     const existing = namespaces.get(name);
@@ -201,9 +203,11 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
     if (name === undefined) return refuse(res, 404, 'not found: MCP is served at /mcp and /mcp/NAME (NAME: 1-32 of a-z, 0-9, -)');
     if (closing) return refuse(res, 503, 'the server is shutting down (runtime_closed)');
     let body: unknown;
+    let raw: Buffer = Buffer.alloc(0);
     if (req.method === 'POST') {
       const read = await readBody(req, bodyLimit);
       if (read === 'too-large') return refuse(res, 413, `request body larger than ${bodyLimit} bytes (IPYTHON_MCP_MAX_IPC_MESSAGE_BYTES)`);
+      raw = read;
       try {
         body = JSON.parse(read.toString('utf8'));
       } catch {
@@ -211,6 +215,12 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
       }
     }
     const sessionId = req.headers['mcp-session-id'];
+    // 2026-07-28: no session; each POST is served on its own by the path's namespace (http-modern.ts).
+    if (typeof sessionId !== 'string' && req.method === 'POST' && ModernHttp.claims(body)) {
+      const namespace = namespaceFor(name);
+      if (typeof namespace === 'string') return jsonRpcError(res, 503, -32000, namespace);
+      return modern.answer(namespace, req, res, raw, body);
+    }
     let entry: OpenSession | undefined;
     if (typeof sessionId === 'string') {
       entry = sessions.get(sessionId);
@@ -279,6 +289,7 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
         await Promise.all([...namespaces.values()].map((namespace) => namespace.runtime.close()));
         await new Promise((resolve) => setTimeout(resolve, 50));
         await Promise.all([...namespaces.values()].map((namespace) => namespace.close()));
+        await modern.close();
         await Promise.all([...sessions.values()].map((entry) => entry.transport.close().catch(() => undefined)));
         server.closeAllConnections();
       })();

@@ -12,5 +12,7 @@ export { AllowedHostError, LOOPBACK_HOST_NAMES, canonicalHostName, isWildcardAdd
 export { STABLE_TOOLS, STABLE_TOOL_NAMES, findStableTool } from './stable-tools.js';
 export type { CatalogEffect, StableToolDefinition, StableToolName } from './stable-tools.js';
 export { closeOnStdioEnd, serveStdio, stdioTransport } from './stdio.js';
+export { StdioEraRouter } from './era-stdio.js';
+export type { StdioEra } from './era-stdio.js';
 export { MAX_TIMEOUT_SECONDS, SETTING_DEFINITIONS, SettingsError, defaultSettings, resolveSettings, runtimeOptionsFromSettings } from './settings.js';
 export type { SettingDefinition, SettingKind, Settings } from './settings.js';

@@ -7,6 +7,8 @@ import { OutputResources } from './output-resources.js';
 import { RelistGate } from './relist-gate.js';
 import type { DocumentResources } from './document-resources.js';
 import { createSessionServer } from './server.js';
+import { createModernSessionServer, ModernTasks } from './modern-server.js';
+import type { Server as ModernServer } from '@modelcontextprotocol/server';
 import { runtimeOptionsFromSettings, type Settings } from './settings.js';
 import { STABLE_TOOL_NAMES } from './stable-tools.js';
 import { RestoreFollowUp } from './state-notice.js';
@@ -68,6 +70,8 @@ export interface IpythonMcpServer {
   server: Server;
   runtime: Runtime;
   catalog: DynamicCatalog;
+  /** A protocol 2026-07-28 server on the same namespace (made when a client opens in that era). */
+  attachModern(): ModernServer;
   close(): Promise<void>;
 }
 
@@ -90,6 +94,8 @@ export interface Namespace {
   readonly sessionCount: number;
   /** A new MCP server (not yet connected to a transport) whose tools act on this namespace. */
   attach(): NamespaceSession;
+  /** The same for a protocol 2026-07-28 session (modern-server.ts): the SDK's v2 server. */
+  attachModern(): { server: ModernServer; release(): void };
   /** Ends the runtime (queued and active requests answer runtime_closed), the journal, then every session. */
   close(): Promise<void>;
 }
@@ -125,7 +131,7 @@ export function namespaceOptionsOf(options: NamespaceOptions): NamespaceOptions 
 export function createIpythonMcpServer(options: IpythonMcpServerOptions): IpythonMcpServer {
   const namespace = createNamespace(namespaceOptionsOf(options));
   const { server } = namespace.attach();
-  return { server, runtime: namespace.runtime, catalog: namespace.catalog, close: () => namespace.close() };
+  return { server, runtime: namespace.runtime, catalog: namespace.catalog, attachModern: () => namespace.attachModern().server, close: () => namespace.close() };
 }
 
 /** Builds a namespace with no session yet. The worker starts in the background at once. */
@@ -133,7 +139,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
   const logger = options.logger ?? silentLogger;
   const name = options.namespace ?? DEFAULT_NAMESPACE;
   const version = options.version ?? '0.0.0';
-  const sessions = new Set<{ server: Server; relist: RelistGate }>();
+  const sessions = new Set<{ server: Pick<Server, 'sendToolListChanged' | 'close'>; relist: RelistGate }>();
   const catalog = new DynamicCatalog(() => {
     // list_changed reaches every attached session; each keeps its own re-list gate (see RelistGate).
     for (const session of sessions) {
@@ -174,6 +180,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
   });
   const maxTimeoutSeconds = settings.maxOperationTimeoutSeconds;
   const caller = new ToolCaller({ runtime, catalog, journal, restore, status, maxTimeoutSeconds, namespace: name });
+  const modernTasks = new ModernTasks({ caller });
   return {
     name,
     runtime,
@@ -184,6 +191,14 @@ export function createNamespace(options: NamespaceOptions): Namespace {
     attach() {
       const relist = new RelistGate();
       const server = createSessionServer({ version, runtime, catalog, journal, outputs, restore, caller, relist, maxTimeoutSeconds, checkResults: options.checkResults, documents: options.documents });
+      const session = { server, relist };
+      sessions.add(session);
+      return { server, release: () => void sessions.delete(session) };
+    },
+    attachModern() {
+      const relist = new RelistGate();
+      const parts = { version, runtime, catalog, journal, outputs, restore, caller, relist, maxTimeoutSeconds, checkResults: options.checkResults };
+      const server = createModernSessionServer(parts, modernTasks);
       const session = { server, relist };
       sessions.add(session);
       return { server, release: () => void sessions.delete(session) };

@@ -18,6 +18,7 @@ describe('@ipython-mcp/mcp-server public API', () => {
       'STABLE_TOOLS',
       'STABLE_TOOL_NAMES',
       'SettingsError',
+      'StdioEraRouter',
       'canonicalHostName',
       'closeOnStdioEnd',
       'createIpythonMcpServer',

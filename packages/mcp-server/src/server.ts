@@ -1,6 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/tasks/types.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Runtime } from '@ipython-mcp/worker-supervisor';
 import { withTimeoutProperty } from './call-deadline.js';
 import { withDetachProperty } from './detached-cells.js';
@@ -37,7 +37,7 @@ export interface SessionServerParts {
   documents?: DocumentResources | undefined;
 }
 
-const INSTRUCTIONS =
+export const INSTRUCTIONS =
   'One persistent IPython namespace. Use execute to run code and keep state; list/search/inspect to discover it; ' +
   'call_function to call live functions with JSON arguments; register_tool to publish a function as its own tool. ' +
   "runtime_status never waits in the queue. Not a sandbox: code runs with the server user's permissions.";
@@ -47,7 +47,7 @@ const INSTRUCTIONS =
  * publishes the stable tools and the catalog snapshot; tools/call hands the call to the {@link ToolCaller}.
  */
 export function createSessionServer(parts: SessionServerParts): Server {
-  const { runtime, catalog, relist, restore, maxTimeoutSeconds } = parts;
+  const { runtime, relist, maxTimeoutSeconds } = parts;
   // The namespace's detached cells as MCP tasks: the SDK serves tasks/get, result, list and cancel through them.
   const tasks = new CellTasks(parts.caller);
   const server = new Server(
@@ -61,16 +61,7 @@ export function createSessionServer(parts: SessionServerParts): Server {
   // The tools that may run as MCP tasks say so (execution.taskSupport): the stable ones once, here.
   const publishedStableTools = withTaskSupport(STABLE_TOOLS.map((tool) => toMcpTool(tool, maxTimeoutSeconds)));
 
-  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
-    const mark = relist.mark();
-    // --state: the first worker may restore registrations no session has seen; the first listing asks for them.
-    if (catalog.needsDiscovery || restore.toolsDue) {
-      if (await catalog.refresh(runtime, extra.signal)) restore.toolsListed();
-    }
-    relist.noteListed(mark);
-    const dynamic = catalog.tools().map((tool) => ({ ...tool, inputSchema: withDetachProperty(withTimeoutProperty(tool.inputSchema, maxTimeoutSeconds)) }));
-    return { tools: [...publishedStableTools, ...withTaskSupport(dynamic)] };
-  });
+  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({ tools: await listTools(parts, publishedStableTools, extra.signal) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
     const call = { name: request.params.name, args: request.params.arguments ?? {}, requestId: extra.requestId, sendNotification: extra.sendNotification, results };
@@ -95,6 +86,21 @@ function tellClientName(server: Server, documents: DocumentResources | undefined
     const name = server.getClientVersion()?.name;
     if (typeof name === 'string') documents.clientNamed?.(name);
   };
+}
+
+/**
+ * The tool list of one session (both protocol eras): the stable tools as published once, then the catalog's
+ * snapshot. --state: the first worker may restore registrations no session has seen; the first listing asks for them.
+ */
+export async function listTools(parts: SessionServerParts, publishedStableTools: Tool[], signal: AbortSignal): Promise<Tool[]> {
+  const { runtime, catalog, relist, restore, maxTimeoutSeconds } = parts;
+  const mark = relist.mark();
+  if (catalog.needsDiscovery || restore.toolsDue) {
+    if (await catalog.refresh(runtime, signal)) restore.toolsListed();
+  }
+  relist.noteListed(mark);
+  const dynamic = catalog.tools().map((tool) => ({ ...tool, inputSchema: withDetachProperty(withTimeoutProperty(tool.inputSchema, maxTimeoutSeconds)) }));
+  return [...publishedStableTools, ...withTaskSupport(dynamic)];
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ListResourceTemplatesRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema, type Resource } from '@modelcontextprotocol/sdk/types.js';
+import { ListResourceTemplatesRequestSchema, ListResourcesRequestSchema, ReadResourceRequestSchema, type ReadResourceResult, type Resource } from '@modelcontextprotocol/sdk/types.js';
 import type { DocumentResources } from './document-resources.js';
 import { JOURNAL_RESOURCE, JOURNAL_RESOURCE_URI, readJournal } from './journal-resource.js';
 import type { JournalRecorder } from './journal-recorder.js';
@@ -14,19 +14,33 @@ const LIST_PAGE = 100;
  */
 export function serveResources(server: Server, outputs: OutputResources, journal: JournalRecorder | undefined, documents?: DocumentResources): void {
   server.registerCapabilities({ resources: {} });
-  server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
-    const all: Resource[] = [...(journal ? [JOURNAL_RESOURCE] : []), ...(documents?.list() ?? []), ...(await outputs.list())];
-    const cursor = request.params?.cursor;
-    const start = cursor !== undefined && /^[0-9]{1,9}$/.test(cursor) ? Number(cursor) : 0;
-    const resources = all.slice(start, start + LIST_PAGE);
-    return start + LIST_PAGE < all.length ? { resources, nextCursor: String(start + LIST_PAGE) } : { resources };
-  });
+  server.setRequestHandler(ListResourcesRequestSchema, (request) => listResources(outputs, journal, request.params?.cursor, documents));
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: outputs.templates() }));
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    const uri = request.params.uri;
-    if (uri === JOURNAL_RESOURCE_URI && journal) return readJournal(journal);
-    const document = documents?.read(uri);
-    if (document !== undefined) return document;
-    return outputs.read(uri);
-  });
+  server.setRequestHandler(ReadResourceRequestSchema, (request) => readResource(outputs, journal, request.params.uri, documents));
+}
+
+/** One `resources/list` page (both protocol eras): the journal first, then the documents, then the outputs; the cursor is an offset. */
+export async function listResources(
+  outputs: OutputResources,
+  journal: JournalRecorder | undefined,
+  cursor: string | undefined,
+  documents?: DocumentResources,
+): Promise<{ resources: Resource[]; nextCursor?: string }> {
+  const all: Resource[] = [...(journal ? [JOURNAL_RESOURCE] : []), ...(documents?.list() ?? []), ...(await outputs.list())];
+  const start = cursor !== undefined && /^[0-9]{1,9}$/.test(cursor) ? Number(cursor) : 0;
+  const resources = all.slice(start, start + LIST_PAGE);
+  return start + LIST_PAGE < all.length ? { resources, nextCursor: String(start + LIST_PAGE) } : { resources };
+}
+
+/** `resources/read` (both protocol eras): the journal, the notebook document, or one of the namespace's outputs. */
+export function readResource(
+  outputs: OutputResources,
+  journal: JournalRecorder | undefined,
+  uri: string,
+  documents?: DocumentResources,
+): Promise<ReadResourceResult> | ReadResourceResult {
+  if (uri === JOURNAL_RESOURCE_URI && journal) return readJournal(journal);
+  const document = documents?.read(uri);
+  if (document !== undefined) return document;
+  return outputs.read(uri);
 }

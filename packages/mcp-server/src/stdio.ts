@@ -1,4 +1,5 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StdioEraRouter } from './era-stdio.js';
 import { createIpythonMcpServer, type IpythonMcpServer, type IpythonMcpServerOptions } from './namespace.js';
 
 /** Largest JSON-RPC line the stdio transport buffers (the SDK's default of 10 MiB would close the transport). */
@@ -41,12 +42,16 @@ export function closeOnStdioEnd(server: { onclose?: (() => void) | undefined }, 
 }
 
 /**
- * Serves over this process's stdin/stdout. Stdin EOF, a transport close, SIGTERM and SIGINT all close the
- * runtime (queued work ends as runtime_closed, the worker is stopped) and resolve the returned promise.
+ * Serves over this process's stdin/stdout, in the protocol era the client opens with (era-stdio.ts): 2025-era
+ * `initialize` on the v1 SDK server, 2026-07-28 `server/discover` on the v2 one. Stdin EOF, a transport close,
+ * SIGTERM and SIGINT all close the runtime (queued work ends as runtime_closed, the worker is stopped) and resolve
+ * the returned promise.
  */
 export async function serveStdio(options: IpythonMcpServerOptions): Promise<{ instance: IpythonMcpServer; closed: Promise<void> }> {
   const instance = createIpythonMcpServer(options);
   const closed = closeOnStdioEnd(instance.server, () => instance.close());
-  await instance.server.connect(stdioTransport());
+  const router = new StdioEraRouter(stdioTransport(), instance.attachModern);
+  await instance.server.connect(router.legacy);
+  await router.start();
   return { instance, closed };
 }
