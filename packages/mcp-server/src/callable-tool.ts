@@ -5,7 +5,8 @@ import { takesOwnTimeout } from './call-deadline.js';
 import { takesOwnDetach } from './detached-cells.js';
 import type { DynamicCatalog } from './dynamic-catalog.js';
 import type { JournalRecorder } from './journal-recorder.js';
-import { catalogEffectOf, type CatalogEffect, type ResultRules, type StableToolDefinition } from './tool-definition.js';
+import type { ResultRules } from './result-rules.js';
+import { catalogEffectOf, type CatalogEffect, type StableToolDefinition } from './tool-definition.js';
 import { DYNAMIC_TOOL_RESULT, type ResultWriter } from './tool-result.js';
 
 type Json = Record<string, unknown>;

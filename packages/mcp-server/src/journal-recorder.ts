@@ -1,5 +1,4 @@
 import type { Settings } from './settings.js';
-import type { StableToolDefinition } from './tool-definition.js';
 import {
   SessionJournal,
   codeCell,
@@ -11,6 +10,13 @@ import {
   type JournalStatus,
 } from '@ipython-mcp/session-journal';
 import type { Logger, OperationOutcome, Runtime } from '@ipython-mcp/worker-supervisor';
+
+/**
+ * What the journal records of a call ({@link JournalRecorder.stableTool}): `cell` records `arguments.code` as a code cell with
+ * its outputs; `call` records `arguments.name(**arguments.arguments)` as the Python call it stands for; `none`
+ * records nothing (the tool runs no user code of its own).
+ */
+export type JournalPolicy = 'cell' | 'call' | 'none';
 
 /** Call failures after which the callable did run (the others were refused before calling it). */
 const CALL_RAN = new Set(['call_raised', 'result_not_json']);
@@ -32,7 +38,7 @@ export class JournalRecorder {
   }
 
   /** One finished stable tool call, recorded as its definition's journal policy says. */
-  stableTool(tool: Pick<StableToolDefinition, 'journal'>, args: Record<string, unknown>, outcome: OperationOutcome): void {
+  stableTool(tool: { readonly journal: JournalPolicy }, args: Record<string, unknown>, outcome: OperationOutcome): void {
     if (tool.journal === 'cell') this.execute(String(args.code), outcome);
     else if (tool.journal === 'call') this.call(String(args.name), (args.arguments ?? {}) as Record<string, unknown>, outcome);
   }

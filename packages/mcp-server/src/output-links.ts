@@ -1,6 +1,7 @@
 import type { CallToolResult, ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import type { OutputResources } from './output-resources.js';
-import { CHARS_PER_TOKEN, CLIENT_TOKEN_CAP, INLINE_IMAGE_TOKEN_BUDGET, budgetOf, cutLongStrings, imageTokens, prefixWithin, resultTokens } from './result-budget.js';
+import { CLIENT_TOKEN_CAP } from './settings.js';
+import { CHARS_PER_TOKEN, INLINE_IMAGE_TOKEN_BUDGET, budgetOf, cutLongStrings, imageTokens, prefixWithin, resultTokens } from './result-budget.js';
 
 type Json = Record<string, unknown>;
 

@@ -2,7 +2,7 @@ import { constants as fsConstants } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { CLIENT_TOKEN_CAP } from './result-budget.js';
+import { CLIENT_TOKEN_CAP } from './settings.js';
 import { McpError, type ReadResourceResult, type Resource, type ResourceLink, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 
 /**

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { STABLE_TOOLS } from './stable-tools.js';
-import type { ResultRules } from './tool-definition.js';
+import type { ResultRules } from './result-rules.js';
 import { DYNAMIC_TOOL_RESULT } from './tool-result.js';
 
 interface Example {

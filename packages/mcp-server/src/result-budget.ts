@@ -1,4 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CLIENT_TOKEN_CAP } from './settings.js';
 
 /**
  * What one tool result may need of a client's tool-result cap. Anthropic's clients cap a result (Claude Code:
@@ -9,9 +10,6 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
  * excess behind resource links (tool-result.ts): images past {@link INLINE_IMAGE_TOKEN_BUDGET} go as links only,
  * and long strings are cut, the whole result kept as a resource.
  */
-
-/** Claude Code's default cap on one MCP tool result (MAX_MCP_OUTPUT_TOKENS); the server's default (IPYTHON_MCP_MAX_RESULT_TOKENS). */
-export const CLIENT_TOKEN_CAP = 25_000;
 
 /** What a result may need of a cap: the cap less a margin (12 %) for what the estimate cannot see (the client's own framing). */
 export function budgetOf(cap: number): number {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ResultCheck, ResultSchemaError, checksResultsByDefault } from './result-check.js';
 import { STABLE_TOOL_DEFINITIONS } from './stable-tools.js';
-import type { ResultRules } from './tool-definition.js';
+import type { ResultRules } from './result-rules.js';
 import { ResultWriter } from './tool-result.js';
 
 const { execute, list } = STABLE_TOOL_DEFINITIONS;

@@ -1,5 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
-import type { ResultRules } from './tool-definition.js';
+import type { ResultRules } from './result-rules.js';
 
 type Json = Record<string, unknown>;
 

@@ -6,6 +6,9 @@ import { MAX_MEMORY_LIMIT_MB, RUNTIME_DEFAULTS, defaultMemoryLimitMb, type Runti
 import { IPYTHON_RUNTIME_NAMES } from './runtime-names.js';
 import { WORKER_LIMIT_SETTINGS } from './worker-limit-settings.js';
 
+/** Claude Code's default cap on one MCP tool result (MAX_MCP_OUTPUT_TOKENS); the server's default (IPYTHON_MCP_MAX_RESULT_TOKENS). */
+export const CLIENT_TOKEN_CAP = 25_000;
+
 /** Kinds of value a setting takes. */
 export type SettingKind = 'path' | 'paths' | 'list' | 'aliases' | 'count' | 'seconds' | 'megabytes' | 'tokens';
 
@@ -149,7 +152,7 @@ export const SETTING_DEFINITIONS: readonly SettingDefinition[] = [
     description: 'MiB of files holding the whole text of truncated stdout/stderr (oldest dropped first; removed when the server exits). 0 or off turns it off.',
     summary: 'MiB of spill files holding the whole text of truncated stdout/stderr, oldest dropped first; `0` or `off` turns it off (see [Long work](#long-work))',
   }),
-  define('maxResultTokens', 'MAX_RESULT_TOKENS', 'tokens', 25_000, {
+  define('maxResultTokens', 'MAX_RESULT_TOKENS', 'tokens', CLIENT_TOKEN_CAP, {
     description:
       "A client's cap on one tool result in tokens (Claude Code's default); a larger result sends its later images as links and cuts its longest text, the whole kept as a resource. 0 or off turns it off.",
     summary:

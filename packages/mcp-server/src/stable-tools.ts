@@ -23,7 +23,7 @@ import { COMPACT_EXECUTE, compactOutputSchema, flag, listingResult, trueFlagsSch
 import { executeText, jsonText, valueText } from './result-text.js';
 import { defineStableTools, type StableToolDefinition } from './tool-definition.js';
 
-export type { CatalogEffect, JournalPolicy, ResultRules, StableToolDefinition } from './tool-definition.js';
+export type { CatalogEffect, StableToolDefinition } from './tool-definition.js';
 
 const identifier = z.string().min(1).max(512);
 

@@ -1,36 +1,9 @@
 import { OPERATION_FACTS, type CatalogEffect, type OperationName } from '@ipython-mcp/protocol';
 import type { z } from 'zod';
+import type { JournalPolicy } from './journal-recorder.js';
+import type { ResultRules } from './result-rules.js';
 
 type Json = Record<string, unknown>;
-
-/**
- * How the results of one tool are written: the part of a tool's definition the `ResultWriter` reads
- * (tool-result.ts). Stable tools carry it in their {@link StableToolDefinition}; dynamic tools share one.
- */
-export interface ResultRules {
-  /** The tool's name, for messages. */
-  readonly name: string;
-  /** The compact structured content of a successful result, from the worker's full result (compact-result.ts). */
-  readonly compact: (full: Json) => Json;
-  /** The text block a model reads, from the compact structured content (result-text.ts). */
-  readonly text: (structured: Json) => string;
-  /** The published output schema: in development and test builds every result is checked against it. */
-  readonly outputSchema?: Json | undefined;
-  /**
-   * What every failure result of the tool states beside its `error` (execute: `status: "error"`, since its schema's
-   * default is "ok"). The writer adds them to each failure, and the output schema requires them there.
-   */
-  readonly failureFields?: Readonly<Json> | undefined;
-  /**
-   * A cell's result (execute): images as MCP image content, one representation per display, the whole traceback
-   * in `_meta`, and the first one after a `--state` restore says what was restored.
-   */
-  readonly cellContent?: true | undefined;
-  /** Whether a successful operation's result is still an error for the model (execute's failed cell). */
-  readonly isError?: ((full: Json) => boolean) | undefined;
-  /** The result reports the runtime's epoch itself (runtime_status), so a later result need not repeat it. */
-  readonly reportsEpoch?: true | undefined;
-}
 
 export type { CatalogEffect };
 
@@ -44,12 +17,6 @@ export function catalogEffectOf(tool: { readonly op: OperationName | null }): Ca
   return tool.op === null ? 'none' : OPERATION_FACTS[tool.op].catalogEffect;
 }
 
-/**
- * What the journal records of a call (journal-recorder.ts): `cell` records `arguments.code` as a code cell with
- * its outputs; `call` records `arguments.name(**arguments.arguments)` as the Python call it stands for; `none`
- * records nothing (the tool runs no user code of its own).
- */
-export type JournalPolicy = 'cell' | 'call' | 'none';
 
 /**
  * One stable tool, whole: what tools/list publishes (name, title, annotations, description, input and output

@@ -9,7 +9,7 @@ import type { OutputResources } from './output-resources.js';
 import { compactOutputSchema, valueResult, withRunningShape } from './output-schemas.js';
 import { ResultCheck, checksResultsByDefault } from './result-check.js';
 import { failureText, valueText } from './result-text.js';
-import type { ResultRules } from './tool-definition.js';
+import type { ResultRules } from './result-rules.js';
 
 export { runtimeMeta } from './compact-result.js';
 
