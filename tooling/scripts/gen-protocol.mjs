@@ -3,7 +3,7 @@
 //   fixtures/protocol/constants.json, error-codes.json (codes and the retryable set), runtime-names.json,
 //   worker-limits.json (wire names, defaults, settings), operation-facts.json (each operation's facts)
 //       -> packages/protocol/src/constants.ts, python/ipython_mcp_worker/protocol/constants.py,
-//          packages/mcp-server/src/worker-limit-settings.ts (each limit's setting: env, help, README summary, bounds)
+//          packages/mcp-server/src/settings/worker-limit-settings.ts (each limit's setting: env, help, README summary, bounds)
 //   fixtures/schema-fingerprint/error-codes.json (canonical JSON's error codes)
 //       -> packages/schema-fingerprint/src/error-codes.ts, python/ipython_mcp_worker/protocol/constants.py
 //   packages/protocol/src/operations.ts (the zod catalogue; needs `pnpm exec turbo run build` first)
@@ -19,7 +19,7 @@ const read = (path) => readFileSync(root + path, 'utf8');
 
 const PYTHON_CONSTANTS = 'python/ipython_mcp_worker/protocol/constants.py';
 const FINGERPRINT_CODES = 'packages/schema-fingerprint/src/error-codes.ts';
-const LIMIT_SETTINGS = 'packages/mcp-server/src/worker-limit-settings.ts';
+const LIMIT_SETTINGS = 'packages/mcp-server/src/settings/worker-limit-settings.ts';
 
 /** `max_text_chars` -> `maxTextChars`: a wire name as TypeScript spells the field. */
 const camelCase = (name) => name.replace(/_([a-z])/g, (_match, letter) => letter.toUpperCase());

@@ -40,7 +40,7 @@ text = json.dumps({
     "description": "Real answers of the worker, one per operation shape, recorded by "
                    "tooling/scripts/record-operation-examples.py from the scenario of "
                    "python/tests/test_operations_contract.py. packages/protocol/src/operations.test.ts checks each "
-                   "against the zod catalogue, packages/mcp-server/src/output-schemas.test.ts their compact forms "
+                   "against the zod catalogue, packages/mcp-server/src/results/output-schemas.test.ts their compact forms "
                    "against the stable tools' output schemas; pytest checks the live worker against the generated "
                    "schema.",
     "examples": examples,

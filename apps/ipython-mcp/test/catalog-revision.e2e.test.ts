@@ -7,7 +7,7 @@ import { startServer, type TestServer } from './harness.js';
  * worker that sends `catalog_revision` on its responses spares the server a `discover` after every execute that
  * touches no registration; an older worker that does not send it gets one per execute (the fallback). Both must
  * keep the catalog correct, so this asserts correctness either way and that the count is one of the two; the exact
- * zero is pinned without Python in packages/mcp-server/src/reconcile.test.ts.
+ * zero is pinned without Python in packages/mcp-server/src/tools/reconcile.test.ts.
  */
 
 const EXECUTES = 5;

@@ -1,4 +1,4 @@
-// A cell's output as MCP resources (packages/mcp-server/src/output-resources.ts): spill files and images read back
+// A cell's output as MCP resources (packages/mcp-server/src/resources/output-resources.ts): spill files and images read back
 // with resources/read, whole and by pages, by a client process that runs elsewhere (another working directory, no
 // use of the server's paths); another namespace's resources refused; junk and stale URIs refused with clear errors;
 // the same links over stdio, on a detached cell's result and on a task's; and the largest result the default bounds
