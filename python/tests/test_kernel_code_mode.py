@@ -38,12 +38,12 @@ def comm(kernel: Kernel) -> str:
     return comm_id
 
 
-def run_code(kernel: Kernel, request_id: int, code: str, allow_stdin: bool = True) -> None:
+def run_code(kernel: Kernel, comm: str, request_id: int, code: str, allow_stdin: bool = True) -> None:
     message = kernel.client.session.msg(
         "execute_request",
         {"code": code, "silent": False, "store_history": True, "allow_stdin": allow_stdin, "stop_on_error": False,
          "user_expressions": {}},
-        metadata={"ipython_mcp": {"id": request_id, "op": "run_code", "params": {"code": code}}})
+        metadata={"ipython_mcp": {"id": request_id, "op": "run_code", "params": {"code": code}, "comm": comm}})
     kernel.client.shell_channel.send(message)
 
 
@@ -71,10 +71,12 @@ def echoed(call: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_tool_calls_travel_as_input_requests_and_the_cell_answers_on_the_comm(kernel: Kernel, comm: str) -> None:
-    run_code(kernel, 2, 'first = echo(text="a")\n[first, echo(text="b")]')
+    run_code(kernel, comm, 2, 'first = echo(text="a")\n[first, echo(text="b")]')
     prompts = answer_calls(kernel, echoed, 2)
     assert json.loads(prompts[0][len(PROMPT_PREFIX):])["name"] == "echo"
-    result = kernel.response(comm, 2)["result"]
+    response = kernel.response(comm, 2)
+    result = response["result"]
+    assert result is not None, response
     assert result["status"] == "ok" and result["result"]["value"] == ["echo:a", "echo:b"] and result["tool_calls_made"] == 2
 
 
@@ -84,7 +86,7 @@ def test_failures_budget_and_input(kernel: Kernel, comm: str) -> None:
 
     code = ("out = []\nfor _ in range(5):\n    try:\n        echo(text='x')\n    except ToolCallError as error:\n"
             "        out.append(str(error))\nout.append(input('prompt? '))\nout")
-    run_code(kernel, 3, code)
+    run_code(kernel, comm, 3, code)
     answer_calls(kernel, failing, 3)
     result = kernel.response(comm, 3)["result"]
     assert result["result"]["value"][:3] == ["no such city"] * 3
@@ -101,13 +103,13 @@ def test_a_stale_answer_is_skipped_and_the_call_asked_again(kernel: Kernel, comm
         stale = {"type": "tool_result", "call_id": call["call_id"] - 1, "ok": True, "value_json": '"stale"'}
         return [stale, *echoed(call)]
 
-    run_code(kernel, 4, 'echo(text="fresh")')
+    run_code(kernel, comm, 4, 'echo(text="fresh")')
     answer_calls(kernel, stale_first, 1)
     assert kernel.response(comm, 4)["result"]["result"]["value"] == "echo:fresh"
 
 
 def test_a_cell_without_stdin_names_the_setting(kernel: Kernel, comm: str) -> None:
-    run_code(kernel, 5, 'try:\n    echo(text="x")\nexcept ToolCallError as error:\n    message = str(error)\nmessage',
+    run_code(kernel, comm, 5, 'try:\n    echo(text="x")\nexcept ToolCallError as error:\n    message = str(error)\nmessage',
              allow_stdin=False)
     message = kernel.response(comm, 5)["result"]["result"]["value"]
     assert message == STDIN_REFUSED and "allow_stdin" in message

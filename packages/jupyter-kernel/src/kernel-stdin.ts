@@ -6,7 +6,7 @@
  * The kernel sends an input request to the client whose request is running only: a person's `input()` never
  * reaches these handlers, and a call of the agent's never reaches the person's frontend.
  */
-import { parseWorkerMessage } from '@ipython-mcp/protocol';
+import { OPERATION_FACTS, isOperationName, parseWorkerMessage } from '@ipython-mcp/protocol';
 import type { Logger, RequestHooks, ToolAnswer } from '@ipython-mcp/worker-supervisor';
 
 /** How a prompt that carries a nested call starts: recognisable, and versioned with the wire it speaks. */
@@ -19,10 +19,13 @@ export const TOOL_CALL_PROMPT_PREFIX = 'ipython-mcp/tool_call/1 ';
  */
 export const STDIN_ANSWER_LIMIT_BYTES = 8 * 1024 * 1024;
 
-/** Whether a request runs as the kernel's own cell (an execute_request) rather than a comm message. */
+/** Whether a request runs as the kernel's own cell (an execute_request) rather than a comm message: its `kernel_cell` fact. */
 export function runsAsCell(op: string, params: Readonly<Record<string, unknown>>): boolean {
-  if (op === 'run_code') return typeof params.code === 'string';
-  return op === 'execute' && typeof params.code === 'string' && params.code.trim() !== '';
+  if (!isOperationName(op) || typeof params.code !== 'string') return false;
+  const facts = OPERATION_FACTS[op];
+  if (!facts.kernelCell) return false;
+  // A blank execute runs no cell (it goes over the comm); Code Mode's run_code is always a cell, for its stdin.
+  return facts.callsHost || params.code.trim() !== '';
 }
 
 /** What answers the input requests of one cell: called with each prompt and the function that replies to it. */

@@ -77,24 +77,26 @@ export interface OperationFacts {
   readonly workerReconciles: boolean;
   /** Whether the whole text of a truncated stdout or stderr goes to a spill file that the result names. */
   readonly spillsStreams: boolean;
-  /** Whether the operation may call back into the host while it runs (Code Mode's tools, answered over the channel mid-operation). A worker whose host cannot answer mid-operation refuses it: in a Jupyter kernel the shell channel that would carry the answer is busy running the operation. */
+  /** Whether the operation may call back into the host while it runs (Code Mode's tools, answered over the channel mid-operation). In a Jupyter kernel such an operation runs as the kernel's own cell and its calls travel on that cell's stdin channel (the shell channel is busy running it); one sent over the comm is refused. */
   readonly callsHost: boolean;
+  /** Whether, in a Jupyter kernel, the operation runs as the kernel's own cell (an execute_request whose metadata carries the ipython-mcp marker, its code the cell's code: it lands in In/Out and the history, and the person's clients see it) instead of as a request on the comm. execute with blank code, which runs no cell, still goes over the comm. */
+  readonly kernelCell: boolean;
 }
 /** Every operation's facts, by operation name (operations.ts holds its keys equal to the catalogue's). */
 export const OPERATION_FACT_TABLE = {
-  health: { catalogEffect: "none", workerReconciles: false, spillsStreams: false, callsHost: false },
-  execute: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: true, callsHost: false },
-  list: { catalogEffect: "none", workerReconciles: true, spillsStreams: false, callsHost: false },
-  search: { catalogEffect: "none", workerReconciles: true, spillsStreams: false, callsHost: false },
-  inspect: { catalogEffect: "none", workerReconciles: true, spillsStreams: false, callsHost: false },
-  call_function: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: false },
-  reload: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: false },
-  remove: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: false },
-  reset: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false, callsHost: false },
-  register_tool: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false, callsHost: false },
-  unregister_tool: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false, callsHost: false },
-  discover: { catalogEffect: "none", workerReconciles: false, spillsStreams: false, callsHost: false },
-  call_tool: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: false },
-  define_tools: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: true },
-  run_code: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: true },
+  health: { catalogEffect: "none", workerReconciles: false, spillsStreams: false, callsHost: false, kernelCell: false },
+  execute: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: true, callsHost: false, kernelCell: true },
+  list: { catalogEffect: "none", workerReconciles: true, spillsStreams: false, callsHost: false, kernelCell: false },
+  search: { catalogEffect: "none", workerReconciles: true, spillsStreams: false, callsHost: false, kernelCell: false },
+  inspect: { catalogEffect: "none", workerReconciles: true, spillsStreams: false, callsHost: false, kernelCell: false },
+  call_function: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: false, kernelCell: false },
+  reload: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: false, kernelCell: false },
+  remove: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: false, kernelCell: false },
+  reset: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false, callsHost: false, kernelCell: false },
+  register_tool: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false, callsHost: false, kernelCell: false },
+  unregister_tool: { catalogEffect: "changes", workerReconciles: true, spillsStreams: false, callsHost: false, kernelCell: false },
+  discover: { catalogEffect: "none", workerReconciles: false, spillsStreams: false, callsHost: false, kernelCell: false },
+  call_tool: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: false, kernelCell: false },
+  define_tools: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: true, kernelCell: false },
+  run_code: { catalogEffect: "may-change", workerReconciles: true, spillsStreams: false, callsHost: true, kernelCell: true },
 } as const satisfies Record<string, OperationFacts>;

@@ -40,7 +40,7 @@ from typing import Any
 from .. import __version__
 from ..ipc.channel import Channel
 from ..ipc.codec import CODEC_JSON
-from ..protocol.constants import PROTOCOL_VERSION
+from ..protocol.constants import OPERATION_FACTS, PROTOCOL_VERSION, OperationFacts
 from ..protocol.errors import OpError
 
 COMM_TARGET = "_ipython_mcp_worker"
@@ -207,7 +207,8 @@ class KernelSide:
                           "message": f"unexpected message type {str(kind)[:64]!r}"})
             return
         request_id = data.get("id")
-        if data.get("op") == "run_code":
+        facts = _facts(data.get("op"))
+        if facts is not None and facts.kernel_cell and facts.calls_host:
             # Its tool calls need the stdin channel of an execute_request (code_mode_cell.py), which a comm lacks.
             channel.send({"type": "response", "id": request_id, "ok": False, "error": {
                 "code": "invalid_request", "message": "run_code runs as the kernel's own cell, not over the comm"}})
@@ -241,7 +242,8 @@ class KernelSide:
         client.seen.append(request_id)
         if client.guard is not None:
             client.guard.begin()
-        if op == "run_code":
+        facts = _facts(op)
+        if facts is not None and facts.calls_host:  # Code Mode's run_code: its calls travel on the cell's stdin
             from .code_mode_cell import CodeModeCell
 
             self.cell = _Cell(info, client, request_id, code_mode=CodeModeCell(client.worker, request_id, params))
@@ -276,17 +278,18 @@ class KernelSide:
             client.guard.end()
         if worker is None or self.clients.get(client.comm.comm_id) is not client:
             return
+        owner = worker.owner
+        # The agent cell's value is the one its own displayhook call gave (owner.py), whatever ran beside it.
+        if owner.cell_value is not None and result.error_in_exec is None:
+            result.result = owner.cell_value[0]
         if cell.code_mode is not None:
             client.channel.send(cell.code_mode.finish(result, guard))
             return
         from ..shell.execute import execute_result
 
-        owner = worker.owner
         operation = owner.operation
         if operation is None:
             return
-        if owner.cell_value is not None and result.error_in_exec is None:
-            result.result = owner.cell_value[0]
         channel = client.channel
 
         def run() -> dict[str, Any]:
@@ -304,6 +307,12 @@ def _retire_worker(client: _Client) -> None:
     directory = None if worker is None else _spill_directory(worker)
     if directory is not None:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def _facts(op: Any) -> OperationFacts | None:
+    """The operation's facts (operation-facts.json): ``kernel_cell`` ones run as the kernel's own cell, and of those a
+    ``calls_host`` one (Code Mode's run_code) has its calls travel on the cell's stdin channel."""
+    return OPERATION_FACTS.get(op) if isinstance(op, str) else None
 
 
 def _agent_request(shell: Any) -> tuple[int, bool, str | None, str, dict[str, Any]] | None:

@@ -78,25 +78,27 @@ class OperationFacts:
     worker_reconciles: bool
     # Whether the whole text of a truncated stdout or stderr goes to a spill file that the result names.
     spills_streams: bool
-    # Whether the operation may call back into the host while it runs (Code Mode's tools, answered over the channel mid-operation). A worker whose host cannot answer mid-operation refuses it: in a Jupyter kernel the shell channel that would carry the answer is busy running the operation.
+    # Whether the operation may call back into the host while it runs (Code Mode's tools, answered over the channel mid-operation). In a Jupyter kernel such an operation runs as the kernel's own cell and its calls travel on that cell's stdin channel (the shell channel is busy running it); one sent over the comm is refused.
     calls_host: bool
+    # Whether, in a Jupyter kernel, the operation runs as the kernel's own cell (an execute_request whose metadata carries the ipython-mcp marker, its code the cell's code: it lands in In/Out and the history, and the person's clients see it) instead of as a request on the comm. execute with blank code, which runs no cell, still goes over the comm.
+    kernel_cell: bool
 
 
 # Every operation's facts, by operation name; the worker's handler table serves exactly these operations.
 OPERATION_FACTS: Mapping[str, OperationFacts] = MappingProxyType({
-    "health": OperationFacts(catalog_effect="none", worker_reconciles=False, spills_streams=False, calls_host=False),
-    "execute": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=True, calls_host=False),
-    "list": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False, calls_host=False),
-    "search": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False, calls_host=False),
-    "inspect": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False, calls_host=False),
-    "call_function": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=False),
-    "reload": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=False),
-    "remove": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=False),
-    "reset": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False, calls_host=False),
-    "register_tool": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False, calls_host=False),
-    "unregister_tool": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False, calls_host=False),
-    "discover": OperationFacts(catalog_effect="none", worker_reconciles=False, spills_streams=False, calls_host=False),
-    "call_tool": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=False),
-    "define_tools": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=True),
-    "run_code": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=True),
+    "health": OperationFacts(catalog_effect="none", worker_reconciles=False, spills_streams=False, calls_host=False, kernel_cell=False),
+    "execute": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=True, calls_host=False, kernel_cell=True),
+    "list": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False, calls_host=False, kernel_cell=False),
+    "search": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False, calls_host=False, kernel_cell=False),
+    "inspect": OperationFacts(catalog_effect="none", worker_reconciles=True, spills_streams=False, calls_host=False, kernel_cell=False),
+    "call_function": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=False, kernel_cell=False),
+    "reload": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=False, kernel_cell=False),
+    "remove": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=False, kernel_cell=False),
+    "reset": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False, calls_host=False, kernel_cell=False),
+    "register_tool": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False, calls_host=False, kernel_cell=False),
+    "unregister_tool": OperationFacts(catalog_effect="changes", worker_reconciles=True, spills_streams=False, calls_host=False, kernel_cell=False),
+    "discover": OperationFacts(catalog_effect="none", worker_reconciles=False, spills_streams=False, calls_host=False, kernel_cell=False),
+    "call_tool": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=False, kernel_cell=False),
+    "define_tools": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=True, kernel_cell=False),
+    "run_code": OperationFacts(catalog_effect="may-change", worker_reconciles=True, spills_streams=False, calls_host=True, kernel_cell=True),
 })
