@@ -356,8 +356,10 @@ describe('a cell that swallows the interrupt, on an attached kernel', () => {
       expect(status.state).toBe('unavailable');
       expect(status.error).toContain('the kernel is stuck running a cell; ipython-mcp does not restart a kernel it did not start');
       expect(status.backend).toMatchObject({ kernel_id: kernelId, policy: 'attached', stuck: true });
+      // Put off, not given up: runtime_busy with when to try again (jupyter-recovery.e2e has the kernel come back).
       const refused = await agent.call('execute', { code: '1' });
-      expect((refused.structuredContent as any).error.code).toBe('runtime_unavailable');
+      expect((refused.structuredContent as any).error.code).toBe('runtime_busy');
+      expect((refused.structuredContent as any).error.retry_after_ms).toBeGreaterThan(0);
     } finally {
       await agent.close();
     }
