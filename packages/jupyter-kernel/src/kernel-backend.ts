@@ -65,6 +65,11 @@ export interface JupyterBackendStatus {
   policy: JupyterKernelPolicy;
   /** Set while the attached kernel is stuck in a cell a killed worker left running. */
   stuck?: boolean | undefined;
+  /**
+   * Set while a call waits for the kernel, busy with another client's request: how many wait, behind whose request
+   * (`person`: a client that is not an ipython-mcp, such as JupyterLab; `agent`: another ipython-mcp), since how long.
+   */
+  waiting?: { count: number; behind: 'person' | 'agent'; since_ms: number } | undefined;
 }
 
 /** A {@link WorkerBackend} over one Jupyter server, with what it reports and a close for its kernels. */
@@ -74,6 +79,12 @@ export interface JupyterBackend extends WorkerBackend {
   status(): JupyterBackendStatus;
   /** Shuts down every kernel this backend started that is still running (idempotent). */
   close(): Promise<void>;
+}
+
+/** The calls a live worker holds for the kernel, busy with another client's request, as runtime_status shows them. */
+function waitingOf(worker: JupyterKernelWorker | undefined): Pick<JupyterBackendStatus, 'waiting'> {
+  const waiting = worker?.alive === true ? worker.waitingNow() : null;
+  return waiting === null ? {} : { waiting };
 }
 
 /** The words a start of a stuck attached kernel fails with. */
@@ -125,6 +136,8 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   let failures = 0;
   /** The session of the kernel process the last ready worker was booted into. */
   let lastSession: string | undefined;
+  /** The newest worker: the one whose waiting calls runtime_status shows. */
+  let current: JupyterKernelWorker | undefined;
 
   const retryLater = (code: 'runtime_busy' | 'runtime_unavailable', message: string): WorkerStartupError => {
     const afterMs = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** failures);
@@ -202,6 +215,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
         () => {
           served = true;
           failures = 0;
+          current = worker;
         },
         () => undefined,
       );
@@ -217,6 +231,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
         ...('notebookPath' in target ? { notebook: target.notebookPath } : {}),
         policy,
         ...(stuck ? { stuck: true } : {}),
+        ...waitingOf(current),
       };
     },
     async close(): Promise<void> {

@@ -1,6 +1,13 @@
 /** The shapes a caller of a kernel connection (jupyter-kernel.ts) passes and hears. */
 import type { JupyterOutput } from './outputs.js';
 
+/**
+ * The start of every ipython-mcp connection's client session id. The kernel echoes the session of a request in the
+ * parent header of each IOPub message about it (its `busy` and `idle` included), to every client: so any client
+ * can tell another ipython-mcp's request from a person's (JupyterLab's and jupyter_client's sessions are bare UUIDs).
+ */
+export const AGENT_SESSION_PREFIX = 'ipython-mcp-';
+
 /** Options of JupyterKernel.execute. */
 export interface JupyterExecuteOptions {
   /** Record the cell in `In`/`Out` and history and advance the counter, as a notebook cell does; default `true`. */

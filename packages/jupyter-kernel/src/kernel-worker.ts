@@ -15,6 +15,7 @@ import {
   type Logger,
   type OperationFailure,
   type RequestHooks,
+  type SharedKernelFacts,
   type ToolAnswer,
   type WorkerHandle,
   type WorkerInfo,
@@ -25,6 +26,7 @@ import { bootCellCode } from './boot-cell.js';
 import type { JupyterComm } from './jupyter-comm.js';
 import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
 import { KernelToolCalls, machineGuardConfigure, runsAsCell, type MachineGuardOptions } from './kernel-stdin.js';
+import { AGENT_SESSION_PREFIX } from './kernel-types.js';
 import type { JupyterOutput } from './outputs.js';
 
 /** The names the kernel side gives spill files: nothing else is written. */
@@ -77,6 +79,14 @@ interface Pending {
   interruptWhenRunning: boolean;
   /** This worker asked for an interrupt of it (a KeyboardInterrupt in its answer is then ours). */
   interruptAsked?: boolean | undefined;
+  /** Its answer came and is held a moment (an interrupt nobody here asked for): its cell's idle is no failure. */
+  answerHeld?: boolean | undefined;
+  /** When it was handed to this worker (performance.now()). */
+  readonly queuedAt: number;
+  /** How long it waited in Node for the kernel, busy with other clients' requests, before it was sent. */
+  waitedMs: number;
+  /** Whose request it last waited behind, if it waited. */
+  behind: 'person' | 'agent' | null;
   resolve(reply: WorkerReply): void;
   reject(error: Error): void;
 }
@@ -112,8 +122,11 @@ export class JupyterKernelWorker implements WorkerHandle {
   readonly #logger: Logger;
   readonly #pending = new Map<number, Pending>();
   readonly #waiting: Pending[] = [];
-  /** Requests of other clients the kernel is busy with (IOPub `status: busy` seen, `idle` not yet). */
-  readonly #foreignBusy = new Set<string>();
+  /**
+   * Requests of other clients the kernel is busy with (IOPub `status: busy` seen, `idle` not yet), and whose: another
+   * ipython-mcp's (its session id starts with {@link AGENT_SESSION_PREFIX}) or a person's client's (any other).
+   */
+  readonly #foreignBusy = new Map<string, 'person' | 'agent'>();
   #nextId = 1;
   /** Probes sent after a reconnect, by token: the requests that were on their way when the channels dropped. */
   readonly #probes = new Map<number, number[]>();
@@ -148,6 +161,28 @@ export class JupyterKernelWorker implements WorkerHandle {
       this.#failStartup(`the kernel did not become ready within ${options.start.startupTimeoutMs} ms`);
     }, options.start.startupTimeoutMs);
     void this.#boot();
+  }
+
+  /**
+   * The requests waiting in Node now for the kernel, busy with another client's request: how many, behind whose
+   * request, and since when (ms); null when none waits. What runtime_status shows of a call held by the person's cell.
+   */
+  waitingNow(): { count: number; behind: 'person' | 'agent'; since_ms: number } | null {
+    if (this.#waiting.length === 0 || this.#foreignBusy.size === 0) return null;
+    const oldest = Math.min(...this.#waiting.map((each) => each.queuedAt));
+    return { count: this.#waiting.length, behind: this.#behindNow() ?? 'person', since_ms: Math.round(performance.now() - oldest) };
+  }
+
+  /** Whose request the kernel is busy with for another client: the latest one seen to begin. */
+  #behindNow(): 'person' | 'agent' | null {
+    let last: 'person' | 'agent' | null = null;
+    for (const whose of this.#foreignBusy.values()) last = whose;
+    return last;
+  }
+
+  /** What this worker tells the runtime about who did what to a request it sent. */
+  #facts(pending: Pending, stoppedBy?: 'other_client'): SharedKernelFacts {
+    return { ran: true, waitedMs: pending.waitedMs, behind: pending.behind, ...(stoppedBy === undefined ? {} : { stoppedBy }) };
   }
 
   /** The pid the kernel side reported (a process on the kernel's machine), once ready. */
@@ -276,12 +311,16 @@ export class JupyterKernelWorker implements WorkerHandle {
           // Nobody here interrupted the cell: the person's stop button, or a restart of the kernel, which interrupts
           // a running cell before it ends the process. A restart announces itself right after (shutdown_reply) and
           // ends this worker, so the call says the kernel restarted rather than a bare KeyboardInterrupt.
+          const pending = this.#pending.get(message.id);
+          if (pending !== undefined) pending.answerHeld = true;
           setTimeout(() => this.#route(raw, true), RESTART_NOTICE_MS).unref();
           return;
         }
         const pending = this.#settle(message.id);
         if (pending === undefined) return;
-        const reply: WorkerReply = message.ok ? { ok: true, result: this.#localSpills(message.result) } : { ok: false, error: knownFailure(message.error) };
+        // Held: an interrupt nobody here asked for, and no restart followed: another client stopped the cell.
+        const shared = this.#facts(pending, held ? 'other_client' : undefined);
+        const reply: WorkerReply = message.ok ? { ok: true, result: this.#localSpills(message.result), shared } : { ok: false, error: knownFailure(message.error), shared };
         if (message.catalog_revision !== undefined) reply.catalogRevision = message.catalog_revision;
         pending.resolve(reply);
         return;
@@ -292,7 +331,8 @@ export class JupyterKernelWorker implements WorkerHandle {
       case 'protocol_error': {
         this.#logger.warn('kernel.protocol_error', { code: message.code });
         if (message.id === undefined) return;
-        this.#settle(message.id)?.resolve({ ok: false, error: knownFailure({ code: message.code, message: message.message }) });
+        const pending = this.#settle(message.id);
+        pending?.resolve({ ok: false, error: knownFailure({ code: message.code, message: message.message }), shared: this.#facts(pending) });
         return;
       }
       default:
@@ -394,7 +434,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     }
     if (activity.parentSession !== kernel.clientId) {
       if (activity.parentId === '') return;
-      if (activity.state === 'busy') this.#foreignBusy.add(activity.parentId);
+      if (activity.state === 'busy') this.#foreignBusy.set(activity.parentId, activity.parentSession.startsWith(AGENT_SESSION_PREFIX) ? 'agent' : 'person');
       else if (activity.state === 'idle' && this.#foreignBusy.delete(activity.parentId)) this.#pump();
       return;
     }
@@ -403,8 +443,9 @@ export class JupyterKernelWorker implements WorkerHandle {
     if (activity.state === 'busy' && pending.state === 'sent') {
       pending.state = 'running';
       if (pending.interruptWhenRunning) this.#restInterrupt();
-    } else if (activity.state === 'idle' && pending.cell) {
+    } else if (activity.state === 'idle' && pending.cell && pending.answerHeld !== true) {
       // The kernel side answers a captured cell from its post_run_cell hook, before this idle.
+      this.#logger.warn('kernel.unhooked_cell', { op: pending.op });
       this.#settle(pending.id)?.resolve({
         ok: false,
         error: { code: 'internal_error', message: 'the kernel ran the cell without the ipython-mcp hooks (was the worker unloaded?)' },
@@ -425,7 +466,21 @@ export class JupyterKernelWorker implements WorkerHandle {
         return;
       }
       const cell = runsAsCell(op, params);
-      const pending: Pending = { id, op, params, hooks, cell, state: 'waiting', messageId: undefined, interruptWhenRunning: false, resolve, reject };
+      const pending: Pending = {
+        id,
+        op,
+        params,
+        hooks,
+        cell,
+        state: 'waiting',
+        messageId: undefined,
+        interruptWhenRunning: false,
+        queuedAt: performance.now(),
+        waitedMs: 0,
+        behind: null,
+        resolve,
+        reject,
+      };
       this.#pending.set(id, pending);
       this.#waiting.push(pending);
       this.#pump();
@@ -438,9 +493,14 @@ export class JupyterKernelWorker implements WorkerHandle {
 
   /** Sends the waiting requests, in order, while the kernel is not busy with another client's request. */
   #pump(): void {
-    if (this.#waiting.length > 0 && this.#foreignBusy.size > 0) this.#scheduleBusyCheck();
+    if (this.#waiting.length > 0 && this.#foreignBusy.size > 0) {
+      const behind = this.#behindNow();
+      for (const each of this.#waiting) each.behind = behind;
+      this.#scheduleBusyCheck();
+    }
     while (this.#waiting.length > 0 && this.#foreignBusy.size === 0 && this.alive) {
       const pending = this.#waiting.shift() as Pending;
+      pending.waitedMs = performance.now() - pending.queuedAt;
       try {
         this.#send(pending);
       } catch (error) {
@@ -459,12 +519,12 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#busyCheck = setTimeout(() => {
       this.#busyCheck = undefined;
       if (!this.alive || this.#waiting.length === 0 || this.#foreignBusy.size === 0) return;
-      const seen = new Set(this.#foreignBusy);
+      const seen = new Set(this.#foreignBusy.keys());
       void this.#kernel
         ?.executionState()
         .then((state) => {
           // Idle now, and still only the requests seen before asking: the missing idles are not coming.
-          if (state === 'idle' && [...this.#foreignBusy].every((id) => seen.has(id))) this.#foreignBusy.clear();
+          if (state === 'idle' && [...this.#foreignBusy.keys()].every((id) => seen.has(id))) this.#foreignBusy.clear();
         })
         .catch(() => undefined)
         .finally(() => this.#pump());
@@ -526,10 +586,12 @@ export class JupyterKernelWorker implements WorkerHandle {
     if (pending === undefined || !this.alive) return;
     if (pending.state === 'waiting') {
       this.#settle(id);
+      const behind = this.#behindNow() ?? pending.behind;
       pending.resolve({
         ok: false,
         withdrawn: true,
         error: { code: 'operation_cancelled', message: 'withdrawn before it ran: the kernel was busy with another client\'s request' },
+        shared: { ran: false, waitedMs: performance.now() - pending.queuedAt, behind },
       });
       return;
     }

@@ -7,6 +7,7 @@ import { CommsOverSubshells, KernelConnection } from '@jupyterlab/services';
 import { JupyterKernelError } from './errors.js';
 import { JupyterKernel } from './jupyter-kernel.js';
 import { findKernel } from './kernel-rest.js';
+import { AGENT_SESSION_PREFIX } from './kernel-types.js';
 import type { JupyterKernelTarget, KernelStartOptions } from './kernel-rest.js';
 import { resolveServer, toJupyterError } from './server-settings.js';
 import type { JupyterServerOptions } from './server-settings.js';
@@ -46,7 +47,8 @@ export async function openJupyterKernel(options: OpenJupyterKernelOptions): Prom
   const connection = new KernelConnection({
     model,
     serverSettings: server.settings,
-    clientId: randomUUID(),
+    // Marked as an ipython-mcp's (kernel-types.ts): other ipython-mcp on the kernel tell our requests from a person's.
+    clientId: `${AGENT_SESSION_PREFIX}${randomUUID()}`,
     handleComms: true,
     commsOverSubshells: CommsOverSubshells.Disabled,
   });

@@ -115,6 +115,7 @@ export class Dispatcher {
         }
         const meta = finish();
         if (first.value.catalogRevision !== undefined) meta.catalogRevision = first.value.catalogRevision;
+        withShared(meta, first.value);
         return first.value.ok ? { ok: true, result: first.value.result, meta } : { ok: false, error: first.value.error, meta };
       }
       if (first.kind === 'failed' && watch?.tripped !== 'hard') return await this.onRequestFailure(worker, first.error, finish);
@@ -171,7 +172,8 @@ export class Dispatcher {
     clearTimeout(timer);
     let namespace: NamespaceOutcome;
     let afterBytes: number | undefined;
-    if (late !== 'grace' && late.kind === 'reply' && !late.value.ok && late.value.withdrawn === true && worker.alive) {
+    const withdrawn = late !== 'grace' && late.kind === 'reply' && !late.value.ok && late.value.withdrawn === true;
+    if (withdrawn && worker.alive) {
       // Withdrawn before it ran (it was waiting for a kernel busy with another client's cell): nothing to verify.
       namespace = 'preserved';
     } else if (late !== 'grace' && late.kind === 'reply' && worker.alive) {
@@ -197,13 +199,14 @@ export class Dispatcher {
     const meta = finish();
     meta.interruption = kind;
     meta.namespace = namespace;
+    if (late !== 'grace' && late.kind === 'reply') withShared(meta, late.value);
     const details = this.replacementDetails(namespace);
     if (kind === 'memory_limit' && this.memory.bounds) {
       const stop = { trigger: trigger ?? (watch?.tripped === 'hard' ? 'hard' : 'watch'), bounds: this.memory.bounds, watch, afterBytes } as const;
       const described = describeMemoryStop(stop, namespaceWording(namespace));
       return { ok: false, error: { code: 'memory_limit', message: described.message, details: { ...described.details, ...details } }, meta };
     }
-    const failure = interruptionFailure(kind === 'memory_limit' ? 'cancelled' : kind, namespace);
+    const failure = interruptionFailure(kind === 'memory_limit' ? 'cancelled' : kind, namespace, meta.shared);
     return { ok: false, error: { ...failure, message: this.withUnavailableReason(failure.message, namespace), ...(details ? { details } : {}) }, meta };
   }
 
@@ -238,6 +241,13 @@ export class Dispatcher {
       return false;
     }
   }
+}
+
+/** Copies what a worker over a shared kernel said about the request (who did what) into its metadata. */
+function withShared(meta: OperationMeta, reply: WorkerReply): void {
+  const shared = reply.shared;
+  if (shared === undefined) return;
+  meta.shared = { ran: shared.ran, waitedMs: Math.round(shared.waitedMs), behind: shared.behind, stoppedBy: shared.stoppedBy ?? null };
 }
 
 /** A client's request id as a log line carries it: a string is cut to 64 characters. */

@@ -23,7 +23,7 @@ export type {
 } from './runtime-types.js';
 export { EXIT_NO_IPYTHON, WorkerExitedError, WorkerProcess, WorkerStartupError } from './worker-process.js';
 export { knownFailure } from './worker-connection.js';
-export type { RequestHooks, WorkerHandle, WorkerInfo, WorkerReply } from './worker-handle.js';
+export type { RequestHooks, SharedKernelFacts, WorkerHandle, WorkerInfo, WorkerReply } from './worker-handle.js';
 export type { WorkerSpawnOptions } from './worker-process.js';
 export { WORKER_CAPABILITIES, capabilityProblem } from './worker-backend.js';
 export type { WorkerBackend, WorkerCapability, WorkerStartOptions } from './worker-backend.js';

@@ -1,6 +1,6 @@
 import type { AdmissionError } from '@ipython-mcp/admission-queue';
 import type { ErrorCode } from '@ipython-mcp/protocol';
-import type { InterruptionKind, NamespaceOutcome } from './runtime-types.js';
+import type { InterruptionKind, NamespaceOutcome, OperationMeta } from './runtime-types.js';
 import type { WorkerExitedError } from './worker-process.js';
 
 /**
@@ -58,9 +58,25 @@ export function namespaceWording(namespace: NamespaceOutcome): string {
   return namespace === 'preserved' ? 'state was preserved' : namespace === 'reset' ? 'the worker was replaced and the namespace reset' : 'the namespace state is unknown';
 }
 
-/** The code and message of an interruption other than a memory stop (which memory-watch words). */
-export function interruptionFailure(kind: Exclude<InterruptionKind, 'memory_limit'>, namespace: NamespaceOutcome): { code: ErrorCode; message: string } {
+/**
+ * The code and message of an interruption other than a memory stop (which memory-watch words). On a shared kernel
+ * the message also says whether the operation ran, and what it waited behind.
+ */
+export function interruptionFailure(
+  kind: Exclude<InterruptionKind, 'memory_limit'>,
+  namespace: NamespaceOutcome,
+  shared?: OperationMeta['shared'],
+): { code: ErrorCode; message: string } {
   const code: ErrorCode = kind === 'timeout' ? 'operation_timeout' : kind === 'shutdown' ? 'runtime_closed' : 'operation_cancelled';
   const what = kind === 'timeout' ? 'passed its deadline' : kind === 'shutdown' ? 'was stopped by shutdown' : 'was cancelled';
-  return { code, message: `the operation ${what}; ${namespaceWording(namespace)}` };
+  return { code, message: `the operation ${what}${sharedWording(shared)}; ${namespaceWording(namespace)}` };
+}
+
+/** Whether an operation on a shared kernel ran, and whose request it waited behind (empty on a local worker). */
+function sharedWording(shared: OperationMeta['shared']): string {
+  if (shared === undefined) return '';
+  const whose = shared.behind === 'agent' ? "another agent's request (another ipython-mcp on the kernel)" : "the person's cell (another Jupyter client's request)";
+  const waited = `${(shared.waitedMs / 1000).toFixed(1)} s`;
+  if (!shared.ran) return ` before it ran: it never reached the kernel, having waited ${waited} behind ${whose}`;
+  return shared.waitedMs > 0 ? ` while it ran in the kernel (it first waited ${waited} behind ${whose})` : ' while it ran in the kernel, which was interrupted';
 }

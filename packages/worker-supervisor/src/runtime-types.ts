@@ -53,6 +53,11 @@ export interface OperationMeta {
   namespace: NamespaceOutcome | null;
   /** The worker registry's revision after the operation, when the worker sent one (`catalog_revision`). */
   catalogRevision?: number | undefined;
+  /**
+   * On a kernel other clients share (a Jupyter kernel), who did what: whether the operation reached the kernel, how
+   * long and behind whom it waited for it, and whether another client stopped it. Absent on a local worker.
+   */
+  shared?: { ran: boolean; waitedMs: number; behind: 'person' | 'agent' | null; stoppedBy: 'other_client' | null } | undefined;
 }
 
 /** A structured failure of an operation. */

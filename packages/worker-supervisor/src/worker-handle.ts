@@ -22,15 +22,31 @@ export interface WorkerInfo {
 }
 
 /**
+ * What a worker over a shared kernel (a Jupyter kernel other clients use too) says about who did what to a request:
+ * absent from a local worker's replies.
+ */
+export interface SharedKernelFacts {
+  /** Whether the request reached the kernel (false: withdrawn while it waited for another client's request). */
+  ran: boolean;
+  /** How long it waited, before it was sent or withdrawn, for the kernel busy with other clients' requests. */
+  waitedMs: number;
+  /** Whose request it waited behind last: a person's client, or another ipython-mcp's; null when it never waited. */
+  behind: 'person' | 'agent' | null;
+  /** Set when the kernel's other client (the person's stop button) interrupted it, and this worker sent no interrupt. */
+  stoppedBy?: 'other_client' | undefined;
+}
+
+/**
  * A request's answer from the worker. `catalogRevision` is the worker's registry revision after the operation,
  * when the worker sent one (the shared wire contract: absent means "not known", never "unchanged").
  */
 export type WorkerReply =
-  | { ok: true; result: Record<string, unknown>; catalogRevision?: number | undefined }
+  | { ok: true; result: Record<string, unknown>; catalogRevision?: number | undefined; shared?: SharedKernelFacts | undefined }
   | {
       ok: false;
       error: OperationFailure;
       catalogRevision?: number | undefined;
+      shared?: SharedKernelFacts | undefined;
       /**
        * Set when the worker withdrew the request before Python ever saw it (it was interrupted while it waited for
        * the worker to be free): nothing ran, so the namespace is as it was and needs no verification.

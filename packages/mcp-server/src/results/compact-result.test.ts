@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OperationMeta } from '@ipython-mcp/worker-supervisor';
-import { LONG_QUEUE_WAIT_MS, cleanTraceback, shownRuntime } from './compact-result.js';
+import { LONG_QUEUE_WAIT_MS, cleanTraceback, runtimeMeta, shownRuntime } from './compact-result.js';
 import { STABLE_TOOL_DEFINITIONS, type StableToolName } from '../tools/stable-tools.js';
 import { DYNAMIC_TOOL_RESULT } from './tool-result.js';
 
@@ -124,6 +124,25 @@ describe('shownRuntime', () => {
       interruption: 'cancelled',
       namespace: 'preserved',
     });
+  });
+
+  it('a local worker (no shared facts) carries none of the shared kernel fields', () => {
+    expect(Object.keys(runtimeMeta(meta({ interruption: 'timeout', namespace: 'preserved' }))).sort()).toEqual(
+      ['duration_ms', 'epoch', 'interruption', 'namespace', 'queue_wait_ms', 'request_id', 'sequence'],
+    );
+  });
+
+  it('on a shared kernel: withdrawn, ran and interrupted, and stopped by the person are three blocks', () => {
+    const withdrawn = shownRuntime(meta({ interruption: 'timeout', namespace: 'preserved', shared: { ran: false, waitedMs: 2000, behind: 'person', stoppedBy: null } }), false);
+    expect(withdrawn).toMatchObject({ interruption: 'timeout', ran: false, kernel_wait_ms: 2000, waited_behind: 'person', stopped_by: null });
+    const ran = shownRuntime(meta({ interruption: 'timeout', namespace: 'preserved', shared: { ran: true, waitedMs: 0, behind: null, stoppedBy: null } }), false);
+    expect(ran).toMatchObject({ interruption: 'timeout', ran: true, kernel_wait_ms: 0, waited_behind: null, stopped_by: null });
+    // Nobody here interrupted it: no interruption, yet the whole block shows who stopped it.
+    const stopped = shownRuntime(meta({ shared: { ran: true, waitedMs: 0, behind: null, stoppedBy: 'other_client' } }), false);
+    expect(stopped).toMatchObject({ interruption: null, ran: true, stopped_by: 'other_client' });
+    // A success that waited long behind another agent says so, and a quick one says nothing.
+    expect(shownRuntime(meta({ shared: { ran: true, waitedMs: 1500, behind: 'agent', stoppedBy: null } }), false)).toEqual({ kernel_wait_ms: 1500, waited_behind: 'agent' });
+    expect(shownRuntime(meta({ shared: { ran: true, waitedMs: 3, behind: null, stoppedBy: null } }), false)).toBeUndefined();
   });
 });
 

@@ -22,22 +22,35 @@ export function runtimeMeta(meta: OperationMeta): Json {
     duration_ms: meta.durationMs,
     interruption: meta.interruption,
     namespace: meta.namespace,
+    ...(meta.shared === undefined ? {} : sharedMeta(meta.shared)),
   };
+}
+
+/**
+ * Who did what on a kernel other clients share (Jupyter): whether the operation reached the kernel, how long and
+ * behind whose request it waited for it, and whether another client (the person's stop button) stopped it.
+ */
+function sharedMeta(shared: NonNullable<OperationMeta['shared']>): Json {
+  return { ran: shared.ran, kernel_wait_ms: shared.waitedMs, waited_behind: shared.behind, stopped_by: shared.stoppedBy };
 }
 
 /**
  * The `runtime` object a result shows, or undefined when it would say nothing new. An interrupted operation
  * (timeout, cancellation, crash, shutdown) shows it whole: request, sequence, epoch, queue wait, duration,
- * interruption kind and namespace outcome. Otherwise it shows the epoch only when it changed since the last result
- * (`epochChanged`), the queue wait only when it was long, and the queue wait of a `queue_timeout` always.
+ * interruption kind and namespace outcome, as is one another client of a shared kernel stopped. Otherwise it shows the epoch only when it changed since the last result
+ * (`epochChanged`), the queue wait (and a shared kernel's wait) only when it was long, and the queue wait of a `queue_timeout` always.
  */
 export function shownRuntime(meta: OperationMeta, epochChanged: boolean, errorCode?: string): Json | undefined {
-  if (meta.interruption !== null) return runtimeMeta(meta);
+  if (meta.interruption !== null || (meta.shared?.stoppedBy ?? null) !== null) return runtimeMeta(meta);
   const shown: Json = {};
   if (epochChanged) shown.epoch = meta.epoch;
   if (meta.queueWaitMs >= LONG_QUEUE_WAIT_MS || errorCode === 'queue_timeout') {
     shown.sequence = meta.sequence;
     shown.queue_wait_ms = meta.queueWaitMs;
+  }
+  if (meta.shared !== undefined && meta.shared.waitedMs >= LONG_QUEUE_WAIT_MS) {
+    shown.kernel_wait_ms = meta.shared.waitedMs;
+    shown.waited_behind = meta.shared.behind;
   }
   return Object.keys(shown).length > 0 ? shown : undefined;
 }

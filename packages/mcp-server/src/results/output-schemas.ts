@@ -110,6 +110,11 @@ const runtimeMetaSchema = {
     duration_ms: { type: 'number' },
     interruption: { type: ['string', 'null'], enum: ['timeout', 'cancelled', 'crash', 'shutdown', 'memory_limit', null] },
     namespace: { type: ['string', 'null'], enum: ['preserved', 'reset', 'unknown', null] },
+    // Only on a Jupyter kernel (other clients share it): who did what.
+    ran: { type: 'boolean', description: 'Jupyter only: false when the call was withdrawn before it reached the kernel.' },
+    kernel_wait_ms: { type: 'number', description: "Jupyter only: time waited for the kernel, busy with another client's request." },
+    waited_behind: { type: ['string', 'null'], enum: ['person', 'agent', null], description: "Jupyter only: whose request it waited behind: a person's client or another ipython-mcp." },
+    stopped_by: { type: ['string', 'null'], enum: ['other_client', null], description: "Jupyter only: another client of the kernel interrupted it (the person's stop button)." },
   },
 };
 

@@ -66,6 +66,18 @@ describe('valueText and failureText', () => {
   });
 });
 
+describe('a cell another client of the kernel stopped', () => {
+  it('says so in a sentence beside the runtime note', () => {
+    const text = executeText({
+      execution_count: 4,
+      error: { type: 'KeyboardInterrupt', message: '', traceback: 'KeyboardInterrupt' },
+      runtime: { interruption: null, ran: true, stopped_by: 'other_client' },
+    });
+    expect(text).toContain('[runtime: interruption none, ran true, stopped_by other_client]');
+    expect(text).toContain("[another client of the kernel stopped this cell (the person's stop button in Jupyter); ipython-mcp sent no interrupt]");
+  });
+});
+
 describe('executeText of a head-and-tail stream', () => {
   it('puts the note where the characters were cut out and names the spill file', () => {
     const text = executeText({

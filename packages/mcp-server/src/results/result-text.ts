@@ -30,7 +30,11 @@ function count(value: unknown): string {
 function runtimeNote(runtime: unknown): string[] {
   if (!isObject(runtime)) return [];
   const parts = Object.entries(runtime).map(([key, value]) => `${key} ${value === null ? 'none' : String(value)}`);
-  return [`[runtime: ${parts.join(', ')}]`];
+  const lines = [`[runtime: ${parts.join(', ')}]`];
+  if (runtime.stopped_by === 'other_client') {
+    lines.push("[another client of the kernel stopped this cell (the person's stop button in Jupyter); ipython-mcp sent no interrupt]");
+  }
+  return lines;
 }
 
 /** Appends the notes for the value-contract fields of a result (or of its `result` object). */
