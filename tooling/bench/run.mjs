@@ -19,6 +19,7 @@ import { measureMemory } from './sections/memory.mjs';
 import { measureDetach } from './sections/detach.mjs';
 import { measureJournal } from './sections/journal.mjs';
 import { measureJupyter } from './sections/jupyter.mjs';
+import { measureJupyterTurns } from './sections/jupyter-turns.mjs';
 import { measureLayers } from './sections/layers.mjs';
 import { measureNotebook } from './sections/notebook.mjs';
 import { measureProfile } from './sections/profile.mjs';
@@ -28,7 +29,7 @@ import { measureScale } from './sections/scale.mjs';
 import { measureSandbox } from './sections/sandbox.mjs';
 import { measureState } from './sections/state.mjs';
 
-const SECTIONS = ['execute', 'jupyter', 'notebook', 'layers', 'code-mode', 'code-mode-servers', 'code-mode-jupyter', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
+const SECTIONS = ['execute', 'jupyter', 'jupyter-turns', 'notebook', 'layers', 'code-mode', 'code-mode-servers', 'code-mode-jupyter', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
 
 const SIZES = {
   full: {
@@ -264,6 +265,8 @@ async function main() {
   }
   await step('jupyter', 'jupyter', `execute("1+1") in a Jupyter server's kernel: MCP (--jupyter --kernel) vs bare execute_request over the same WebSocket, Node client, ZeroMQ; stock server and TCP_NODELAY; ${n.rounds} interleaved rounds, ×${n.jupyter} each`, () =>
     measureJupyter(ctx));
+  await step('jupyter-turns', 'jupyterTurns', `three ipython-mcp on one kernel taking turns with execute("1+1") vs one alone on it; stock server and TCP_NODELAY; ${n.rounds} interleaved rounds, ×${n.jupyter} each`, () =>
+    measureJupyterTurns(ctx));
   await step('notebook', 'notebook', `the agent's cells in a notebook's shared document (jupyter-collaboration): execute("1+1") with --notebook-cells on vs off, ${n.rounds} interleaved rounds, ×${n.jupyter} each; the cell visible to a second document client, ×15`, () =>
     measureNotebook(ctx));
   await step('layers', 'layers', `each layer of an execute call alone, in process, no I/O ×${n.layerRounds} rounds`, () => measureLayers(ctx));

@@ -2,6 +2,7 @@
 import { layerRows } from './layers-report.mjs';
 import { formatMiB, formatMs, formatRatio, ratio } from './stats.mjs';
 import { codeModeJupyterRows } from '../sections/code-mode-jupyter.mjs';
+import { jupyterTurnsRows } from '../sections/jupyter-turns.mjs';
 
 const MET = 'met';
 const MISSED = 'MISSED';
@@ -117,6 +118,8 @@ export function buildRows(results, errors) {
   failed('kernel', '  ipykernel via jupyter_client');
   rows.push(...jupyterRows(results.jupyter));
   failed('jupyter', 'execute("1+1") in a Jupyter server\'s kernel via MCP (ours)');
+  rows.push(...jupyterTurnsRows(results.jupyterTurns, { row, formatRatio, MET, MISSED }));
+  failed('jupyterTurns', 'three agents taking turns on one kernel (ours)');
   rows.push(...codeModeJupyterRows(results.codeModeJupyter, { row, formatRatio, MET, MISSED }));
   failed('codeModeJupyter', 'Code Mode nested call on a Jupyter kernel (ours)');
   rows.push(...notebookRows(results.notebook));

@@ -37,8 +37,9 @@ function sharedMeta(shared: NonNullable<OperationMeta['shared']>): Json {
 /**
  * The `runtime` object a result shows, or undefined when it would say nothing new. An interrupted operation
  * (timeout, cancellation, crash, shutdown) shows it whole: request, sequence, epoch, queue wait, duration,
- * interruption kind and namespace outcome, as is one another client of a shared kernel stopped. Otherwise it shows the epoch only when it changed since the last result
- * (`epochChanged`), the queue wait (and a shared kernel's wait) only when it was long, and the queue wait of a `queue_timeout` always.
+ * interruption kind and namespace outcome, as is one another client of a shared kernel stopped (a wait for a shared
+ * kernel before a call that then ran is in `_meta` only: a success says nothing new to the model). Otherwise it shows the epoch only when it changed since the last result
+ * (`epochChanged`), the queue wait only when it was long, and the queue wait of a `queue_timeout` always.
  */
 export function shownRuntime(meta: OperationMeta, epochChanged: boolean, errorCode?: string): Json | undefined {
   if (meta.interruption !== null || (meta.shared?.stoppedBy ?? null) !== null) return runtimeMeta(meta);
@@ -47,10 +48,6 @@ export function shownRuntime(meta: OperationMeta, epochChanged: boolean, errorCo
   if (meta.queueWaitMs >= LONG_QUEUE_WAIT_MS || errorCode === 'queue_timeout') {
     shown.sequence = meta.sequence;
     shown.queue_wait_ms = meta.queueWaitMs;
-  }
-  if (meta.shared !== undefined && meta.shared.waitedMs >= LONG_QUEUE_WAIT_MS) {
-    shown.kernel_wait_ms = meta.shared.waitedMs;
-    shown.waited_behind = meta.shared.behind;
   }
   return Object.keys(shown).length > 0 ? shown : undefined;
 }
