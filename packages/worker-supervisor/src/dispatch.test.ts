@@ -225,7 +225,9 @@ describe('a reply the worker withdrew (the request never reached Python)', () =>
               const id = nextId++;
               return { id, reply: new Promise<WorkerReply>((resolve) => waiting.set(id, resolve)) };
             },
-            interrupt: (id) => waiting.get(id)?.({ ok: false, withdrawn: true, error: { code: 'operation_cancelled', message: 'withdrawn' } }),
+            // A shared kernel's worker says who held it: the runtime passes that on (who did what).
+            interrupt: (id) =>
+              waiting.get(id)?.({ ok: false, withdrawn: true, error: { code: 'operation_cancelled', message: 'withdrawn' }, shared: { ran: false, waitedMs: 104.6, behind: 'person' } }),
             sendToolResult: () => undefined,
             kill: () => inner.kill(),
             shutdown: (graceMs) => inner.shutdown(graceMs),
@@ -237,6 +239,10 @@ describe('a reply the worker withdrew (the request never reached Python)', () =>
     runtimes.push(runtime);
     const outcome = await runtime.run('execute', { code: 'waits' });
     expect(outcome).toMatchObject({ ok: false, error: { code: 'operation_timeout' }, meta: { interruption: 'timeout', namespace: 'preserved', epoch: 1 } });
+    expect(outcome.meta.shared).toEqual({ ran: false, waitedMs: 105, behind: 'person', stoppedBy: null });
+    expect(outcome.ok ? '' : outcome.error.message).toBe(
+      "the operation passed its deadline before it ran: it never reached the kernel, having waited 0.1 s behind the person's cell (another Jupyter client's request); state was preserved",
+    );
     expect(ends).toHaveLength(1);
     expect(ends[0]!.ops()).toEqual([]);
   });
