@@ -23,26 +23,27 @@ import { measureJupyterTurns } from './sections/jupyter-turns.mjs';
 import { measureLayers } from './sections/layers.mjs';
 import { measureNotebook } from './sections/notebook.mjs';
 import { measureProfile } from './sections/profile.mjs';
+import { measureProtocolEras } from './sections/protocol-eras.mjs';
 import { measureMcpRecovery, measureRuntimeRecovery } from './sections/recovery.mjs';
 import { measureRounds } from './sections/rounds.mjs';
 import { measureScale } from './sections/scale.mjs';
 import { measureSandbox } from './sections/sandbox.mjs';
 import { measureState } from './sections/state.mjs';
 
-const SECTIONS = ['execute', 'jupyter', 'jupyter-turns', 'notebook', 'layers', 'code-mode', 'code-mode-servers', 'code-mode-jupyter', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
+const SECTIONS = ['execute', 'jupyter', 'jupyter-turns', 'notebook', 'layers', 'code-mode', 'code-mode-servers', 'code-mode-jupyter', 'protocol-eras', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
 
 const SIZES = {
   full: {
     execute: 1000, warmup: 50, rounds: 15, kernel: 1000, jupyter: 300, stdinCalls: 1000, toolCalls: 5000, recovery: 5, coldStarts: 10, floodMiB: 1024, memory: 5,
     burst: 1000, burstSlowSeconds: 5, scaleSizes: [1_000, 10_000, 100_000], scaleReps: 10, scaleRepsLarge: 5, profileCalls: 2000,
     layerRounds: 15, layerCalls: 2000, workerLayerCalls: 300, stdioLayerCalls: 300,
-    stateGiB: 1, stateSmall: 100_000, stateReps: 3, sandboxStarts: 6,
+    stateGiB: 1, stateSmall: 100_000, stateReps: 3, sandboxStarts: 6, eraCalls: 400, eraWarmup: 2000,
   },
   quick: {
     execute: 200, warmup: 20, rounds: 7, kernel: 200, jupyter: 100, stdinCalls: 200, toolCalls: 1000, recovery: 2, coldStarts: 3, floodMiB: 256, memory: 2,
     burst: 1000, burstSlowSeconds: 3, scaleSizes: [1_000, 10_000], scaleReps: 5, scaleRepsLarge: 3, profileCalls: 500,
     layerRounds: 7, layerCalls: 1000, workerLayerCalls: 200, stdioLayerCalls: 150,
-    stateGiB: 0.25, stateSmall: 20_000, stateReps: 2, sandboxStarts: 3,
+    stateGiB: 0.25, stateSmall: 20_000, stateReps: 2, sandboxStarts: 3, eraCalls: 150, eraWarmup: 500,
   },
 };
 
@@ -274,6 +275,8 @@ async function main() {
   await step('code-mode-jupyter', 'codeModeJupyter', `Code Mode nested calls on a Jupyter server's kernel (stdin channel) vs the bare input_request → input_reply round trip on the same kernel, ZeroMQ, and our local nested call; stock server and TCP_NODELAY; ${n.rounds} interleaved rounds`, () =>
     measureCodeModeJupyter(ctx));
   await step('code-mode-servers', 'codeModeServers', 'upstream MCP calls from run_code (code-mode --servers) vs direct client calls', () => measureCodeModeServers(ctx));
+  await step('protocol-eras', 'protocolEras', `execute("1+1") on protocol 2026-07-28 vs 2025-11-25, ours and the bare SDK floor of each era, stdio; ${n.rounds} interleaved rounds ×${n.eraCalls} each`, () =>
+    measureProtocolEras(ctx));
   await step('recovery', 'recoveryStandby', `hard recovery via Runtime, warm standby ×${n.recovery}`, () => measureRuntimeRecovery(ctx, true));
   await step('recovery', 'recoveryNoStandby', `hard recovery via Runtime, no standby ×${n.recovery}`, () => measureRuntimeRecovery(ctx, false));
   await step('recovery', 'recoveryMcp', `hard recovery via MCP (standby) ×${n.recovery}`, () => measureMcpRecovery(ctx));

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// The bare SDK floor of one protocol era, for era-ab.mjs: one tool, execute({code}), answering a fixed result shaped
-// like ours ("Out[1]: 2" and its structured content), nothing behind it. BENCH_ERA=2025-11-25: the v1 SDK's `Server`
-// on its stdio transport, as our 2025 era serves; BENCH_ERA=2026-07-28: the v2 SDK's low-level `Server` through its
-// `serveStdio` entry, as our 2026 era serves (era-stdio.ts).
+// The bare SDK floor of one protocol era, for the bench's protocol-eras section (sections/protocol-eras.mjs): one
+// tool, execute({code}), answering a fixed result shaped like ours ("Out[1]: 2" and its structured content), nothing
+// behind it. BENCH_ERA=2025-11-25: the v1 SDK's `Server` on its stdio transport, as our 2025 era serves;
+// BENCH_ERA=2026-07-28: the v2 SDK's low-level `Server` through its `serveStdio` entry, as our 2026 era serves
+// (era-stdio.ts).
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT } from './env.mjs';

@@ -3,6 +3,7 @@ import { layerRows } from './layers-report.mjs';
 import { formatMiB, formatMs, formatRatio, ratio } from './stats.mjs';
 import { codeModeJupyterRows } from '../sections/code-mode-jupyter.mjs';
 import { jupyterTurnsRows } from '../sections/jupyter-turns.mjs';
+import { protocolErasRows } from '../sections/protocol-eras.mjs';
 
 const MET = 'met';
 const MISSED = 'MISSED';
@@ -122,6 +123,8 @@ export function buildRows(results, errors) {
   failed('jupyterTurns', 'three agents taking turns on one kernel (ours)');
   rows.push(...codeModeJupyterRows(results.codeModeJupyter, { row, formatRatio, MET, MISSED }));
   failed('codeModeJupyter', 'Code Mode nested call on a Jupyter kernel (ours)');
+  rows.push(...protocolErasRows(results.protocolEras, { row, formatMs, formatRatio, MET, MISSED }));
+  failed('protocolEras', 'goal ratio: execute("1+1") on 2026-07-28 / on 2025-11-25 (ours, stdio)');
   rows.push(...notebookRows(results.notebook));
   failed('notebook', 'execute("1+1") on a notebook kernel, agent cells mirrored (ours)');
   rows.push(...layerRows(results));

@@ -1,0 +1,129 @@
+// execute("1+1") on protocol 2026-07-28 against 2025-11-25 (issue 52): the same built server, one stdio process per
+// era, and the bare SDK floor of each era (lib/era-floor.mjs), all four warm at once and measured in interleaved
+// rounds (order rotated per round), so load drift hits every side of a ratio alike. Both eras use the v2 SDK client,
+// so the client library is the same: in its default mode for 2025-11-25 (`initialize`, what 2025-era clients get
+// from our v1 SDK server), pinned to 2026-07-28 for the other (`server/discover`, the per-request envelope, our v2
+// SDK server in modern-server.ts behind transports/era-stdio.ts). Beside wall time, each server's own CPU per call
+// (scheduler time of its Node process, all threads): less hostage to a loaded machine than wall time. The Python
+// worker behind our two servers is the same program in both eras, so it is left out.
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CLI, ROOT } from '../lib/env.mjs';
+import { cpuPerCall, cpuSnapshot, track, untrack } from '../lib/procs.mjs';
+import { quantile, ratio, spread, summarize } from '../lib/stats.mjs';
+
+const FLOOR = join(ROOT, 'tooling/bench/lib/era-floor.mjs');
+const MODERN = '2026-07-28';
+const LEGACY = '2025-11-25';
+
+/** The four targets: [key, era, the server's node arguments, label]. */
+const TARGETS = [
+  ['ours2025', LEGACY, [CLI], `ipython-mcp on ${LEGACY} (v1 SDK server)`],
+  ['ours2026', MODERN, [CLI], `ipython-mcp on ${MODERN} (v2 SDK server)`],
+  ['floor2025', LEGACY, [FLOOR], `bare SDK floor ${LEGACY} (v1 Server)`],
+  ['floor2026', MODERN, [FLOOR], `bare SDK floor ${MODERN} (v2 Server)`],
+];
+
+/** The v2 SDK client (the one that speaks both eras), resolved through the app that depends on it. */
+async function loadClient() {
+  const dir = join(ROOT, 'apps/ipython-mcp/node_modules/@modelcontextprotocol/client/dist');
+  const [{ Client }, { StdioClientTransport }] = await Promise.all([import(pathToFileURL(join(dir, 'index.mjs')).href), import(pathToFileURL(join(dir, 'stdio.mjs')).href)]);
+  return { Client, StdioClientTransport };
+}
+
+/** A connected client of `era` on `args`, checked to have negotiated that era. */
+async function open(sdk, era, args, env, label) {
+  const options = era === MODERN ? { versionNegotiation: { mode: { pin: MODERN } } } : {};
+  const client = new sdk.Client({ name: 'bench-protocol-eras', version: '1' }, options);
+  const transport = new sdk.StdioClientTransport({ command: process.execPath, args, env: { ...process.env, ...env, BENCH_ERA: era }, stderr: 'ignore' });
+  await client.connect(transport);
+  track(transport.pid, label);
+  const negotiated = client.getNegotiatedProtocolVersion() === MODERN ? MODERN : LEGACY;
+  if (negotiated !== era) throw new Error(`${label}: asked for ${era}, negotiated ${client.getNegotiatedProtocolVersion()}`);
+  await client.listTools();
+  return {
+    pid: transport.pid,
+    call: () => client.callTool({ name: 'execute', arguments: { code: '1+1' } }),
+    close: async () => {
+      await client.close().catch(() => undefined);
+      untrack(transport.pid);
+    },
+  };
+}
+
+/** Per-call wall times (ms) of `count` sequential calls, and the server's CPU per call (µs) over them. */
+async function block(target, count) {
+  const samples = [];
+  const before = { server: cpuSnapshot(target.pid) };
+  for (let index = 0; index < count; index += 1) {
+    const started = performance.now();
+    const result = await target.call();
+    samples.push(performance.now() - started);
+    if (result.isError) throw new Error(`execute("1+1") failed: ${JSON.stringify(result.content).slice(0, 300)}`);
+  }
+  return { samples, cpuUs: cpuPerCall(before, { server: cpuSnapshot(target.pid) }, count).server.totalUs };
+}
+
+/** The four targets warm, then `ctx.n.rounds` rounds of a block of `ctx.n.eraCalls` calls each. */
+export async function measureProtocolEras(ctx) {
+  const sdk = await loadClient();
+  const { rounds, eraCalls: calls, eraWarmup: warmup } = ctx.n;
+  const targets = {};
+  try {
+    for (const [key, era, args, label] of TARGETS) targets[key] = await open(sdk, era, args, ctx.serverEnv(), label);
+    const keys = Object.keys(targets);
+    // A Node server's JIT keeps optimizing over its first few thousand calls; ours has more code than the floors.
+    for (const key of keys) await block(targets[key], warmup);
+    const wall = Object.fromEntries(keys.map((key) => [key, []]));
+    const roundMedians = Object.fromEntries(keys.map((key) => [key, []]));
+    const cpu = Object.fromEntries(keys.map((key) => [key, []]));
+    for (let round = 0; round < rounds; round += 1) {
+      for (let index = 0; index < keys.length; index += 1) {
+        const key = keys[(index + round) % keys.length];
+        const measured = await block(targets[key], calls);
+        wall[key].push(...measured.samples);
+        roundMedians[key].push(quantile(measured.samples, 0.5));
+        cpu[key].push(measured.cpuUs);
+      }
+    }
+    const perRound = (of, a, b) => spread(of[a].map((value, index) => ratio(value, of[b][index])));
+    return {
+      rounds,
+      callsPerRound: calls,
+      warmup,
+      labels: Object.fromEntries(TARGETS.map(([key, , , label]) => [key, label])),
+      loops: Object.fromEntries(keys.map((key) => [key, { summary: summarize(wall[key]), roundMediansMs: roundMedians[key], cpuPerCallUs: { perRound: cpu[key], median: quantile(cpu[key], 0.5) } }])),
+      ratios: {
+        wall: { ours: perRound(roundMedians, 'ours2026', 'ours2025'), floors: perRound(roundMedians, 'floor2026', 'floor2025') },
+        cpu: { ours: perRound(cpu, 'ours2026', 'ours2025'), floors: perRound(cpu, 'floor2026', 'floor2025') },
+      },
+    };
+  } finally {
+    for (const target of Object.values(targets)) await target.close();
+  }
+}
+
+/** The report's rows (lib/report.mjs): the era ratio of ours (≤ 1.05×) with the floors' ratio beside it. */
+export function protocolErasRows(measured, { row, formatMs, formatRatio, MET, MISSED }) {
+  if (!measured) return [];
+  const { loops, ratios, rounds, callsPerRound, labels } = measured;
+  const range = (entry) => `rounds ${formatRatio(entry.min)}–${formatRatio(entry.max)}`;
+  const cpuOf = (key) => loops[key].cpuPerCallUs.median;
+  const over = ratios.wall.ours.median;
+  const figure = (key, comparison) => row(`  ${labels[key]}`, { median: loops[key].summary.median, p90: loops[key].summary.p90, goal: '(figure)', comparison });
+  return [
+    row(`goal ratio: execute("1+1") on ${MODERN} / on ${LEGACY} (ours, stdio)`, {
+      value: formatRatio(over),
+      goal: '≤ 1.05×',
+      verdict: over <= 1.05 ? MET : MISSED,
+      comparison:
+        `median of ${rounds} per-round ratios of ${callsPerRound} calls (${range(ratios.wall.ours)}); bare SDK floors ${formatRatio(ratios.wall.floors.median)} (${range(ratios.wall.floors)}); ` +
+        `server CPU ${formatRatio(ratios.cpu.ours.median)}, floors ${formatRatio(ratios.cpu.floors.median)}`,
+      raw: { ratio: over, ratios },
+    }),
+    figure('ours2025', `server CPU ${formatMs(cpuOf('ours2025') / 1000)} per call`),
+    figure('ours2026', `server CPU ${formatMs(cpuOf('ours2026') / 1000)} per call (${formatRatio(ratios.cpu.ours.median)} the 2025 era's, ${range(ratios.cpu.ours)})`),
+    figure('floor2025', `server CPU ${formatMs(cpuOf('floor2025') / 1000)} per call`),
+    figure('floor2026', `server CPU ${formatMs(cpuOf('floor2026') / 1000)} per call (${formatRatio(ratios.cpu.floors.median)} the 2025 floor's, ${range(ratios.cpu.floors)})`),
+  ];
+}
