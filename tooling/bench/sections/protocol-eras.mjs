@@ -1,11 +1,11 @@
 // execute("1+1") on protocol 2026-07-28 against 2025-11-25 (issue 52): the same built server, one stdio process per
-// era, and the bare SDK floor of each era (lib/era-floor.mjs), all four warm at once and measured in interleaved
-// rounds (order rotated per round), so load drift hits every side of a ratio alike. Both eras use the v2 SDK client,
-// so the client library is the same: in its default mode for 2025-11-25 (`initialize`, what 2025-era clients get
-// from our v1 SDK server), pinned to 2026-07-28 for the other (`server/discover`, the per-request envelope, our v2
-// SDK server in modern-server.ts behind transports/era-stdio.ts). Beside wall time, each server's own CPU per call
-// (scheduler time of its Node process, all threads): less hostage to a loaded machine than wall time. The Python
-// worker behind our two servers is the same program in both eras, so it is left out.
+// era, and the bare SDK floor of each era (lib/era-floor.mjs), all four warm at once and measured in interleaved rounds
+// (order rotated per round), so load drift hits every side of a ratio alike. Both eras use the v2 SDK client, so the
+// client library is the same: in its default mode for 2025-11-25 (`initialize`, what 2025-era clients get from our v1
+// SDK server), pinned to 2026-07-28 for the other (`server/discover`, the per-request envelope, our v2 SDK server in
+// modern-server.ts behind transports/era-stdio.ts). The floors replay one recorded result of ours. Beside wall time,
+// each server's own CPU per call (scheduler time of its Node process, all threads): less hostage to a loaded machine
+// than wall time. The Python worker behind our two servers is the same program in both eras, so it is left out.
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CLI, ROOT } from '../lib/env.mjs';
@@ -51,6 +51,12 @@ async function open(sdk, era, args, env, label) {
   };
 }
 
+/** A tool result as our handler made it: the keys the SDK stamps into `_meta` (`io.modelcontextprotocol/…`) left out. */
+function withoutSdkMeta(result) {
+  const meta = Object.fromEntries(Object.entries(result._meta ?? {}).filter(([key]) => !key.startsWith('io.modelcontextprotocol/')));
+  return { ...result, _meta: meta };
+}
+
 /** Per-call wall times (ms) of `count` sequential calls, and the server's CPU per call (µs) over them. */
 async function block(target, count) {
   const samples = [];
@@ -61,7 +67,18 @@ async function block(target, count) {
     samples.push(performance.now() - started);
     if (result.isError) throw new Error(`execute("1+1") failed: ${JSON.stringify(result.content).slice(0, 300)}`);
   }
-  return { samples, cpuUs: cpuPerCall(before, { server: cpuSnapshot(target.pid) }, count).server.totalUs };
+  const { totalUs, threadsUs } = cpuPerCall(before, { server: cpuSnapshot(target.pid) }, count).server;
+  return { samples, cpuUs: totalUs, threadsUs };
+}
+
+/**
+ * A target's server CPU per call (µs): all threads, and the main thread alone. The other threads are V8's (JIT
+ * compilation, GC) and swing widely from round to round while the JIT still optimizes; the main thread is where the
+ * request is served, the SDK's work and ours alike.
+ */
+function cpuFigures(perRound, threadsPerRound) {
+  const main = threadsPerRound.map((threads) => threads.main ?? 0);
+  return { perRound, median: quantile(perRound, 0.5), mainPerRound: main, mainMedian: quantile(main, 0.5), threadsPerRound };
 }
 
 /** The four targets warm, then `ctx.n.rounds` rounds of a block of `ctx.n.eraCalls` calls each. */
@@ -70,13 +87,19 @@ export async function measureProtocolEras(ctx) {
   const { rounds, eraCalls: calls, eraWarmup: warmup } = ctx.n;
   const targets = {};
   try {
-    for (const [key, era, args, label] of TARGETS) targets[key] = await open(sdk, era, args, ctx.serverEnv(), label);
+    let recorded;
+    for (const [key, era, args, label] of TARGETS) {
+      // The floors answer one recorded result of ours, so the SDK's cost of our result's shape is on both sides.
+      targets[key] = await open(sdk, era, args, ctx.serverEnv(args[0] === FLOOR ? { BENCH_ERA_RESULT: recorded } : {}), label);
+      recorded ??= JSON.stringify(withoutSdkMeta(await targets[key].call()));
+    }
     const keys = Object.keys(targets);
     // A Node server's JIT keeps optimizing over its first few thousand calls; ours has more code than the floors.
     for (const key of keys) await block(targets[key], warmup);
     const wall = Object.fromEntries(keys.map((key) => [key, []]));
     const roundMedians = Object.fromEntries(keys.map((key) => [key, []]));
     const cpu = Object.fromEntries(keys.map((key) => [key, []]));
+    const threads = Object.fromEntries(keys.map((key) => [key, []]));
     for (let round = 0; round < rounds; round += 1) {
       for (let index = 0; index < keys.length; index += 1) {
         const key = keys[(index + round) % keys.length];
@@ -84,18 +107,21 @@ export async function measureProtocolEras(ctx) {
         wall[key].push(...measured.samples);
         roundMedians[key].push(quantile(measured.samples, 0.5));
         cpu[key].push(measured.cpuUs);
+        threads[key].push(measured.threadsUs);
       }
     }
+    const mainOf = Object.fromEntries(keys.map((key) => [key, threads[key].map((entry) => entry.main ?? 0)]));
     const perRound = (of, a, b) => spread(of[a].map((value, index) => ratio(value, of[b][index])));
     return {
       rounds,
       callsPerRound: calls,
       warmup,
       labels: Object.fromEntries(TARGETS.map(([key, , , label]) => [key, label])),
-      loops: Object.fromEntries(keys.map((key) => [key, { summary: summarize(wall[key]), roundMediansMs: roundMedians[key], cpuPerCallUs: { perRound: cpu[key], median: quantile(cpu[key], 0.5) } }])),
+      loops: Object.fromEntries(keys.map((key) => [key, { summary: summarize(wall[key]), roundMediansMs: roundMedians[key], cpuPerCallUs: cpuFigures(cpu[key], threads[key]) }])),
       ratios: {
         wall: { ours: perRound(roundMedians, 'ours2026', 'ours2025'), floors: perRound(roundMedians, 'floor2026', 'floor2025') },
         cpu: { ours: perRound(cpu, 'ours2026', 'ours2025'), floors: perRound(cpu, 'floor2026', 'floor2025') },
+        mainThreadCpu: { ours: perRound(mainOf, 'ours2026', 'ours2025'), floors: perRound(mainOf, 'floor2026', 'floor2025') },
       },
     };
   } finally {
@@ -109,8 +135,14 @@ export function protocolErasRows(measured, { row, formatMs, formatRatio, MET, MI
   const { loops, ratios, rounds, callsPerRound, labels } = measured;
   const range = (entry) => `rounds ${formatRatio(entry.min)}–${formatRatio(entry.max)}`;
   const cpuOf = (key) => loops[key].cpuPerCallUs.median;
+  const mainOf = (key) => loops[key].cpuPerCallUs.mainMedian;
+  const us = (value) => `${value >= 0 ? '+' : ''}${value.toFixed(0)} µs`;
   const over = ratios.wall.ours.median;
-  const figure = (key, comparison) => row(`  ${labels[key]}`, { median: loops[key].summary.median, p90: loops[key].summary.p90, goal: '(figure)', comparison });
+  // What ours adds over the bare SDK server of the same era: if it grows from one era to the other, the cause is ours.
+  const above = (key, floor) =>
+    `${formatMs(loops[key].summary.median - loops[floor].summary.median)} wall and ${formatMs((cpuOf(key) - cpuOf(floor)) / 1000)} server CPU over its era's floor`;
+  const figure = (key, comparison) =>
+    row(`  ${labels[key]}`, { median: loops[key].summary.median, p90: loops[key].summary.p90, goal: '(figure)', comparison: `${comparison}; main thread ${formatMs(mainOf(key) / 1000)}` });
   return [
     row(`goal ratio: execute("1+1") on ${MODERN} / on ${LEGACY} (ours, stdio)`, {
       value: formatRatio(over),
@@ -118,11 +150,12 @@ export function protocolErasRows(measured, { row, formatMs, formatRatio, MET, MI
       verdict: over <= 1.05 ? MET : MISSED,
       comparison:
         `median of ${rounds} per-round ratios of ${callsPerRound} calls (${range(ratios.wall.ours)}); bare SDK floors ${formatRatio(ratios.wall.floors.median)} (${range(ratios.wall.floors)}); ` +
-        `server CPU ${formatRatio(ratios.cpu.ours.median)}, floors ${formatRatio(ratios.cpu.floors.median)}`,
+        `server CPU ${formatRatio(ratios.cpu.ours.median)}, floors ${formatRatio(ratios.cpu.floors.median)}; ` +
+        `main-thread CPU per call 2026 − 2025: ours ${us(mainOf('ours2026') - mainOf('ours2025'))}, floors ${us(mainOf('floor2026') - mainOf('floor2025'))}`,
       raw: { ratio: over, ratios },
     }),
-    figure('ours2025', `server CPU ${formatMs(cpuOf('ours2025') / 1000)} per call`),
-    figure('ours2026', `server CPU ${formatMs(cpuOf('ours2026') / 1000)} per call (${formatRatio(ratios.cpu.ours.median)} the 2025 era's, ${range(ratios.cpu.ours)})`),
+    figure('ours2025', `server CPU ${formatMs(cpuOf('ours2025') / 1000)} per call; ${above('ours2025', 'floor2025')}`),
+    figure('ours2026', `server CPU ${formatMs(cpuOf('ours2026') / 1000)} per call (${formatRatio(ratios.cpu.ours.median)} the 2025 era's, ${range(ratios.cpu.ours)}); ${above('ours2026', 'floor2026')}`),
     figure('floor2025', `server CPU ${formatMs(cpuOf('floor2025') / 1000)} per call`),
     figure('floor2026', `server CPU ${formatMs(cpuOf('floor2026') / 1000)} per call (${formatRatio(ratios.cpu.floors.median)} the 2025 floor's, ${range(ratios.cpu.floors)})`),
   ];
