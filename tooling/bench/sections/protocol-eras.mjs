@@ -121,6 +121,8 @@ export async function measureProtocolEras(ctx) {
       ratios: {
         wall: { ours: perRound(roundMedians, 'ours2026', 'ours2025'), floors: perRound(roundMedians, 'floor2026', 'floor2025') },
         cpu: { ours: perRound(cpu, 'ours2026', 'ours2025'), floors: perRound(cpu, 'floor2026', 'floor2025') },
+        // What ours adds over the bare SDK server of its era, 2026 over 2025: the era's cost that is our code's.
+        oursOverFloor: spread(roundMedians.ours2026.map((value, index) => ratio(value - roundMedians.floor2026[index], roundMedians.ours2025[index] - roundMedians.floor2025[index]))),
         mainThreadCpu: { ours: perRound(mainOf, 'ours2026', 'ours2025'), floors: perRound(mainOf, 'floor2026', 'floor2025') },
       },
     };
@@ -153,6 +155,12 @@ export function protocolErasRows(measured, { row, formatMs, formatRatio, MET, MI
         `server CPU ${formatRatio(ratios.cpu.ours.median)}, floors ${formatRatio(ratios.cpu.floors.median)}; ` +
         `main-thread CPU per call 2026 − 2025: ours ${us(mainOf('ours2026') - mainOf('ours2025'))}, floors ${us(mainOf('floor2026') - mainOf('floor2025'))}`,
       raw: { ratio: over, ratios },
+    }),
+    row('  (decomposition) what ours adds over its era\'s bare SDK floor, 2026 / 2025', {
+      value: formatRatio(ratios.oursOverFloor.median),
+      goal: '(decomposition)',
+      comparison: `per round: (ours − floor) on ${MODERN} / (ours − floor) on ${LEGACY}, wall medians (${range(ratios.oursOverFloor)}); near 1× means the era's extra cost is the SDK's`,
+      raw: { ratio: ratios.oursOverFloor.median, rounds: ratios.oursOverFloor },
     }),
     figure('ours2025', `server CPU ${formatMs(cpuOf('ours2025') / 1000)} per call; ${above('ours2025', 'floor2025')}`),
     figure('ours2026', `server CPU ${formatMs(cpuOf('ours2026') / 1000)} per call (${formatRatio(ratios.cpu.ours.median)} the 2025 era's, ${range(ratios.cpu.ours)}); ${above('ours2026', 'floor2026')}`),
