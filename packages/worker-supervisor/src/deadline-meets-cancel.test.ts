@@ -19,6 +19,17 @@ const SLEEP = 'import time\ntime.sleep(10**6)';
 const interrupts: number[] = [];
 let onRequest: ((id: number) => void) | undefined;
 
+/**
+ * When the running operation's deadline rings: the due time the dispatcher gave its alarm (the one alarm on the
+ * runtime's clock that holds the event loop, the memory watch's does not). The cancel is set from it, so that a gap
+ * is exactly that gap: one set from a second clock reading at the request would come late by however long the
+ * dispatch took between the two, which on a loaded machine is more than the clock's one-millisecond window.
+ */
+let deadlineDue: number | undefined;
+/** The test's own cancel alarm while an operation runs (not the deadline). */
+let meeting: Alarm | undefined;
+const clockSet = runtimeClock.set.bind(runtimeClock);
+
 /** The local process backend, watched: its workers are real; the test sees their requests and interrupts. */
 const watchedBackend: WorkerBackend = {
   name: 'local-process',
@@ -50,6 +61,10 @@ const watchedBackend: WorkerBackend = {
 let runtime: Runtime;
 let pids: number[] = [];
 beforeAll(async () => {
+  runtimeClock.set = (alarm: Alarm, due: number): void => {
+    if (alarm.hold && alarm !== meeting) deadlineDue = due;
+    clockSet(alarm, due);
+  };
   runtime = new Runtime({ python: testPython(), backend: watchedBackend, operationTimeoutMs: DEADLINE_MS, interruptionGraceMs: 2000, warmStandby: false });
   runtime.start();
   const set = await runtime.run('execute', { code: 'kept = "before"' });
@@ -57,6 +72,7 @@ beforeAll(async () => {
   pids = runtime.workerPids();
 });
 afterAll(async () => {
+  runtimeClock.set = clockSet;
   await runtime.close();
   const left = await eventually(() => pids.filter(alive), (alivePids) => alivePids.length === 0, 5_000);
   expect(left).toEqual([]);
@@ -71,12 +87,18 @@ afterAll(async () => {
 async function meet(gap: number, cancelFirst: boolean): Promise<OperationOutcome> {
   const controller = new AbortController();
   const cancel = new Alarm(() => controller.abort(), true);
+  meeting = cancel;
+  deadlineDue = undefined;
   if (cancelFirst) runtimeClock.set(cancel, performance.now() + 60_000);
-  onRequest = () => runtimeClock.set(cancel, performance.now() + DEADLINE_MS + gap);
+  onRequest = () => {
+    if (deadlineDue === undefined) throw new Error('the deadline was not set before the request was written');
+    runtimeClock.set(cancel, deadlineDue + gap);
+  };
   try {
     return await runtime.run('execute', { code: SLEEP }, { signal: controller.signal });
   } finally {
     onRequest = undefined;
+    meeting = undefined;
     runtimeClock.cancel(cancel);
   }
 }
