@@ -93,10 +93,6 @@ export const STUCK_KERNEL_MESSAGE =
 
 /** How long a start after a kill waits for the attached kernel to finish the killed cell before it calls it stuck. */
 const STUCK_WAIT_MS = 3_000;
-/** How long a replacement waits for the server to finish restarting the kernel before it opens it anyway. */
-const RESTART_WAIT_MS = 20_000;
-/** The server's execution states of a kernel that is being restarted and cannot answer yet. */
-const RESTARTING_STATES: ReadonlySet<string> = new Set(['restarting', 'autorestarting', 'starting']);
 
 /** The back-off between starts while the kernel is stuck or gone: doubling from the first, never past the last. */
 const RETRY_FIRST_MS = 1_000;
@@ -149,20 +145,6 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
     return new WorkerStartupError(message, { code, afterMs });
   };
 
-  /**
-   * A replacement opened while the server is restarting the kernel (its restarter after a death, or a restart
-   * another client asked for) connects to a kernel that is not there yet: its requests go unanswered until the
-   * startup timeout. The server's own state says when the restart is over; this waits for that, bounded.
-   */
-  const untilNotRestarting = async (kernelId: string): Promise<void> => {
-    const deadline = Date.now() + RESTART_WAIT_MS;
-    while (Date.now() < deadline) {
-      const state = await kernelExecutionState(options.server, kernelId).catch(() => undefined);
-      if (state === undefined || !RESTARTING_STATES.has(state)) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  };
-
   const opening = new Set<Promise<unknown>>();
   const open = (): Promise<JupyterKernel> => {
     const attempt = openKernel().catch((error: unknown) => {
@@ -190,7 +172,6 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       stuck = false;
       stuckWaited = false;
     }
-    if (lastKernelId !== null) await untilNotRestarting(lastKernelId);
     const kernel = await openJupyterKernel({
       server: options.server,
       target: options.target,

@@ -25,6 +25,9 @@ export interface OpenJupyterKernelOptions {
   readonly start?: KernelStartOptions | undefined;
 }
 
+/** How often an unanswered kernel_info_request is sent again while the kernel's channels open. */
+const KERNEL_INFO_RETRY_MS = 1_000;
+
 /**
  * Finds or starts the kernel the target names and opens its channels.
  *
@@ -54,6 +57,11 @@ export async function openJupyterKernel(options: OpenJupyterKernelOptions): Prom
   });
   const kernel = new JupyterKernel(server, connection, owned);
   let timer: NodeJS.Timeout | undefined;
+  // A kernel_info_request sent while the server restarts the kernel (its restarter after a death, or a restart
+  // another client asked for) reaches no kernel and is never answered; the server's REST state does not say a
+  // restart is under way. So it is asked again each second until a kernel answers: the first reply is from a kernel
+  // that listens, and everything sent after it arrives.
+  const asking = setInterval(() => void connection.requestKernelInfo().catch(() => undefined), KERNEL_INFO_RETRY_MS);
   try {
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(
@@ -68,6 +76,7 @@ export async function openJupyterKernel(options: OpenJupyterKernelOptions): Prom
     throw error instanceof JupyterKernelError ? error : toJupyterError(error, server, { kernelId: model.id });
   } finally {
     clearTimeout(timer);
+    clearInterval(asking);
   }
 }
 
