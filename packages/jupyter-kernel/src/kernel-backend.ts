@@ -93,6 +93,8 @@ export const STUCK_KERNEL_MESSAGE =
 
 /** How long a start after a kill waits for the attached kernel to finish the killed cell before it calls it stuck. */
 const STUCK_WAIT_MS = 3_000;
+/** How long a later start looks at a kernel the server still calls busy before it puts the call off again. */
+const STUCK_LOOK_MS = 1_000;
 
 /** The back-off between starts while the kernel is stuck or gone: doubling from the first, never past the last. */
 const RETRY_FIRST_MS = 1_000;
@@ -158,26 +160,32 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   };
   const openKernel = async (): Promise<JupyterKernel> => {
     if (closed) throw new Error('the Jupyter backend is closed');
-    if (policy === 'attached' && stuck && lastKernelId !== null) {
-      // Right after the kill the killed cell may still be finishing: wait a little, once. Later starts look once
-      // and put the call off while the person has not interrupted or restarted the kernel.
-      const deadline = Date.now() + (stuckWaited ? 0 : STUCK_WAIT_MS);
+    const openWithin = (connectTimeoutMs: number | undefined): Promise<JupyterKernel> =>
+      openJupyterKernel({
+        server: options.server,
+        target: options.target,
+        connectTimeoutMs,
+        start: { env: options.kernelEnv, onStarting: (kernelId) => asked.add(kernelId) },
+      });
+    let kernel: JupyterKernel;
+    if (policy === 'attached' && stuck && lastKernelId !== null && (await kernelExecutionState(options.server, lastKernelId)) === 'busy') {
+      // The server's 'busy' may be stale: after a restart it keeps the old kernel's state until the new one runs a
+      // cell (a kernel_info does not count). So the kernel is asked itself: a kernel still in the killed cell does
+      // not answer on its shell; one that finished the cell, or was restarted, does. Right after the kill the cell
+      // may still be finishing, so the first look waits a little; later ones put the call off sooner.
+      const waitMs = stuckWaited ? STUCK_LOOK_MS : STUCK_WAIT_MS;
       stuckWaited = true;
-      for (;;) {
-        const state = await kernelExecutionState(options.server, lastKernelId);
-        if (state !== 'busy') break;
-        if (Date.now() >= deadline) throw retryLater('runtime_busy', STUCK_KERNEL_MESSAGE);
-        await new Promise((resolve) => setTimeout(resolve, 200));
+      try {
+        kernel = await openWithin(waitMs);
+      } catch (error) {
+        if (error instanceof JupyterKernelError && error.code === 'jupyter_kernel_died') throw retryLater('runtime_busy', STUCK_KERNEL_MESSAGE);
+        throw error;
       }
-      stuck = false;
-      stuckWaited = false;
+    } else {
+      kernel = await openWithin(options.connectTimeoutMs);
     }
-    const kernel = await openJupyterKernel({
-      server: options.server,
-      target: options.target,
-      connectTimeoutMs: options.connectTimeoutMs,
-      start: { env: options.kernelEnv, onStarting: (kernelId) => asked.add(kernelId) },
-    });
+    stuck = false;
+    stuckWaited = false;
     lastKernelId = kernel.kernelId;
     if (kernel.owned) {
       if (closed) {
