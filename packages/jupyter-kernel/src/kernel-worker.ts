@@ -169,8 +169,9 @@ export class JupyterKernelWorker implements WorkerHandle {
    */
   waitingNow(): { count: number; behind: 'person' | 'agent'; since_ms: number } | null {
     if (this.#waiting.length === 0 || this.#foreignBusy.size === 0) return null;
-    const oldest = Math.min(...this.#waiting.map((each) => each.queuedAt));
-    return { count: this.#waiting.length, behind: this.#behindNow() ?? 'person', since_ms: Math.round(performance.now() - oldest) };
+    // #waiting is in arrival order: its first has waited longest.
+    const oldest = this.#waiting[0] as Pending;
+    return { count: this.#waiting.length, behind: this.#behindNow() ?? 'person', since_ms: Math.round(performance.now() - oldest.queuedAt) };
   }
 
   /** Whose request the kernel is busy with for another client: the latest one seen to begin. */
