@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_MODES, childPids, eventually, startServer, type TestServer } from './harness.js';
@@ -23,30 +23,29 @@ function rssBytes(pid: number): number {
 
 /**
  * The active worker's pid on this host. Inside --sandbox the worker's own pid is its number in the engine's pid
- * namespace, and the standby holds the same number in another one: the worker is the process in the server's tree
- * whose innermost namespace number and start time (clock ticks since boot, which no namespace changes) are the ones
- * it reports.
+ * namespace, and the standby holds the same number in another one (and may have started in the same clock tick):
+ * the worker is the process in the server's tree whose innermost pid and pid namespace (the namespace's inode, which
+ * is unique while it lives and reads the same from inside and out) are the ones it reports.
  */
 async function hostWorkerPid(server: TestServer): Promise<number> {
   const reported = await server.structured('execute', {
-    code: 'import os as _os\n(_os.getpid(), int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]))',
+    code: 'import os as _os\n(_os.getpid(), _os.readlink("/proc/self/ns/pid"))',
   });
-  const [inner, started] = reported.result.value as [number, number];
+  const [inner, namespace] = reported.result.value as [number, string];
   const found: number[] = [];
   const queue = [server.serverPid];
   while (queue.length > 0) {
     for (const pid of childPids(queue.pop()!)) {
       queue.push(pid);
       try {
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
         const nspid = /NSpid:\s+([\d\s]+)\n/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]?.trim().split(/\s+/).map(Number) ?? [];
-        if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) === started && nspid.at(-1) === inner) found.push(pid);
+        if (readlinkSync(`/proc/${pid}/ns/pid`) === namespace && nspid.at(-1) === inner) found.push(pid);
       } catch {
         // gone
       }
     }
   }
-  expect(found, `the worker (pid ${inner} inside, started at tick ${started}) in the server's tree`).toHaveLength(1);
+  expect(found, `the worker (pid ${inner} inside ${namespace}) in the server's tree`).toHaveLength(1);
   return found[0]!;
 }
 

@@ -3,7 +3,7 @@
 // 20 ms) stamps the moment the worker's resident memory first crosses the limit and the peak; the figures are
 // crossing → structured answer, and peak − limit (the overshoot). Every cell is bounded (loops stop themselves at
 // 1.5 GiB; the largest single allocation is 2 GiB, refused untouched by the backstop).
-import { readFileSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { CLI } from '../lib/env.mjs';
 import { settle, startServer } from '../lib/mcp.mjs';
@@ -64,20 +64,20 @@ function startSampler(pid, limitBytes) {
 
 /**
  * The active worker's pid on this host. Inside --sandbox the pid a cell sees is its number in the engine's pid
- * namespace (the standby holds the same number in another one), so the worker is found in the server's tree by its
- * innermost namespace number and its start time (clock ticks since boot, which no namespace changes).
+ * namespace (the standby holds the same number in another one, and may have started in the same clock tick), so the
+ * worker is found in the server's tree by its innermost namespace number and its pid namespace's inode, which reads
+ * the same from inside and out.
  */
 async function workerPidOf(server) {
   const result = await server.call('execute', {
-    code: 'import os as _bench_os\n(_bench_os.getpid(), int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]))',
+    code: 'import os as _bench_os\n(_bench_os.getpid(), _bench_os.readlink("/proc/self/ns/pid"))',
   });
-  const [inner, started] = result.structuredContent?.result?.value ?? [];
+  const [inner, namespace] = result.structuredContent?.result?.value ?? [];
   if (typeof inner !== 'number') throw new Error(`no worker pid: ${JSON.stringify(result).slice(0, 200)}`);
   const found = descendants(server.pid).filter((pid) => {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const nspid = /NSpid:\s+([\d\s]+)\n/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]?.trim().split(/\s+/).map(Number) ?? [];
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) === started && nspid.at(-1) === inner;
+      return readlinkSync(`/proc/${pid}/ns/pid`) === namespace && nspid.at(-1) === inner;
     } catch {
       return false;
     }
