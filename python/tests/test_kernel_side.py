@@ -378,3 +378,40 @@ def test_a_later_cell_after_os_close_1_works(kernel: Kernel, comm: str) -> None:
     kernel.agent_cell(comm, 81, "print('later')\n2")
     later = kernel.response(comm, 81)["result"]
     assert later["result"]["value"] == 2 and later["stdout"] == "later\n"
+
+
+def test_a_tee_finalized_by_the_cycle_collector_never_flushes_the_kernels_stream() -> None:
+    # IPython 9's run_cell patches sys.stdout.write with a closure over the stream: a _Tee that was sys.stdout then
+    # is in a cycle, and the collector finalizes it on any thread, inside any lock (ipykernel's buffer lock, which
+    # its IOPub thread needs to finish the flush the finalizer would wait for).
+    import gc
+
+    from ipython_mcp_worker.capture.streams import StreamRouter
+    from ipython_mcp_worker.kernel.owner import _Forward, _Tee
+
+    class Kernels:
+        flushes = 0
+        written = ""
+
+        def write(self, text: str) -> int:
+            Kernels.written += text
+            return len(text)
+
+        def flush(self) -> None:
+            Kernels.flushes += 1
+
+    def tee_in_a_cycle() -> None:
+        tee = _Tee(StreamRouter("stdout", lambda: None), _Forward(Kernels(), 100, 100), 0)
+        original_write = tee.write
+
+        def write(text: str) -> int:  # the patch run_cell makes
+            return original_write(text)
+
+        tee.write = write  # type: ignore[method-assign]
+        tee.write("x")
+        tee.close()  # an agent's sys.stdout.close(): the kernel's stream stays open, nothing flushed
+
+    tee_in_a_cycle()
+    gc.collect()
+    assert Kernels.flushes == 0 and Kernels.written == "x"
+

@@ -126,6 +126,17 @@ class _Tee(io.TextIOBase):
     def flush(self) -> None:
         self._original.flush()
 
+    def close(self) -> None:
+        """Closes nothing: the kernel's stream is the kernel's, and an agent's ``sys.stdout.close()`` leaves it open.
+
+        io's finalizer calls ``close``, and io's own ``close`` flushes. A _Tee can end up in a reference cycle (IPython
+        9's ``run_cell`` patches ``sys.stdout.write`` with a closure over the stream, and a subshell's cell that starts
+        while the agent's request runs patches this one), so the cycle collector finalizes it later, on whatever
+        thread it runs, inside whatever lock that thread holds. A flush from there waited on ipykernel's IOPub thread
+        while holding the buffer lock that thread needed: the agent's cell and the person's hung for the kernel's
+        flush timeout, again and again, past the call's deadline.
+        """
+
     def fileno(self) -> int:
         return int(self._original.fileno())
 
