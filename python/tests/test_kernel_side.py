@@ -380,6 +380,53 @@ def test_a_later_cell_after_os_close_1_works(kernel: Kernel, comm: str) -> None:
     assert later["result"]["value"] == 2 and later["stdout"] == "later\n"
 
 
+def test_fd_level_output_of_an_agent_cell_is_in_its_result_and_reaches_the_clients(kernel: Kernel, comm: str) -> None:
+    msg_id = kernel.agent_cell(comm, 90, "import os, subprocess, sys\nprint('py')\nsys.stdout.flush()\n"
+                                         "os.write(1, b'fd one\\n')\nos.write(2, b'fd two\\n')\n"
+                                         "subprocess.run([sys.executable, '-c', 'print(\"from a child\")'])\n"
+                                         "import ctypes\nctypes.CDLL(None).printf(b'from C\\n')\n'end'")
+    result = kernel.response(comm, 90)["result"]
+    assert result["result"]["value"] == "end"
+    assert result["stdout"] == "py\nfd one\nfrom a child\nfrom C\n"
+    assert result["stderr"] == "fd two\n"
+    time.sleep(0.5)
+    kernel.run("pass")
+    seen = "".join(m["content"]["text"] for m in kernel.iopub
+                   if m["msg_type"] == "stream" and m["parent_header"].get("msg_id") == msg_id)
+    assert "from a child" in seen and "fd one" in seen
+    # Between requests fd 1 is the kernel's again: a human cell's fd output is not the agent's.
+    reply = kernel.run("import os\nos.write(1, b'human fd\\n')")
+    assert reply["content"]["status"] == "ok"
+    kernel.agent_cell(comm, 91, "'next'")
+    assert kernel.response(comm, 91)["result"]["stdout"] == ""
+
+
+def test_fd_level_flood_of_an_agent_cell_is_bounded_with_exact_counts(kernel: Kernel, comm: str) -> None:
+    kernel.agent_cell(comm, 92, "import os\nfor _ in range(200):\n    os.write(1, b'q' * 99_999 + b'\\n')\n'flooded'")
+    result = kernel.response(comm, 92)["result"]
+    assert result["result"]["value"] == "flooded"
+    assert len(result["stdout"]) + result["stdout_omitted_chars"] == 20_000_000
+
+
+def test_an_agent_cell_printing_while_a_thread_writes_to_fd_1_gets_every_line_whole(kernel: Kernel, comm: str) -> None:
+    # print() is two writes and the fd drain reads at any moment: no fd line may land inside a printed one.
+    code = ("import os, threading\n"
+            "def fd_lines():\n"
+            "    for i in range(300):\n"
+            "        os.write(1, b'fd-%d\\n' % i)\n"
+            "writer = threading.Thread(target=fd_lines)\nwriter.start()\n"
+            "for i in range(300):\n"
+            "    print('py-%d' % i)\n"
+            "writer.join()\n'done'")
+    kernel.agent_cell(comm, 93, code)
+    result = kernel.response(comm, 93)["result"]
+    assert result["result"]["value"] == "done" and result["stdout_omitted_chars"] == 0
+    lines = result["stdout"].split("\n")[:-1]
+    assert [line for line in lines if not (line.startswith(("py-", "fd-")) and line[3:].isdigit())] == []
+    assert [line for line in lines if line.startswith("py-")] == [f"py-{i}" for i in range(300)]
+    assert [line for line in lines if line.startswith("fd-")] == [f"fd-{i}" for i in range(300)]
+
+
 def test_a_tee_finalized_by_the_cycle_collector_never_flushes_the_kernels_stream() -> None:
     # IPython 9's run_cell patches sys.stdout.write with a closure over the stream: a _Tee that was sys.stdout then
     # is in a cycle, and the collector finalizes it on any thread, inside any lock (ipykernel's buffer lock, which
@@ -415,3 +462,36 @@ def test_a_tee_finalized_by_the_cycle_collector_never_flushes_the_kernels_stream
     gc.collect()
     assert Kernels.flushes == 0 and Kernels.written == "x"
 
+
+def test_dup2_onto_a_closed_fd_is_tried_again_while_linux_answers_ebusy(monkeypatch: pytest.MonkeyPatch) -> None:
+    # After a cell's os.close(1), another thread's open() can be taking fd 1 just as the request ends: dup2 answers
+    # EBUSY for those microseconds. It is tried again; any other error, or EBUSY that lasts, stands.
+    import errno
+    import os
+
+    from ipython_mcp_worker.capture import streams
+
+    real = os.dup2
+    answers = [OSError(errno.EBUSY, "busy"), OSError(errno.EBUSY, "busy")]
+
+    def flaky(fd: int, target: int) -> int:
+        if answers:
+            raise answers.pop(0)
+        return real(fd, target)
+
+    monkeypatch.setattr(streams.os, "dup2", flaky)
+    read_end, write_end = os.pipe()
+    spare = os.dup(read_end)
+    try:
+        streams.dup2_retrying(write_end, spare)
+        assert os.fstat(spare).st_ino == os.fstat(write_end).st_ino and answers == []
+        monkeypatch.setattr(streams.os, "dup2", lambda fd, target: (_ for _ in ()).throw(OSError(errno.EBADF, "bad")))
+        with pytest.raises(OSError):
+            streams.dup2_retrying(write_end, spare)
+        monkeypatch.setattr(streams.os, "dup2", lambda fd, target: (_ for _ in ()).throw(OSError(errno.EBUSY, "busy")))
+        with pytest.raises(OSError):
+            streams.dup2_retrying(write_end, spare)
+    finally:
+        monkeypatch.undo()  # os.dup2 is the process's own: pytest's capture needs it back
+        for fd in (read_end, write_end, spare):
+            os.close(fd)

@@ -283,11 +283,38 @@ describe('floods and big requests on a kernel ipython-mcp started', () => {
     expect((await agent.structured('execute', { code: '"still fine"' })).result.value).toBe('still fine');
   }, 300_000);
 
-  it('a later cell after os.close(1) works', async () => {
-    const closing = await agent.structured('execute', { code: 'import os\nos.close(1)\nprint("python-level after close")' });
-    expect(closing.stdout).toBe('python-level after close\n');
-    const later = await agent.structured('execute', { code: 'print("later")\n7' });
+  it('fd-level output (os.write, a subprocess, C printf) is in the result, as on the local worker', async () => {
+    const out = await agent.structured('execute', {
+      code: [
+        'import os, subprocess, sys, ctypes',
+        'os.write(1, b"fd one\\n")',
+        'os.write(2, b"fd two\\n")',
+        'subprocess.run([sys.executable, "-c", "print(\'from a child\')"])',
+        'ctypes.CDLL(None).printf(b"from C\\n")',
+        '"end"',
+      ].join('\n'),
+    });
+    expect(out.result.value).toBe('end');
+    expect(out.stdout).toBe('fd one\nfrom a child\nfrom C\n');
+    expect(out.stderr).toBe('fd two\n');
+  });
+
+  it('closing fd 1 and fd 2: later fd-level, Python and subprocess output is still captured, as on the local worker', async () => {
+    const closing = await agent.structured('execute', { code: 'import os\nos.close(1)\nos.close(2)\nprint("python-level after close")' });
+    expect(closing.stdout, JSON.stringify(closing)).toBe('python-level after close\n');
+    const later = await agent.structured('execute', {
+      code: [
+        'import os, subprocess, sys',
+        'os.write(1, b"fd one\\n")',
+        'os.write(2, b"fd two\\n")',
+        'print("python out")',
+        'print("python err", file=sys.stderr)',
+        'subprocess.run([sys.executable, "-c", "import sys; print(\'child out\'); print(\'child err\', file=sys.stderr)"])',
+        '7',
+      ].join('\n'),
+    });
     expect(later.result.value).toBe(7);
-    expect(later.stdout).toBe('later\n');
+    for (const line of ['fd one\n', 'python out\n', 'child out\n']) expect(later.stdout).toContain(line);
+    for (const line of ['fd two\n', 'python err\n', 'child err\n']) expect(later.stderr).toContain(line);
   });
 });

@@ -112,11 +112,13 @@ const PASSING: ReadonlySet<JupyterKernelErrorCode> = new Set<JupyterKernelErrorC
   'jupyter_kernel_died',
 ]);
 
-const NO_CAPABILITIES: ReadonlySet<WorkerCapability> = new Set<WorkerCapability>();
+/** fd-level capture only: the kernel side points fd 1 and 2 at its own pipes while an agent's request runs. */
+const KERNEL_CAPABILITIES: ReadonlySet<WorkerCapability> = new Set<WorkerCapability>(['fdCapture']);
 
 /**
- * Workers in a Jupyter kernel: capabilities none (no local process to measure or group, no fd-level capture, no
- * sandbox, no snapshot), so the runtime refuses `--state` and `--sandbox` and switches the memory guard off.
+ * Workers in a Jupyter kernel: fd-level capture (the kernel side's, while an agent's request runs) and nothing else
+ * (no local process to measure or group, no sandbox, no snapshot), so the runtime refuses `--state` and `--sandbox`
+ * and switches its local memory guard off (the kernel side guards the kernel's machine itself).
  *
  * Warm standbys: with the `attached` policy every worker attaches to the same kernel, and the newest attach takes
  * the kernel side over, so the runtime must run without a standby (`warmStandby: false`); with `owned` a standby
@@ -199,7 +201,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
 
   return {
     name: 'jupyter',
-    capabilities: NO_CAPABILITIES,
+    capabilities: KERNEL_CAPABILITIES,
     policy,
     start(start: WorkerStartOptions): JupyterKernelWorker {
       const worker = new JupyterKernelWorker({

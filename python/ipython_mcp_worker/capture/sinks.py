@@ -3,6 +3,9 @@
 ``HeadTailSink`` keeps a head and a tail of each stream within the text budget and counts what lies between
 exactly; ``PrefixSink`` keeps a prefix (Code Mode's one combined output). Both hold memory bounded by the budget
 whatever is written.
+
+Both take Python-level writes (``write``) and fd-level ones (``fd.write``, from the drain thread) apart
+(``_TwoSided``), so that a line one side has begun is never spliced by the other.
 """
 
 from __future__ import annotations
@@ -41,7 +44,125 @@ class TextSink(Writer, Protocol):
     def finish(self) -> None: ...
 
 
-class PrefixSink:
+# What one side may hold back while the other side's line is open; past it the held text goes in at once (memory
+# stays bounded ahead of line order).
+_HOLD_LIMIT = 1 << 16
+
+
+class _FdSide:
+    """The fd-level side of a two-sided sink: what the drain thread writes."""
+
+    __slots__ = ("_sink",)
+
+    def __init__(self, sink: _TwoSided) -> None:
+        self._sink = sink
+
+    def write(self, text: str) -> None:
+        self._sink._arrive(1, text)
+
+
+class _TwoSided:
+    """Where Python-level writes (``write``, side 0) and fd-level ones (``fd.write``, side 1) meet in one sink.
+
+    Both come at once: a cell's ``print`` on its thread, and what C code or a subprocess wrote to fd 1/2, read by the
+    drain thread. ``print("x")`` is two writes (``"x"``, then ``"\\n"``), so a plain shared sink can take fd text
+    between them and the result reads ``xfd line\\n\\n``. Here, while one side's line is open (its last text did
+    not end in a newline), what the other side writes waits, and goes in as soon as that line ends, at ``release``
+    (the operation's end), or once ``_HOLD_LIMIT`` characters wait. Whole lines go in in the order they came.
+
+    A subclass gives ``_lock`` and ``_put_locked(text)``, which stores text under the lock and returns what of it to
+    stream (``_on_text``, called after the lock is let go).
+    """
+
+    _lock: threading.Lock
+    _on_text: Callable[[str], None] | None
+
+    def _init_sides(self) -> None:
+        self.fd: Writer = _FdSide(self)
+        self._open: int | None = None  # the side whose line is open, or None after a newline
+        self._held: tuple[list[str], list[str]] = ([], [])
+        self._held_size = 0
+
+    def _put_locked(self, text: str) -> str:
+        raise NotImplementedError
+
+    def write(self, text: str) -> None:
+        # _arrive(0, text), written out: this is every print's path.
+        if not text:
+            return
+        released = ""
+        with self._lock:
+            if self._open == 1:
+                self._held[0].append(text)
+                self._held_size += len(text)
+                if self._held_size <= _HOLD_LIMIT:
+                    return
+                streamed = self._put_held(0)
+            else:
+                self._open = None if text[-1] == "\n" else 0
+                streamed = self._put_locked(text)
+                if self._held_size and self._open is None:
+                    released = self._put_held(1)
+        if self._on_text is not None:
+            if streamed:
+                self._on_text(streamed)
+            if released:
+                self._on_text(released)
+
+    def release(self) -> None:
+        """Put in whatever waits (the operation ends; no line of the other side will end now)."""
+        if not self._held_size:
+            return
+        with self._lock:
+            streamed = [self._put_held(side) for side in (0, 1) if self._held[side]]
+        self._stream(streamed)
+
+    def _arrive(self, side: int, text: str) -> None:
+        if not text:
+            return
+        with self._lock:
+            if self._open is not None and self._open != side:
+                self._held[side].append(text)
+                self._held_size += len(text)
+                if self._held_size <= _HOLD_LIMIT:
+                    return
+                streamed = [self._put_held(side)]
+            else:
+                streamed = [self._put_from(side, text)]
+                if self._open is None and self._held[1 - side]:
+                    streamed.append(self._put_held(1 - side))
+        self._stream(streamed)
+
+    def _put_from(self, side: int, text: str) -> str:
+        self._open = None if text[-1] == "\n" else side
+        return self._put_locked(text)
+
+    def _put_held(self, side: int) -> str:
+        text = "".join(self._held[side])
+        self._held[side].clear()
+        self._held_size -= len(text)
+        return self._put_from(side, text)
+
+    def _stream(self, parts: list[str]) -> None:
+        if self._on_text is not None:
+            for part in parts:
+                if part:
+                    self._on_text(part)
+
+
+def fd_writer(sink: Writer) -> Writer:
+    """Where fd-level output meant for ``sink`` is written: its fd side, where it keeps the two sides apart."""
+    return sink.fd if isinstance(sink, _TwoSided) else sink
+
+
+def release_held(sink: Writer | None) -> None:
+    """Put in what ``sink`` (or a wrapper with a ``release`` of its own) holds back for a line to end."""
+    release = getattr(sink, "release", None)
+    if release is not None:
+        release()
+
+
+class PrefixSink(_TwoSided):
     """Keeps the first ``limit`` characters written and counts every character after them exactly."""
 
     def __init__(self, limit: int, on_text: Callable[[str], None] | None = None) -> None:
@@ -51,24 +172,21 @@ class PrefixSink:
         self.omitted = 0
         self._lock = threading.Lock()
         self._on_text = on_text
+        self._init_sides()
 
-    def write(self, text: str) -> None:
-        if not text:
-            return
-        with self._lock:
-            room = self.limit - self._kept
-            if room <= 0:
-                self.omitted += len(text)
-                return
-            if len(text) <= room:
-                kept = text
-            else:
-                kept = text[:room]
-                self.omitted += len(text) - room
-            self._parts.append(kept)
-            self._kept += len(kept)
-        if self._on_text is not None:
-            self._on_text(kept)
+    def _put_locked(self, text: str) -> str:
+        room = self.limit - self._kept
+        if room <= 0:
+            self.omitted += len(text)
+            return ""
+        if len(text) <= room:
+            kept = text
+        else:
+            kept = text[:room]
+            self.omitted += len(text) - room
+        self._parts.append(kept)
+        self._kept += len(kept)
+        return kept
 
     @property
     def truncated(self) -> bool:
@@ -86,7 +204,7 @@ class PrefixSink:
 _TAIL_SLACK = 1 << 16
 
 
-class HeadTailSink:
+class HeadTailSink(_TwoSided):
     """Keeps the first ``limit // 4`` and the last ``limit - limit // 4`` characters written, counting every character
     between them exactly (``omitted``; ``omitted_at`` is where they were in ``text()``).
 
@@ -120,28 +238,25 @@ class HeadTailSink:
         self._on_text = on_text
         self._open_spill = open_spill
         self.spill: SpillFile | None = None
+        self._init_sides()
 
-    def write(self, text: str) -> None:
-        if not text:
-            return
+    def _put_locked(self, text: str) -> str:
         streamed = ""
-        with self._lock:
-            if self._on_text is not None and self._streamed < self.limit:
-                streamed = text[: self.limit - self._streamed]
-                self._streamed += len(streamed)
-            self._total += len(text)
-            if self._head is None:
-                if self._kept + len(text) <= self.limit:
-                    self._parts.append(text)
-                    self._kept += len(text)
-                else:
-                    self._overflow(text)
+        if self._on_text is not None and self._streamed < self.limit:
+            streamed = text[: self.limit - self._streamed]
+            self._streamed += len(streamed)
+        self._total += len(text)
+        if self._head is None:
+            if self._kept + len(text) <= self.limit:
+                self._parts.append(text)
+                self._kept += len(text)
             else:
-                if self.spill is not None:
-                    self.spill.write(text)
-                self._add_tail(text)
-        if streamed and self._on_text is not None:
-            self._on_text(streamed)
+                self._overflow(text)
+        else:
+            if self.spill is not None:
+                self.spill.write(text)
+            self._add_tail(text)
+        return streamed
 
     def _overflow(self, text: str) -> None:
         """The first write past the limit: split what is kept into head and tail, start the spill."""

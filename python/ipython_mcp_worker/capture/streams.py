@@ -13,6 +13,7 @@ identity: fd-level output of such a thread can still land in whichever operation
 from __future__ import annotations
 
 import codecs
+import errno
 import functools
 import io
 import os
@@ -22,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .sinks import HeadTailSink, PrefixSink, TextSink, Writer
+from .sinks import HeadTailSink, PrefixSink, TextSink, Writer, fd_writer, release_held
 
 __all__ = ["FdCapture", "HeadTailSink", "PrefixSink", "StreamRouter", "TextSink", "Throttle", "Writer"]
 
@@ -91,6 +92,39 @@ def _install_thread_hooks() -> None:
 
     # Monkeypatching a stdlib method: the checker sees a plain function replacing a generic one.
     ThreadPoolExecutor.submit = submit  # type: ignore[method-assign, assignment]
+
+
+
+def dup2_retrying(fd: int, target: int) -> None:
+    """``os.dup2``, tried again while Linux answers EBUSY: a free ``target`` (user code closed fd 1 or 2) that another
+    thread's open() or dup() is taking at this moment. That lasts microseconds; after about 50 ms the error stands."""
+    deadline = time.monotonic() + 0.05
+    while True:
+        try:
+            os.dup2(fd, target)
+            return
+        except OSError as error:
+            if error.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise
+            time.sleep(0.0005)
+
+
+def read_pipe(read_end: int, decoder: codecs.IncrementalDecoder, sink: Callable[[], Writer | None]) -> bool:
+    """Reads all a non-blocking pipe holds, decoded, into the fd side of ``sink()`` (asked per chunk: it may change
+    between requests); True when anything was read."""
+    read_any = False
+    while True:
+        try:
+            chunk = os.read(read_end, 1 << 16)
+        except OSError:  # BlockingIOError included: the pipe is empty
+            return read_any
+        if not chunk:
+            return read_any
+        read_any = True
+        text = decoder.decode(chunk)
+        target = sink()
+        if target is not None and text:
+            fd_writer(target).write(text)
 
 
 class StreamRouter(io.TextIOBase):
@@ -177,19 +211,8 @@ class FdCapture:
 
     def _read_available(self, target: int) -> None:
         """Reads what the pipe of ``target`` holds into the active sink; called with the lock held."""
-        read_end = self._pipes[target][0]
-        while True:
-            try:
-                chunk = os.read(read_end, 1 << 16)
-            except OSError:  # BlockingIOError included: the pipe is empty
-                return
-            if not chunk:
-                return
+        if read_pipe(self._pipes[target][0], self._decoders[target], lambda: self._current(target)):
             self._undecoded.add(target)
-            text = self._decoders[target].decode(chunk)
-            sink = self._current(target)
-            if sink is not None and text:
-                sink.write(text)
 
     def _drain_forever(self) -> None:
         read_ends = {self._pipes[target][0]: target for target in self._pipes}
@@ -221,8 +244,11 @@ class FdCapture:
                         tail = self._decoders[target].decode(b"", final=True)
                         sink = self._current(target)
                         if sink is not None and tail:
-                            sink.write(tail)
+                            fd_writer(sink).write(tail)
                 self._undecoded.clear()
+            # What one side held back for the other's line to end goes in now: the operation is ending.
+            for target in (1, 2):
+                release_held(self._current(target))
         self.repair()
 
     def repair(self) -> None:
@@ -235,7 +261,7 @@ class FdCapture:
             except OSError:
                 pass
             try:
-                os.dup2(write_end, target)
+                dup2_retrying(write_end, target)
             except OSError:
                 pass
 

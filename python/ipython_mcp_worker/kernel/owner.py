@@ -13,7 +13,8 @@ While a request runs, ``exit()`` and ``quit()`` raise SystemExit instead of aski
 ``ask_exit`` would end the kernel's event loop: the person's kernel, and every name in it): the agent's call fails
 as any ``sys.exit()`` does and the kernel goes on.
 
-What a kernel has no room for is left out: the history and cache changes, the package magics and the terminal text
+fd-level output (C code, subprocesses) is captured while the request runs (fd_output.py). What a kernel has no
+room for is left out: the history and cache changes, the package magics and the terminal text
 hooks a local worker installs.
 """
 
@@ -27,16 +28,11 @@ from typing import Any
 from IPython.core.interactiveshell import InteractiveShell
 
 from ..capture.displays import DisplayPolicy
+from ..capture.sinks import Writer, fd_writer, release_held
 from ..capture.streams import StreamRouter
 from ..protocol.limits import Limits
 from ..shell.owner import Operation, ShellOwner
-
-
-class _NoFdCapture:
-    """fd 1 and 2 belong to the kernel: there is nothing to drain."""
-
-    def settle(self) -> None:
-        return None
+from .fd_output import KernelFdCapture
 
 
 class _Forward:
@@ -50,11 +46,17 @@ class _Forward:
         self._head = head
         self._tail = tail
         self._sent = 0
+        # The request's thread and the fd drain thread both write here.
+        self._lock = threading.Lock()
         self._held: list[str] = []
         self._held_size = 0
         self._omitted = 0
 
     def write(self, text: str) -> None:
+        with self._lock:
+            self._write(text)
+
+    def _write(self, text: str) -> None:
         room = self._head - self._sent
         if room > 0:
             part = text[:room]
@@ -77,6 +79,10 @@ class _Forward:
 
     def finish(self) -> None:
         """Send the held tail (after a line naming what was left out), once the request ends."""
+        with self._lock:
+            self._finish()
+
+    def _finish(self) -> None:
         self._trim()
         held = "".join(self._held)
         self._held, self._held_size = [], 0
@@ -86,6 +92,21 @@ class _Forward:
             self._omitted = 0
         if held:
             self.original.write(held)
+
+
+class _Both:
+    """fd-level output of the request: into its sink and, bounded, on to the kernel's clients."""
+
+    def __init__(self, sink: Writer, forward: _Forward) -> None:
+        self._sink = sink
+        self._forward = forward
+
+    def write(self, text: str) -> None:
+        fd_writer(self._sink).write(text)
+        self._forward.write(text)
+
+    def release(self) -> None:
+        release_held(self._sink)
 
 
 class _Tee(io.TextIOBase):
@@ -172,7 +193,7 @@ class KernelShellOwner(ShellOwner):
         self.shell = shell
         self._stdout_router = StreamRouter("stdout", lambda: self._sink(1))
         self._stderr_router = StreamRouter("stderr", lambda: self._sink(2))
-        self.fd_capture = _NoFdCapture()  # type: ignore[assignment]
+        self.fd_capture = KernelFdCapture(self._fd_sink)  # type: ignore[assignment]
         # What the kernel had before the running request took over; None between requests.
         self._saved: tuple[Any, Any, Any, Any, Any] | None = None
         self._forwards: tuple[_Forward, _Forward] | None = None
@@ -180,6 +201,14 @@ class KernelShellOwner(ShellOwner):
         self.nested = 0
         # The agent cell's own value, as its displayhook call gave it (a 1-tuple), or None while it gave none.
         self.cell_value: tuple[Any] | None = None
+
+    def _fd_sink(self, target: int) -> Writer | None:
+        """Where fd-level output of the running request goes: its sink, and (bounded) the kernel's clients."""
+        sink = self._sink(target)
+        forwards = self._forwards
+        if sink is None or forwards is None:
+            return sink
+        return _Both(sink, forwards[target - 1])
 
     def begin(self, stream: Any, *, spill: bool = False) -> Operation:
         operation = super().begin(stream, spill=spill)
@@ -225,11 +254,13 @@ class KernelShellOwner(ShellOwner):
             shell._showtraceback = show_traceback
             shell.ask_exit = ask_exit
             displayhook.fill_exec_result = fill_exec_result
+            self.fd_capture.enter()  # type: ignore[attr-defined]
         return operation
 
     def end(self) -> None:
         saved = self._saved
         try:
+            self.fd_capture.settle()
             forwards, self._forwards = self._forwards, None
             for forward in forwards or ():
                 try:
