@@ -177,6 +177,26 @@ describe("the agent's cells in the notebook (JupyterLab with jupyter-collaborati
     for (const run of [onLab, onPlain, off]) expect(run.stdout + run.stderr).not.toContain(lab.token);
   });
 
+  it('at --log-level error, mirroring writes nothing to stderr but the banner (the document libraries log as events)', async () => {
+    writeNotebook(lab, 'quiet.ipynb');
+    await openSession(lab, 'quiet.ipynb');
+    const agent = await startKernelServer(lab, ['--notebook', 'quiet.ipynb'], {}, ['--log-level', 'error']);
+    try {
+      for (const code of ['print("one")', 'raise ValueError("two")', '3']) await agent.call('execute', { code });
+      await until(async () => expect(await savedCells(lab, 'quiet.ipynb')).toHaveLength(5), 20_000);
+      const status = await agent.structured('runtime_status', {});
+      expect(status.backend.notebook_cells).toMatchObject({ mirrored: true, state: 'on' });
+      const stray = agent
+        .stderr()
+        .split('\n')
+        .filter((line) => line.trim().length > 0 && !/^ipython-mcp \S+ ready on stdio /.test(line));
+      expect(stray).toEqual([]);
+      expect(agent.transportErrors).toEqual([]);
+    } finally {
+      await agent.close();
+    }
+  });
+
   it('--notebook-cells off leaves the notebook alone; runtime_status says so', async () => {
     writeNotebook(lab, 'off.ipynb');
     await openSession(lab, 'off.ipynb');
