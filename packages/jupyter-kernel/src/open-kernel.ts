@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { CommsOverSubshells, KernelConnection } from '@jupyterlab/services';
 import { JupyterKernelError } from './errors.js';
 import { JupyterKernel } from './jupyter-kernel.js';
-import { findKernel } from './kernel-rest.js';
+import { executionStateOn, findKernel } from './kernel-rest.js';
 import { AGENT_SESSION_PREFIX } from './kernel-types.js';
 import type { JupyterKernelTarget, KernelStartOptions } from './kernel-rest.js';
 import { resolveServer, toJupyterError } from './server-settings.js';
@@ -57,11 +57,26 @@ export async function openJupyterKernel(options: OpenJupyterKernelOptions): Prom
   });
   const kernel = new JupyterKernel(server, connection, owned);
   let timer: NodeJS.Timeout | undefined;
+  let rejectGone: (error: JupyterKernelError) => void = () => undefined;
+  const gone = new Promise<never>((_resolve, reject) => (rejectGone = reject));
+  let looking = false;
   // A kernel_info_request sent while the server restarts the kernel (its restarter after a death, or a restart
   // another client asked for) reaches no kernel and is never answered; the server's REST state does not say a
   // restart is under way. So it is asked again each second until a kernel answers: the first reply is from a kernel
-  // that listens, and everything sent after it arrives.
-  const asking = setInterval(() => void connection.requestKernelInfo().catch(() => undefined), KERNEL_INFO_RETRY_MS);
+  // that listens, and everything sent after it arrives. Each second the server is also asked whether the kernel still
+  // exists: one that went with its server (restarted while a warm standby opened its kernel there) or that someone
+  // shut down is given up at once, not at the end of the connect bound (30 s by default).
+  const asking = setInterval(() => {
+    void connection.requestKernelInfo().catch(() => undefined);
+    if (looking) return;
+    looking = true;
+    executionStateOn(server, model.id)
+      .then((state) => {
+        if (state === undefined) rejectGone(new JupyterKernelError('jupyter_kernel_not_found', { url: server.displayUrl, kernelId: model.id }));
+      })
+      .catch(() => undefined) // a server that does not answer now (restarting): the connect bound decides
+      .finally(() => (looking = false));
+  }, KERNEL_INFO_RETRY_MS);
   try {
     const timeout = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(
@@ -69,7 +84,8 @@ export async function openJupyterKernel(options: OpenJupyterKernelOptions): Prom
         connectTimeoutMs,
       );
     });
-    await Promise.race([connection.info, timeout]);
+    gone.catch(() => undefined);
+    await Promise.race([connection.info, timeout, gone]);
     return kernel;
   } catch (error) {
     await kernel.close().catch(() => undefined);
