@@ -495,3 +495,21 @@ def test_dup2_onto_a_closed_fd_is_tried_again_while_linux_answers_ebusy(monkeypa
         monkeypatch.undo()  # os.dup2 is the process's own: pytest's capture needs it back
         for fd in (read_end, write_end, spare):
             os.close(fd)
+
+
+def test_agents_coming_and_going_share_one_fd_capture_and_leave_no_thread_or_pipe_each(kernel: Kernel) -> None:
+    # fd 1 and 2 are the kernel process's: one capture serves every agent, so a long-lived kernel does not gather a
+    # drain thread and two pipes per agent that ever connected.
+    counts = []
+    for round_ in range(4):
+        comm_id = kernel.open_comm()
+        assert kernel.ready(comm_id)["type"] == "ready"
+        kernel.agent_cell(comm_id, 100 + round_, "import os, threading\nos.write(1, b'fd\\n')\n"
+                                                 "(sum(t.name == 'ipython-mcp-kernel-fd-drain' for t in threading.enumerate()),"
+                                                 " len(os.listdir('/proc/self/fd')))")
+        result = kernel.response(comm_id, 100 + round_)["result"]
+        assert result["stdout"] == "fd\n"
+        counts.append(result["result"]["value"])
+    assert [threads for threads, _ in counts] == [1, 1, 1, 1]
+    # Each new agent opens its comm's own files while it lives; what the capture holds does not grow per agent.
+    assert counts[-1][1] - counts[1][1] <= 2 * 2, counts

@@ -58,7 +58,7 @@ class _FdSide:
         self._sink = sink
 
     def write(self, text: str) -> None:
-        self._sink._arrive(1, text)
+        self._sink.write(text, 1)
 
 
 class _TwoSided:
@@ -86,23 +86,23 @@ class _TwoSided:
     def _put_locked(self, text: str) -> str:
         raise NotImplementedError
 
-    def write(self, text: str) -> None:
-        # _arrive(0, text), written out: this is every print's path.
+    def write(self, text: str, side: int = 0) -> None:
+        """``text`` from ``side`` (0: Python-level, every print's path; 1: fd-level, through ``fd``)."""
         if not text:
             return
         released = ""
         with self._lock:
-            if self._open == 1:
-                self._held[0].append(text)
+            if self._open is not None and self._open != side:
+                self._held[side].append(text)
                 self._held_size += len(text)
                 if self._held_size <= _HOLD_LIMIT:
                     return
-                streamed = self._put_held(0)
+                streamed = self._put_held(side)
             else:
-                self._open = None if text[-1] == "\n" else 0
+                self._open = None if text[-1] == "\n" else side
                 streamed = self._put_locked(text)
                 if self._held_size and self._open is None:
-                    released = self._put_held(1)
+                    released = self._put_held(1 - side)
         if self._on_text is not None:
             if streamed:
                 self._on_text(streamed)
@@ -115,39 +115,17 @@ class _TwoSided:
             return
         with self._lock:
             streamed = [self._put_held(side) for side in (0, 1) if self._held[side]]
-        self._stream(streamed)
-
-    def _arrive(self, side: int, text: str) -> None:
-        if not text:
-            return
-        with self._lock:
-            if self._open is not None and self._open != side:
-                self._held[side].append(text)
-                self._held_size += len(text)
-                if self._held_size <= _HOLD_LIMIT:
-                    return
-                streamed = [self._put_held(side)]
-            else:
-                streamed = [self._put_from(side, text)]
-                if self._open is None and self._held[1 - side]:
-                    streamed.append(self._put_held(1 - side))
-        self._stream(streamed)
-
-    def _put_from(self, side: int, text: str) -> str:
-        self._open = None if text[-1] == "\n" else side
-        return self._put_locked(text)
+        if self._on_text is not None:
+            for part in streamed:
+                if part:
+                    self._on_text(part)
 
     def _put_held(self, side: int) -> str:
         text = "".join(self._held[side])
         self._held[side].clear()
         self._held_size -= len(text)
-        return self._put_from(side, text)
-
-    def _stream(self, parts: list[str]) -> None:
-        if self._on_text is not None:
-            for part in parts:
-                if part:
-                    self._on_text(part)
+        self._open = None if text[-1] == "\n" else side
+        return self._put_locked(text)
 
 
 def fd_writer(sink: Writer) -> Writer:

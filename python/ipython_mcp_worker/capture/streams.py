@@ -94,7 +94,6 @@ def _install_thread_hooks() -> None:
     ThreadPoolExecutor.submit = submit  # type: ignore[method-assign, assignment]
 
 
-
 def dup2_retrying(fd: int, target: int) -> None:
     """``os.dup2``, tried again while Linux answers EBUSY: a free ``target`` (user code closed fd 1 or 2) that another
     thread's open() or dup() is taking at this moment. That lasts microseconds; after about 50 ms the error stands."""
@@ -125,6 +124,31 @@ def read_pipe(read_end: int, decoder: codecs.IncrementalDecoder, sink: Callable[
         target = sink()
         if target is not None and text:
             fd_writer(target).write(text)
+
+
+def drain_forever(
+    read_ends: dict[int, int], lock: threading.Lock, read_available: Callable[[int], object], stop_read: int | None = None
+) -> None:
+    """A drain thread's loop: waits on the pipes' read ends (``read_ends`` maps each to its target) and, under
+    ``lock``, reads those that hold something; returns once ``stop_read`` (when given) becomes readable."""
+    watched = [*read_ends] if stop_read is None else [*read_ends, stop_read]
+    while True:
+        try:
+            ready, _, _ = select.select(watched, [], [])
+        except (OSError, ValueError):
+            return
+        if stop_read is not None and stop_read in ready:
+            return
+        with lock:
+            for read_end in ready:
+                read_available(read_ends[read_end])
+
+
+def write_decoder_tail(decoder: codecs.IncrementalDecoder, sink: Writer | None) -> None:
+    """Writes what ``decoder`` still holds (an incomplete character, replaced) into the fd side of ``sink``."""
+    tail = decoder.decode(b"", final=True)
+    if tail and sink is not None:
+        fd_writer(sink).write(tail)
 
 
 class StreamRouter(io.TextIOBase):
@@ -216,17 +240,7 @@ class FdCapture:
 
     def _drain_forever(self) -> None:
         read_ends = {self._pipes[target][0]: target for target in self._pipes}
-        watched = [*read_ends, self._stop_read]
-        while True:
-            try:
-                ready, _, _ = select.select(watched, [], [])
-            except (OSError, ValueError):
-                return
-            if self._stop_read in ready:
-                return
-            with self._lock:
-                for read_end in ready:
-                    self._read_available(read_ends[read_end])
+        drain_forever(read_ends, self._lock, self._read_available, self._stop_read)
 
     def settle(self) -> None:
         with self._lock:
@@ -241,10 +255,7 @@ class FdCapture:
                     if polled is None or (ready is not None and read_end in ready):
                         self._read_available(target)
                     if target in self._undecoded:
-                        tail = self._decoders[target].decode(b"", final=True)
-                        sink = self._current(target)
-                        if sink is not None and tail:
-                            fd_writer(sink).write(tail)
+                        write_decoder_tail(self._decoders[target], self._current(target))
                 self._undecoded.clear()
             # What one side held back for the other's line to end goes in now: the operation is ending.
             for target in (1, 2):

@@ -32,7 +32,7 @@ from ..capture.sinks import Writer, fd_writer, release_held
 from ..capture.streams import StreamRouter
 from ..protocol.limits import Limits
 from ..shell.owner import Operation, ShellOwner
-from .fd_output import KernelFdCapture
+from .fd_output import kernel_fd_capture
 
 
 class _Forward:
@@ -193,7 +193,7 @@ class KernelShellOwner(ShellOwner):
         self.shell = shell
         self._stdout_router = StreamRouter("stdout", lambda: self._sink(1))
         self._stderr_router = StreamRouter("stderr", lambda: self._sink(2))
-        self.fd_capture = KernelFdCapture(self._fd_sink)  # type: ignore[assignment]
+        self.fd_capture = kernel_fd_capture()  # type: ignore[assignment]
         # What the kernel had before the running request took over; None between requests.
         self._saved: tuple[Any, Any, Any, Any, Any] | None = None
         self._forwards: tuple[_Forward, _Forward] | None = None
@@ -254,7 +254,7 @@ class KernelShellOwner(ShellOwner):
             shell._showtraceback = show_traceback
             shell.ask_exit = ask_exit
             displayhook.fill_exec_result = fill_exec_result
-            self.fd_capture.enter()  # type: ignore[attr-defined]
+            self.fd_capture.enter(self._fd_sink)  # type: ignore[attr-defined]
         return operation
 
     def end(self) -> None:
