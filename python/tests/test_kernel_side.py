@@ -510,6 +510,8 @@ def test_agents_coming_and_going_share_one_fd_capture_and_leave_no_thread_or_pip
         result = kernel.response(comm_id, 100 + round_)["result"]
         assert result["stdout"] == "fd\n"
         counts.append(result["result"]["value"])
-    assert [threads for threads, _ in counts] == [1, 1, 1, 1]
+    # As many drain threads after the fourth agent as after the first (the module fixture's kernel may have booted
+    # another worker version before, whose capture stays: one per version loaded, not per agent).
+    assert len({threads for threads, _ in counts}) == 1 and counts[0][0] >= 1, counts
     # Each new agent opens its comm's own files while it lives; what the capture holds does not grow per agent.
     assert counts[-1][1] - counts[1][1] <= 2 * 2, counts

@@ -6,7 +6,8 @@ and 2 at pipes of this side's own, a drain thread reads the pipes into the reque
 clients, and ``settle`` puts the kernel's own fd 1 and 2 back and reads what is left.
 
 fd 1 and 2 are the process's, so there is one capture per kernel process (``kernel_fd_capture``), whichever agent's
-request wears it: agents come and go on a long-lived kernel without leaving a thread or a pipe each. Output written
+request wears it: agents come and go on a long-lived kernel without leaving a thread or a pipe each (a worker of
+another version booted into the same kernel has its own). Output written
 to the pipes between requests (a process an agent started that outlived its cell) has no request to go to and is
 dropped, as on the local worker, and the pipes never fill under such a process. Like there, an fd write carries no
 thread, so what another thread (a subshell's cell) writes to fd 1 or 2 while the agent's request runs is counted as
