@@ -6,8 +6,6 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Alarm, AlarmClock } from './alarm-clock.js';
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
 afterEach(() => {
   vi.restoreAllMocks();
 });
@@ -17,7 +15,13 @@ describe('AlarmClock', () => {
     const clock = new AlarmClock();
     const rung: Array<[string, number]> = [];
     const start = performance.now();
-    const alarm = (name: string): Alarm => new Alarm(() => rung.push([name, performance.now() - start]), true);
+    let lastRang!: () => void;
+    const last = new Promise<void>((resolve) => (lastRang = resolve));
+    const alarm = (name: string): Alarm =>
+      new Alarm(() => {
+        rung.push([name, performance.now() - start]);
+        if (name === 'late') lastRang();
+      }, true);
     const late = alarm('late');
     const early = alarm('early');
     const cancelled = alarm('cancelled');
@@ -26,7 +30,9 @@ describe('AlarmClock', () => {
     clock.set(cancelled, start + 30);
     clock.cancel(cancelled);
     clock.cancel(cancelled); // idempotent
-    await sleep(120);
+    // Waits for the last ring itself, not for a second timer: Node's timers are not ordered against the clock's
+    // performance.now() times, so a sleep can end before an alarm due earlier has rung.
+    await last;
     expect(rung.map(([name]) => name)).toEqual(['early', 'late']);
     // Node may run a timeout up to a millisecond early, and a busy host late.
     expect(rung[0]![1]).toBeGreaterThanOrEqual(19);
@@ -34,24 +40,59 @@ describe('AlarmClock', () => {
     expect(clock.size).toBe(0);
   });
 
+  it('rings the alarms due at one wake-up in the order of their times, whatever order they were set in', async () => {
+    const clock = new AlarmClock();
+    const rung: number[] = [];
+    const start = performance.now();
+    const offsets = [9, 3, 7, 1, 5, 1];
+    let allRang!: () => void;
+    const all = new Promise<void>((resolve) => (allRang = resolve));
+    for (const [index, offset] of offsets.entries()) {
+      const alarm = new Alarm(() => {
+        rung.push(index);
+        if (rung.length === offsets.length) allRang();
+      }, true);
+      clock.set(alarm, start + offset);
+    }
+    // The event loop held past them all (a busy host): the one wake-up finds every alarm due.
+    while (performance.now() < start + 12) {
+      // busy
+    }
+    await all;
+    expect(rung.map((index) => offsets[index])).toEqual([1, 1, 3, 5, 7, 9]);
+    // Equal times ring in the order they were set.
+    expect(rung.slice(0, 2)).toEqual([3, 5]);
+    expect(clock.size).toBe(0);
+  });
+
   it('moves a set alarm later or earlier, and rings it again when set again from its own ring', async () => {
     const clock = new AlarmClock();
     const start = performance.now();
     const times: number[] = [];
-    const later = new Alarm(() => times.push(performance.now() - start), false);
+    let allRang!: () => void;
+    const all = new Promise<void>((resolve) => (allRang = resolve));
+    let rings = 0;
+    const check = (): void => {
+      if (times.length === 1 && rings === 3) allRang();
+    };
+    const later = new Alarm(() => {
+      times.push(performance.now() - start);
+      check();
+    }, false);
     clock.set(later, start + 10);
     clock.set(later, start + 50);
-    let rings = 0;
     const again: Alarm = new Alarm(() => {
       rings += 1;
       if (rings < 3) clock.set(again, performance.now() + 10);
+      check();
     }, true);
     clock.set(again, start + 200);
     clock.set(again, start + 5);
-    await sleep(120);
+    await all;
     expect(times).toHaveLength(1);
     expect(times[0]).toBeGreaterThanOrEqual(49);
     expect(rings).toBe(3);
+    expect(clock.size).toBe(0);
   });
 
   it('touches no Node timer for an alarm due after the armed timeout, nor for a cancel', () => {
@@ -102,8 +143,16 @@ describe('AlarmClock', () => {
         now + 5,
       );
       clock.set(new Alarm(() => rung.push('same time'), false), now + 5);
-      clock.set(new Alarm(() => rung.push('later'), false), now + 40);
-      await sleep(100);
+      let laterRang!: () => void;
+      const later = new Promise<void>((resolve) => (laterRang = resolve));
+      clock.set(
+        new Alarm(() => {
+          rung.push('later');
+          laterRang();
+        }, false),
+        now + 40,
+      );
+      await later;
       expect(rung).toEqual(['same time', 'later']);
       expect(errors).toHaveLength(1);
       expect((errors[0] as Error).message).toBe('ring failed');

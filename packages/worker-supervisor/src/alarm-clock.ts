@@ -77,6 +77,9 @@ export class AlarmClock {
     const now = performance.now() + 1;
     const due: Alarm[] = [];
     for (const alarm of this.alarms) if (alarm.due <= now) due.push(alarm);
+    // The set keeps the order alarms were set in; a host that held the loop can find several due at once (a
+    // deadline and a memory check, say), and they ring in the order of their times (stable: equal times as set).
+    if (due.length > 1) due.sort((a, b) => a.due - b.due);
     let failure: { error: unknown } | undefined;
     for (const alarm of due) {
       // An earlier ring may have cancelled or moved it.
