@@ -89,3 +89,25 @@ def test_a_stray_sigint_while_armed_still_stops_the_cell(worker):
     finally:
         watchdog.cancel()
     assert response["result"]["error"]["kind"] == "interrupted", response
+
+
+def test_a_memory_stop_noted_after_a_plain_interrupt_raises_nothing_more_and_answers_memory_limit(worker):
+    # The parent interrupted the cell (its deadline) and then its memory guard tripped during the grace: the second
+    # interrupt, with reason memory_limit, must not raise a second KeyboardInterrupt inside the cell's clean-up; the
+    # stop becomes a memory stop (the worker releases memory and answers memory_limit).
+    code = ("import time\ncaught = 0\ntry:\n    time.sleep(10**6)\nexcept KeyboardInterrupt:\n    caught += 1\n"
+            "    time.sleep(0.4)\n    caught += 10\n    raise")
+    request_id = worker.start("execute", {"code": code})
+    time.sleep(0.1)
+    worker.send({"type": "interrupt", "id": request_id})
+    time.sleep(0.1)
+    worker.send({"type": "interrupt", "id": request_id, "reason": "memory_limit"})
+    watchdog = threading.Timer(10, worker.process.kill)
+    watchdog.start()
+    try:
+        response = worker.response_to(request_id)
+    finally:
+        watchdog.cancel()
+    assert not response["ok"] and response["error"]["code"] == "memory_limit", response
+    assert response["error"]["details"]["trigger"] == "watch"
+    assert worker.execute("caught")["result"]["value"] == 11

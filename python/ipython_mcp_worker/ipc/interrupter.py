@@ -110,13 +110,21 @@ class Interrupter:
     def request(self, request_id: int, reason: str | None = None) -> None:
         with self._lock:
             if self._armed == request_id:
+                if reason == "memory_limit" and self._reason is not None:
+                    # The memory guard tripped while another stop of this request (a deadline, a cancel) was under
+                    # way: that stop's interrupt was raised, or is owed; no second one interrupts its clean-up. The
+                    # stop becomes a memory stop: the worker releases memory before it answers.
+                    self._reason = reason
+                    return
                 # A memory stop wins over a plain one: the worker then releases memory before it answers.
                 if self._reason != "memory_limit":
                     self._reason = reason or "interrupt"
                 self._signal()
             elif self._armed is None:
-                # The request may still be on its way to the main thread; remember it until it is armed.
-                self._requested[request_id] = reason
+                # The request may still be on its way to the main thread; remember it until it is armed (a memory
+                # stop noted after a plain one stays one interrupt, for memory).
+                if self._requested.get(request_id) != "memory_limit":
+                    self._requested[request_id] = reason
 
     def _signal(self) -> None:
         """SIGINT to the main thread, owed until its handler runs (under the lock). Sent last: when the main thread
