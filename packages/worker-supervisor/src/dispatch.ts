@@ -12,6 +12,34 @@ import { WorkerExitedError } from './worker-process.js';
 
 type Settled = Promise<{ kind: 'reply'; value: WorkerReply } | { kind: 'failed'; error: unknown }>;
 
+/**
+ * The stops of one operation as they come (deadline, cancel or `job` stop, shutdown, the memory guard's two lines),
+ * in any order and at any gap, zero included. The first decides the interruption (`first`) and the one interrupt
+ * sent; a later stop changes nothing but the memory guard, which is heard to the end: a hard trip kills the worker
+ * whatever came first, and a soft trip during another stop's grace marks the stop as a memory stop too, so the
+ * worker releases what the stopped code held, and the namespace is kept only if memory is then back below the limit.
+ */
+class OperationStops {
+  first: InterruptionKind | undefined;
+  /** What the one interrupt asked: sent as a plain stop, or for memory (the worker then releases memory). */
+  interrupt: 'plain' | 'memory' | undefined;
+  readonly stopped: Promise<InterruptionKind>;
+  private resolve!: (kind: InterruptionKind) => void;
+
+  constructor() {
+    this.stopped = new Promise((resolve) => {
+      this.resolve = resolve;
+    });
+  }
+
+  /** Records a stop; only the first one counts as the operation's interruption. */
+  stop(kind: InterruptionKind): void {
+    if (this.first !== undefined) return;
+    this.first = kind;
+    this.resolve(kind);
+  }
+}
+
 /** An operation that was stopped (deadline, cancellation, memory), as its interruption needs it. */
 interface StoppedOperation {
   worker: WorkerHandle;
@@ -25,6 +53,7 @@ interface StoppedOperation {
   options: RunOptions;
   finish: () => OperationMeta;
   watch?: OperationMemoryWatch | undefined;
+  stops: OperationStops;
   /** Set when the worker stopped the operation itself (the allocation backstop): no interrupt is sent. */
   trigger?: MemoryTrigger | undefined;
 }
@@ -66,16 +95,14 @@ export class Dispatcher {
     const epoch = this.pool.epoch;
     this.logger.debug('op.dispatched', { op, sequence: ticket.sequence, epoch, queueWaitMs: Math.round(ticket.queueWaitMs) });
 
-    let stop: ((kind: InterruptionKind) => void) | undefined;
-    const stopped = new Promise<InterruptionKind>((resolve) => {
-      stop = resolve;
-    });
+    const stops = new OperationStops();
+    const stop = (kind: InterruptionKind): void => stops.stop(kind);
     const timeoutMs = options.timeoutMs === null ? Infinity : (options.timeoutMs ?? this.options.operationTimeoutMs);
-    const deadline = new PausableTimer(timeoutMs, () => stop?.('timeout'));
+    const deadline = new PausableTimer(timeoutMs, () => stop('timeout'));
     const active = { dispatchedAt, timeoutMs };
     this.active = active;
     const onAbort = (reason: unknown): void => {
-      stop?.(reason instanceof AdmissionError && reason.code === 'runtime_closed' ? 'shutdown' : 'cancelled');
+      stop(reason instanceof AdmissionError && reason.code === 'runtime_closed' ? 'shutdown' : 'cancelled');
     };
     let removeAbort: (() => void) | undefined;
     if (abort.aborted) onAbort(abort.reason);
@@ -97,21 +124,28 @@ export class Dispatcher {
             },
     });
     // The memory guard: past the limit the operation is interrupted; past the hard margin the worker is killed. Its
-    // baseline read comes after the request is written, so it overlaps the worker's start on the operation.
+    // baseline read comes after the request is written, so it overlaps the worker's start on the operation. It
+    // watches until the operation's outcome is decided, through any stop's grace.
     const watch = this.memory.watch(worker, (trigger) => {
       if (trigger === 'hard') worker.kill();
-      stop?.('memory_limit');
+      stop('memory_limit');
+      if (trigger === 'watch' && stops.interrupt === 'plain' && worker.alive) {
+        // Another stop's interrupt is out: no second one is raised; the worker is told the stop is for memory too.
+        stops.interrupt = 'memory';
+        worker.interrupt(id, 'memory_limit');
+        this.logger.debug('op.interrupt_for_memory', { kind: stops.first, epoch, requestId: loggedRequestId(options.requestId) });
+      }
     });
     const settled: Settled = reply.then(
       (value) => ({ kind: 'reply' as const, value }),
       (error: unknown) => ({ kind: 'failed' as const, error }),
     );
     try {
-      const first = await Promise.race([settled, stopped.then((kind) => ({ kind: 'stop' as const, stop: kind }))]);
+      const first = await Promise.race([settled, stops.stopped.then((kind) => ({ kind: 'stop' as const, stop: kind }))]);
       if (first.kind === 'reply') {
         if (!first.value.ok && first.value.error.code === 'memory_limit' && this.memory.bounds) {
           // The worker's backstop turned an allocation into MemoryError: the operation already stopped.
-          return await this.interrupt({ worker, id, settled, kind: 'memory_limit', epoch, options, finish, watch, trigger: 'allocation' });
+          return await this.interrupt({ worker, id, settled, kind: 'memory_limit', epoch, options, finish, watch, stops, trigger: 'allocation' });
         }
         const meta = finish();
         if (first.value.catalogRevision !== undefined) meta.catalogRevision = first.value.catalogRevision;
@@ -120,7 +154,8 @@ export class Dispatcher {
       }
       if (first.kind === 'failed' && watch?.tripped !== 'hard') return await this.onRequestFailure(worker, first.error, finish);
       const kind = first.kind === 'stop' ? first.stop : 'memory_limit';
-      return await this.interrupt({ worker, id, settled, kind, epoch, options, finish, watch });
+      stops.stop(kind);
+      return await this.interrupt({ worker, id, settled, kind, epoch, options, finish, watch, stops });
     } finally {
       watch?.stop();
       deadline.clear();
@@ -156,12 +191,15 @@ export class Dispatcher {
   }
 
   private async interrupt(stopped: StoppedOperation): Promise<OperationOutcome> {
-    const { worker, id, settled, kind, epoch, options, finish, watch, trigger } = stopped;
+    const { worker, id, settled, kind, epoch, options, finish, watch, stops, trigger } = stopped;
     const graceMs = options.graceMs ?? this.options.interruptionGraceMs;
-    // A stop the worker reported itself (trigger 'allocation') needs no interrupt.
-    if (trigger === undefined) {
-      worker.interrupt(id, kind === 'memory_limit' ? 'memory_limit' : undefined);
-      // One line per interrupt sent: a stop that meets another (a cancel at the deadline) must still send one.
+    // A stop the worker reported itself (trigger 'allocation') needs no interrupt. One interrupt only: a stop that
+    // meets another (a cancel at the deadline, the memory guard during the grace) never sends a second.
+    if (trigger === undefined && stops.interrupt === undefined && worker.alive) {
+      // The memory guard may have tripped since the first stop (the same turn of the clock): the stop is for memory too.
+      const forMemory = kind === 'memory_limit' || watch?.tripped !== undefined;
+      stops.interrupt = forMemory ? 'memory' : 'plain';
+      worker.interrupt(id, forMemory ? 'memory_limit' : undefined);
       this.logger.debug('op.interrupt_sent', { kind, epoch, requestId: loggedRequestId(options.requestId) });
     }
     let timer: NodeJS.Timeout | undefined;
@@ -170,43 +208,70 @@ export class Dispatcher {
     });
     const late = await Promise.race([settled, graceOver]);
     clearTimeout(timer);
+    const reply = late !== 'grace' && late.kind === 'reply' ? late.value : undefined;
+    // Where the guard runs beside the worker (a Jupyter kernel's machine guard), only its answer says it stopped the
+    // code for memory before this stop came (this stop then landed during the memory stop's grace): memory came first.
+    const cause: InterruptionKind = kind !== 'memory_limit' && this.memory.bounds === undefined && guardStoppedFirst(reply) ? 'memory_limit' : kind;
     let namespace: NamespaceOutcome;
     let afterBytes: number | undefined;
+    /** Whether memory is why the worker is replaced (killed past the hard margin, or still above the limit). */
+    let replacedForMemory = watch?.tripped === 'hard';
     const withdrawn = late !== 'grace' && late.kind === 'reply' && !late.value.ok && late.value.withdrawn === true;
     if (withdrawn && worker.alive) {
       // Withdrawn before it ran (it was waiting for a kernel busy with another client's cell): nothing to verify.
       namespace = 'preserved';
     } else if (late !== 'grace' && late.kind === 'reply' && worker.alive) {
-      // A memory stop keeps the namespace only if memory fell back below the limit (the worker freed the stopped
-      // code's frames before answering); otherwise the worker is replaced.
-      afterBytes = kind === 'memory_limit' ? this.memory.current(worker) : undefined;
-      const fellBack = kind !== 'memory_limit' || this.memory.belowLimit(worker);
+      // Whatever stop came first, a stop the memory guard took part in keeps the namespace only if memory fell back
+      // below the limit (the worker freed the stopped code's frames before answering); otherwise it is replaced.
+      const memoryStop = memoryTriggerOf(trigger, watch, late.value, this.memory.bounds !== undefined) !== undefined;
+      afterBytes = memoryStop ? this.memory.current(worker) : undefined;
+      const fellBack = !memoryStop || this.memory.bounds === undefined || this.memory.belowLimit(worker);
+      replacedForMemory ||= !fellBack;
       // The operation stopped; its late result is discarded. Probe health and reconcile before saying so.
       namespace = fellBack && (await this.verify(worker, graceMs)) && this.pool.epoch === epoch ? 'preserved' : 'unknown';
+      replacedForMemory ||= watch?.tripped === 'hard';
     } else {
       namespace = 'unknown';
     }
     if (namespace !== 'preserved') {
       worker.kill();
       if (!this.pool.closing) {
-        await this.pool.replace(worker, kind);
+        await this.pool.replace(worker, replacedForMemory ? 'memory_limit' : cause);
         namespace = this.pool.stateOverride === 'unavailable' ? 'unknown' : 'reset';
       } else {
         namespace = 'reset';
       }
     }
-    this.pool.recordInterruption(kind, namespace);
+    this.pool.recordInterruption(cause, namespace);
     const meta = finish();
-    meta.interruption = kind;
+    meta.interruption = cause;
     meta.namespace = namespace;
-    if (late !== 'grace' && late.kind === 'reply') withShared(meta, late.value);
+    if (reply !== undefined) withShared(meta, reply);
     const details = this.replacementDetails(namespace);
-    if (kind === 'memory_limit' && this.memory.bounds) {
-      const stop = { trigger: trigger ?? (watch?.tripped === 'hard' ? 'hard' : 'watch'), bounds: this.memory.bounds, watch, afterBytes } as const;
-      const described = describeMemoryStop(stop, namespaceWording(namespace));
+    const memoryTrigger = memoryTriggerOf(trigger, watch, reply, this.memory.bounds !== undefined);
+    const outcome = this.withUnavailableReason(namespaceWording(namespace), namespace);
+    const limitMb = this.memory.bounds === undefined ? reportedLimitMb(reply) : undefined;
+    if (cause === 'memory_limit' && (this.memory.bounds !== undefined || memoryTrigger !== undefined)) {
+      const stop = { trigger: memoryTrigger ?? 'watch', bounds: this.memory.bounds, watch, afterBytes, limitMb } as const;
+      const described = describeMemoryStop(stop, outcome);
       return { ok: false, error: { code: 'memory_limit', message: described.message, details: { ...described.details, ...details } }, meta };
     }
-    const failure = interruptionFailure(kind === 'memory_limit' ? 'cancelled' : kind, namespace, meta.shared);
+    const failure = interruptionFailure(cause === 'memory_limit' ? 'cancelled' : cause, namespace, meta.shared);
+    if (memoryTrigger !== undefined && cause !== 'memory_limit') {
+      // Another stop came first and the memory guard tripped during its grace: the outcome names both, and says it
+      // was memory that replaced the worker when it was.
+      const described = describeMemoryStop({ trigger: memoryTrigger, bounds: this.memory.bounds, watch, afterBytes, limitMb }, outcome, true);
+      const first = failure.message.slice(0, failure.message.length - namespaceWording(namespace).length - 2);
+      return {
+        ok: false,
+        error: {
+          code: failure.code,
+          message: boundedMessage(`${first}; ${described.message}`),
+          details: { memory: { ...described.details, replaced_worker: replacedForMemory && namespace !== 'preserved' }, ...details },
+        },
+        meta,
+      };
+    }
     return { ok: false, error: { ...failure, message: this.withUnavailableReason(failure.message, namespace), ...(details ? { details } : {}) }, meta };
   }
 
@@ -241,6 +306,34 @@ export class Dispatcher {
       return false;
     }
   }
+}
+
+/**
+ * How the memory guard took part in a stop, if it did: the worker's own backstop (`allocation`), the watch's line
+ * crossed (`watch`, `hard`), or, where the guard runs beside the worker (a Jupyter kernel's machine guard), the
+ * worker's answer saying it stopped the code for memory.
+ */
+function memoryTriggerOf(trigger: MemoryTrigger | undefined, watch: OperationMemoryWatch | undefined, reply: WorkerReply | undefined, guarded: boolean): MemoryTrigger | undefined {
+  if (trigger !== undefined) return trigger;
+  if (watch?.tripped !== undefined) return watch.tripped;
+  if (reply === undefined || reply.ok || reply.error.code !== 'memory_limit') return undefined;
+  const said = (reply.error.details as { trigger?: unknown } | undefined)?.trigger;
+  if (said === 'allocation' && !guarded) return undefined;
+  return said === 'allocation' || said === 'hard' ? said : 'watch';
+}
+
+/** Whether a guard beside the worker answered that it stopped the code for memory before any other stop came. */
+function guardStoppedFirst(reply: WorkerReply | undefined): boolean {
+  if (reply === undefined || reply.ok || reply.error.code !== 'memory_limit') return false;
+  const details = reply.error.details as { trigger?: unknown; after_interrupt?: unknown } | undefined;
+  return details?.trigger === 'watch' && details.after_interrupt !== true;
+}
+
+/** The limit a guard beside the worker reported in its memory_limit answer, in MiB. */
+function reportedLimitMb(reply: WorkerReply | undefined): number | undefined {
+  if (reply === undefined || reply.ok) return undefined;
+  const limit = (reply.error.details as { limit_mb?: unknown } | undefined)?.limit_mb;
+  return typeof limit === 'number' && Number.isFinite(limit) ? limit : undefined;
 }
 
 /** Copies what a worker over a shared kernel said about the request (who did what) into its metadata. */

@@ -2,7 +2,7 @@
 export { createStderrLogger, silentLogger } from './logger.js';
 export type { LogLevel, Logger } from './logger.js';
 export { MAX_MEMORY_LIMIT_MB, defaultMemoryLimitMb } from './memory-watch.js';
-export type { MemoryTrigger } from './memory-watch.js';
+export type { MemoryProbe, MemorySampler, MemoryTrigger } from './memory-watch.js';
 export { chooseInterpreter, environmentPython, managedEnvironmentDirectory, probePython } from './python-interpreter.js';
 export type { InterpreterChoice } from './python-interpreter.js';
 export { Runtime } from './runtime.js';

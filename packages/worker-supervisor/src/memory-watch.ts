@@ -63,6 +63,18 @@ export interface WatchedProcess {
   readonly exited?: Promise<unknown> | undefined;
 }
 
+/** What the guard reads: the resident bytes of a worker's tree (`discover`: look for new descendants too). */
+export interface MemorySampler {
+  /** Bytes now; undefined when the tree is gone (the watch then stops). */
+  sample(discover: boolean): number | undefined;
+}
+
+/**
+ * Where a runtime reads its workers' memory: by default a {@link ProcessTreeMemory} over /proc. Tests (and an
+ * embedder whose workers are measured some other way) pass their own; undefined: the worker is not measurable.
+ */
+export type MemoryProbe = (worker: WatchedProcess) => MemorySampler | undefined;
+
 /** Bytes to MiB, rounded, for the control-plane numbers. */
 export function toMb(bytes: number | undefined | null): number | null {
   return bytes === undefined || bytes === null ? null : Math.round(bytes / MIB);
@@ -90,7 +102,7 @@ export class OperationMemoryWatch {
   /** The size at that read. */
   crossedBytes: number | undefined;
 
-  private readonly tree: ProcessTreeMemory;
+  private readonly tree: MemorySampler;
   private readonly bounds: MemoryBounds;
   private readonly onTrip: (trigger: 'watch' | 'hard') => void;
   private hardLine: number;
@@ -99,7 +111,7 @@ export class OperationMemoryWatch {
   private stopped = false;
 
   constructor(
-    tree: ProcessTreeMemory,
+    tree: MemorySampler,
     bounds: MemoryBounds,
     onTrip: (trigger: 'watch' | 'hard') => void,
     private readonly intervalMs = MEMORY_WATCH_INTERVAL_MS,
@@ -183,16 +195,24 @@ export class WorkerMemory {
   readonly backstopBytes: number | undefined;
   private readonly trees = new Map<WatchedProcess, ProcessTreeMemory>();
 
-  constructor(limitMb: number | null) {
+  /**
+   * @param probe reads a worker's memory some other way than /proc (tests): the backstop is then not configured.
+   * @param intervalMs how often a running operation's memory is read.
+   */
+  constructor(
+    limitMb: number | null,
+    private readonly probe?: MemoryProbe | undefined,
+    private readonly intervalMs = MEMORY_WATCH_INTERVAL_MS,
+  ) {
     this.bounds = memoryBounds(limitMb);
-    this.backstopBytes = this.bounds !== undefined && procAvailable() ? this.bounds.backstopBytes : undefined;
+    this.backstopBytes = this.bounds !== undefined && probe === undefined && procAvailable() ? this.bounds.backstopBytes : undefined;
   }
 
   /** Starts watching one operation on `worker`; undefined when the guard is off or /proc cannot be read. */
   watch(worker: WatchedProcess, onTrip: (trigger: 'watch' | 'hard') => void): OperationMemoryWatch | undefined {
     if (this.bounds === undefined) return undefined;
     const tree = this.treeOf(worker);
-    return tree === undefined ? undefined : new OperationMemoryWatch(tree, this.bounds, onTrip);
+    return tree === undefined ? undefined : new OperationMemoryWatch(tree, this.bounds, onTrip, this.intervalMs);
   }
 
   /** Bytes resident in the worker's tree now; undefined when it is not running or not measurable. */
@@ -207,7 +227,8 @@ export class WorkerMemory {
     return this.bounds !== undefined && bytes !== undefined && bytes < this.bounds.limitBytes;
   }
 
-  private treeOf(worker: WatchedProcess): ProcessTreeMemory | undefined {
+  private treeOf(worker: WatchedProcess): MemorySampler | undefined {
+    if (this.probe !== undefined) return worker.alive ? this.probe(worker) : undefined;
     for (const [known, tree] of this.trees) {
       if (!known.alive || !tree.open) {
         tree.close();
@@ -233,27 +254,39 @@ export class WorkerMemory {
 /** Facts of one memory stop, for the operation's error. */
 export interface MemoryStop {
   trigger: MemoryTrigger;
-  bounds: MemoryBounds;
+  bounds: MemoryBounds | undefined;
   watch: OperationMemoryWatch | undefined;
   /** The tree after the operation stopped, when it was measured. */
   afterBytes: number | undefined;
+  /** The limit in MiB when the guard is not this process's (a kernel's machine guard reports it); else from `bounds`. */
+  limitMb?: number | undefined;
 }
 
-/** The memory_limit error's message and control-plane details (no values). */
-export function describeMemoryStop(stop: MemoryStop, outcome: string): { message: string; details: Record<string, unknown> } {
-  const limitMb = toMb(stop.bounds.limitBytes);
+/**
+ * The memory_limit error's message and control-plane details (no values). `after`: another stop (a deadline, a
+ * cancel) came first and the guard tripped during its grace; the words then say it happened while the operation was
+ * being stopped, as the second half of that stop's message.
+ */
+export function describeMemoryStop(stop: MemoryStop, outcome: string, after = false): { message: string; details: Record<string, unknown> } {
+  const limitMb = stop.bounds === undefined ? (stop.limitMb ?? null) : toMb(stop.bounds.limitBytes);
+  const peakMb = stop.watch && stop.watch.peakBytes > 0 ? toMb(stop.watch.peakBytes) : null;
+  const limit = limitMb === null ? 'the memory limit' : `the memory limit (${limitMb} MB)`;
+  const peak = peakMb === null ? '' : `, peak ${peakMb} MB`;
+  const hard = stop.bounds === undefined ? '' : ` (${toMb(stop.bounds.hardBytes)} MB)`;
   const how =
     stop.trigger === 'allocation'
-      ? `an allocation failed under the memory limit's backstop (limit ${limitMb} MB)`
+      ? `an allocation failed under the memory limit's backstop${limitMb === null ? '' : ` (limit ${limitMb} MB)`}`
       : stop.trigger === 'hard'
-        ? `the worker passed the memory limit (${limitMb} MB) by more than its hard margin (${toMb(stop.bounds.hardBytes)} MB) and was killed`
-        : `the operation grew past the memory limit (${limitMb} MB) and was stopped`;
+        ? `the worker passed ${limit} by more than its hard margin${hard} and was killed${peak === '' ? '' : ` (${peak.slice(2)})`}`
+        : after
+          ? `it grew past ${limit}${peak === '' ? '' : ` (${peak.slice(2)})`}`
+          : `the operation grew past ${limit} and was stopped${peak === '' ? '' : ` (${peak.slice(2)})`}`;
   return {
-    message: `${how}; ${outcome}`,
+    message: `${after ? `then, while it was being stopped, ${how}` : how}; ${outcome}`,
     details: {
       trigger: stop.trigger,
       limit_mb: limitMb,
-      peak_mb: stop.watch && stop.watch.peakBytes > 0 ? toMb(stop.watch.peakBytes) : null,
+      peak_mb: peakMb,
       memory_mb_after: toMb(stop.afterBytes),
     },
   };

@@ -1,6 +1,6 @@
 import { DEFAULT_WORKER_LIMITS, type WorkerLimits } from '@ipython-mcp/protocol';
 import type { Logger } from './logger.js';
-import { defaultMemoryLimitMb } from './memory-watch.js';
+import { defaultMemoryLimitMb, type MemoryProbe } from './memory-watch.js';
 import type { AfterInterruptPolicy } from './runtime-types.js';
 import type { WorkerLaunch } from './worker-launch.js';
 import { localProcessBackend } from './local-process-backend.js';
@@ -69,6 +69,12 @@ export interface RuntimeOptions {
    * the memory this process may use, {@link defaultMemoryLimitMb}).
    */
   memoryLimitMb?: number | null | undefined;
+  /**
+   * How the memory guard reads a worker's memory, and how often while an operation runs (default: the worker's
+   * process tree from /proc, every 20 ms). A probe of its own (tests: a scripted size)
+   * leaves out the allocation backstop, which only a real process has.
+   */
+  memoryProbe?: { read: MemoryProbe; intervalMs?: number | undefined } | undefined;
   /** `--state FILE`: save the namespace at close, restore it at start (default: none). */
   state?: StateOptions | undefined;
   /**

@@ -35,7 +35,7 @@ export class Runtime {
     this.options = resolveRuntimeOptions(options);
     this.logger = options.logger ?? silentLogger;
     this.admission = new AdmissionQueue({ maxPending: this.options.maxPendingOperations, queueWaitTimeoutMs: this.options.queueWaitTimeoutMs });
-    this.memory = new WorkerMemory(this.options.memoryLimitMb);
+    this.memory = new WorkerMemory(this.options.memoryLimitMb, options.memoryProbe?.read, options.memoryProbe?.intervalMs);
     this.pool = new WorkerPool(
       this.options,
       this.logger,
