@@ -156,16 +156,28 @@ class Worker:
                 self.owner.operation = None
         stopped_for_memory = interrupter.stop_reason == "memory_limit"
         if stopped_for_memory or (self.memory_backstop and (out_of_memory or operation.memory_error)):
-            response = self._memory_stop(request_id, "watch" if stopped_for_memory else "allocation")
+            # A guard beside the worker (a kernel's machine guard) says whether the limit was crossed after another
+            # stop had interrupted the operation, and its limit: the parent measures nothing there.
+            after = stopped_for_memory and getattr(interrupter, "memory_after_interrupt", False) is True
+            limit = getattr(interrupter, "limit", None)
+            response = self._memory_stop(request_id, "watch" if stopped_for_memory else "allocation", after,
+                                         limit if isinstance(limit, int) else None)
         return response
 
-    def _memory_stop(self, request_id: int, trigger: str) -> dict[str, Any]:
+    def _memory_stop(self, request_id: int, trigger: str, after: bool = False,
+                     limit_bytes: int | None = None) -> dict[str, Any]:
         """Release what the stopped operation left unreachable, then answer memory_limit."""
         try:
             release(self.shell)
         except BaseException:  # noqa: BLE001 - best effort (a late interrupt, MemoryError while collecting)
             pass
-        return {"type": "response", "id": request_id, "ok": False, "error": memory_limit_error(trigger).to_wire()}
+        error = memory_limit_error(trigger).to_wire()
+        details = error.setdefault("details", {})
+        if after:
+            details["after_interrupt"] = True
+        if limit_bytes is not None:
+            details["limit_mb"] = round(limit_bytes / 2**20)
+        return {"type": "response", "id": request_id, "ok": False, "error": error}
 
 
 def _startup_failed(channel: Channel, message: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -59,3 +60,49 @@ def test_off_without_proc_or_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not guard.active and guard.off_reason is not None and "/proc" in guard.off_reason
     guard.begin()
     guard.end()
+
+
+def _interrupts_within(seconds: float, signal_first: bool = False) -> int:
+    """KeyboardInterrupts raised in this (main) thread while it sleeps ``seconds`` (after a SIGINT to itself)."""
+    raised = 0
+    until = time.monotonic() + seconds
+    try:
+        if signal_first:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.01)
+    except KeyboardInterrupt:
+        raised += 1
+    while time.monotonic() < until:
+        try:
+            time.sleep(0.01)
+        except KeyboardInterrupt:
+            raised += 1
+    return raised
+
+
+def test_memory_past_the_limit_after_another_interrupt_sends_none_of_its_own() -> None:
+    # The agent's deadline (the server's interrupt) stopped the cell; its clean-up then grows past the limit: the
+    # guard raises no second KeyboardInterrupt in it, and the stop becomes a memory stop (released, then answered so).
+    guard = MachineGuard({"memory_limit_bytes": 1 << 50, "grace_ms": 5000})
+    try:
+        guard.begin()
+        first = _interrupts_within(0.2, signal_first=True)
+        guard.limit = 1  # everything is over it now
+        later = _interrupts_within(0.5)
+        assert (first, later) == (1, 0)
+        assert guard.stop_reason == "memory_limit" and guard.memory_after_interrupt
+    finally:
+        guard.end()
+
+
+def test_an_interrupt_during_the_memory_stops_grace_is_not_raised_again() -> None:
+    # The guard stopped the cell for memory; the agent's deadline lands during that stop's grace: one KeyboardInterrupt.
+    guard = MachineGuard({"memory_limit_bytes": 1, "grace_ms": 5000})
+    try:
+        guard.begin()
+        first = _interrupts_within(0.5)
+        later = _interrupts_within(0.2, signal_first=True)
+        assert (first, later) == (1, 0)
+        assert guard.stop_reason == "memory_limit" and not guard.memory_after_interrupt
+    finally:
+        guard.end()

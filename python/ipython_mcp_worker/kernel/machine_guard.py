@@ -122,6 +122,9 @@ class MachineGuard:
         self.grace = grace / 1000 if isinstance(grace, (int, float)) and not isinstance(grace, bool) and grace >= 0 else None
         self.off_reason = None if has_proc() else "the kernel's machine has no /proc to measure processes with"
         self.stop_reason: str | None = None
+        # The limit was crossed after another stop had already interrupted the cell (the deadline, a cancel, the
+        # person's stop button): the guard sent no interrupt of its own, the stop became a memory stop.
+        self.memory_after_interrupt = False
         # The processes this guard ended for the running cell (after its interrupt's grace), and whether it looked.
         self.ended: set[int] = set()
         self._cleaned = False
@@ -148,6 +151,7 @@ class MachineGuard:
     def begin(self) -> None:
         """Called from pre_run_cell (the main thread) as an agent's cell starts."""
         self.stop_reason = None
+        self.memory_after_interrupt = False
         self.ended = set()
         self._cleaned = False
         self._interrupted_at = None
@@ -180,8 +184,15 @@ class MachineGuard:
             self._chained = None
 
     def _on_sigint(self, signum: int, frame: Any) -> Any:
+        now = time.monotonic()
         if self._interrupted_at is None:
-            self._interrupted_at = time.monotonic()
+            self._interrupted_at = now
+        elif self.stop_reason == "memory_limit" and not self.memory_after_interrupt and self.grace is not None \
+                and now - self._interrupted_at < self.grace:
+            # The cell is already being stopped for memory: a second interrupt (the agent's deadline or cancel
+            # landing during this stop's grace) would only cut its clean-up and the release short. Past the grace
+            # a SIGINT interrupts again, so a cell that swallowed the first can still be stopped.
+            return None
         chained = self._chained
         if callable(chained):
             return chained(signum, frame)
@@ -192,8 +203,14 @@ class MachineGuard:
         while not self._stop.wait(POLL_SECONDS):
             if self.limit is not None and self.stop_reason is None:
                 if resident_bytes({pid, *descendants(pid)}) > self.limit:
-                    self.stop_reason = "memory_limit"
-                    os.kill(pid, signal.SIGINT)
+                    if self._interrupted_at is None:
+                        self.stop_reason = "memory_limit"
+                        os.kill(pid, signal.SIGINT)
+                    else:
+                        # Already interrupted (the deadline, a cancel, the stop button): one interrupt only; the stop
+                        # becomes a memory stop, so what the cell held is released before the answer.
+                        self.memory_after_interrupt = True
+                        self.stop_reason = "memory_limit"
             interrupted = self._interrupted_at
             if self.grace is not None and interrupted is not None and not self._cleaned:
                 if time.monotonic() - interrupted >= self.grace:
