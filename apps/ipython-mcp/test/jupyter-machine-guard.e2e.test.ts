@@ -55,6 +55,38 @@ describe('the memory guard on the kernel’s machine (--kernel-name)', () => {
     expect((await exec(server, 'keep')).result.value).toBe(41);
     expect((await exec(server, '6 * 7')).result.value).toBe(42);
   });
+
+  it('a deadline, then memory past the limit during its grace: one KeyboardInterrupt, released, the outcome names both', async () => {
+    // The cell's handler of the deadline's interrupt allocates past the limit (held by its frame), waits for the
+    // guard to see it, and re-raises: a second interrupt (the guard's own) would cut it short before `caught += 10`.
+    const code = [
+      'import time',
+      'caught = 0',
+      'def cell():',
+      '    global caught',
+      '    try:',
+      '        time.sleep(10**6)',
+      '    except KeyboardInterrupt:',
+      '        caught += 1',
+      `        held = b'x' * (${LIMIT_MB + 50} * 2**20)`,
+      '        time.sleep(0.6)',
+      '        caught += 10',
+      '        raise',
+      'cell()',
+    ].join('\n');
+    await exec(server, 'keep = 41');
+    const epoch = (await server.structured('runtime_status')).epoch as number;
+    const call = await server.call('execute', { code, timeout_seconds: 1 });
+    expect(call.isError).toBe(true);
+    const body = call.structuredContent as Record<string, any>;
+    expect(body.error.code).toBe('operation_timeout');
+    expect(body.error.message).toMatch(new RegExp(`^the operation passed its deadline[^;]*; then, while it was being stopped, it grew past the memory limit \\(${LIMIT_MB} MB\\); state was preserved$`));
+    expect(body.error.details.memory).toMatchObject({ trigger: 'watch', limit_mb: LIMIT_MB, replaced_worker: false });
+    expect(body.runtime).toMatchObject({ interruption: 'timeout', namespace: 'preserved', epoch });
+    expect((await exec(server, 'caught')).result.value).toBe(11);
+    expect((await exec(server, 'keep')).result.value).toBe(41);
+    expect((await exec(server, '6 * 7')).result.value).toBe(42);
+  });
 });
 
 /**
