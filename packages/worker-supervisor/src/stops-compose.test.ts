@@ -24,6 +24,8 @@ interface Schedule {
   deadlineMs: number;
   cancelMs: number | null;
   jobStop: boolean;
+  /** When the runtime is closed under the operation (a shutdown stop). */
+  shutdownMs: number | null;
   softMs: number | null;
   hardMs: number | null;
   /** How long the cell's clean-up takes after its KeyboardInterrupt; null: it ignores the interrupt. */
@@ -90,7 +92,7 @@ interface Run {
   outcome: OperationOutcome;
   cell: FakeCell;
   /** When each stop actually came, from dispatch (memory: the read that first saw the line crossed). */
-  came: Partial<Record<'timeout' | 'cancelled' | 'memory_limit' | 'hard', number>>;
+  came: Partial<Record<'timeout' | 'cancelled' | 'shutdown' | 'memory_limit' | 'hard', number>>;
   workers: number;
   epoch: number;
   runtime: Runtime;
@@ -145,21 +147,31 @@ async function play(schedule: Schedule): Promise<Run> {
   });
   runtime.start();
   const controller = new AbortController();
-  if (schedule.cancelMs !== null) {
-    const cancelMs = schedule.cancelMs;
-    // Set once the request is dispatched (the fake cell notes it), at its own exact time.
+  const timers: NodeJS.Timeout[] = [];
+  /** Does `what` at `ms` from dispatch, once the request is dispatched (the fake cell notes it). */
+  const at = (ms: number, what: (cell: FakeCell) => void): void => {
     const arm = (): void => {
       const cell = cells[0];
       if (cell?.dispatchedAt === undefined) {
-        setTimeout(arm, 0);
+        timers.push(setTimeout(arm, 0));
         return;
       }
-      setTimeout(() => {
-        came.cancelled = performance.now() - (cell.dispatchedAt ?? 0);
-        controller.abort(schedule.jobStop ? new Error('stopped by the job tool') : undefined);
-      }, cancelMs - (performance.now() - cell.dispatchedAt));
+      timers.push(setTimeout(() => what(cell), ms - (performance.now() - cell.dispatchedAt)));
     };
     arm();
+  };
+  const since = (cell: FakeCell): number => performance.now() - (cell.dispatchedAt ?? 0);
+  if (schedule.cancelMs !== null) {
+    at(schedule.cancelMs, (cell) => {
+      came.cancelled = since(cell);
+      controller.abort(schedule.jobStop ? new Error('stopped by the job tool') : undefined);
+    });
+  }
+  if (schedule.shutdownMs !== null) {
+    at(schedule.shutdownMs, (cell) => {
+      came.shutdown = since(cell);
+      void runtime.close();
+    });
   }
   const pending = runtime.run('execute', { code: 'import time\ntime.sleep(10**6)' }, { signal: controller.signal });
   let outcome: OperationOutcome | undefined;
@@ -168,6 +180,7 @@ async function play(schedule: Schedule): Promise<Run> {
   });
   for (let spent = 0; outcome === undefined && spent < 10_000; spent += 1) await vi.advanceTimersByTimeAsync(1);
   if (outcome === undefined) throw new Error('no outcome');
+  for (const timer of timers) clearTimeout(timer);
   came.timeout = schedule.deadlineMs;
   return { outcome, cell: cells[0] as FakeCell, came, workers: workers.length, epoch: runtime.epoch, runtime };
 }
@@ -176,6 +189,7 @@ const schedules = fc.record<Schedule>({
   deadlineMs: fc.integer({ min: 10, max: 40 }),
   cancelMs: fc.option(fc.integer({ min: 0, max: 80 }), { nil: null }),
   jobStop: fc.boolean(),
+  shutdownMs: fc.option(fc.integer({ min: 0, max: 80 }), { nil: null, freq: 4 }),
   softMs: fc.option(fc.integer({ min: 0, max: 80 }), { nil: null }),
   hardMs: fc.option(fc.integer({ min: 0, max: 80 }), { nil: null }),
   cleanupMs: fc.option(fc.integer({ min: 0, max: 60 }), { nil: null }),
@@ -195,6 +209,7 @@ describe('stops of one operation, in any order and at any gap', () => {
           const firsts: Record<string, number> = {};
           if (came.timeout !== undefined) firsts.timeout = came.timeout;
           if (came.cancelled !== undefined) firsts.cancelled = came.cancelled;
+          if (came.shutdown !== undefined) firsts.shutdown = came.shutdown;
           if (came.memory_limit !== undefined) firsts.memory_limit = came.memory_limit;
           const earliest = Math.min(...Object.values(firsts));
           const candidates = Object.keys(firsts).filter((name) => (firsts[name] ?? Infinity) <= earliest);
@@ -205,11 +220,15 @@ describe('stops of one operation, in any order and at any gap', () => {
             expect(cell.interrupts[0]?.reason).toBeUndefined();
             expect(cell.interrupts[1]?.reason).toBe('memory_limit');
           }
-          // One replacement at most, and the epoch says whether it happened.
+          // One replacement at most, and the epoch says whether it happened (none once the runtime is closing).
           const reset = outcome.meta.namespace === 'reset';
-          expect(workers).toBe(reset ? 2 : 1);
-          expect(epoch).toBe(reset ? 2 : 1);
-          expect(outcome.meta.epoch).toBe(epoch);
+          const closing = came.shutdown !== undefined;
+          expect(workers).toBeLessThanOrEqual(2);
+          if (!closing) {
+            expect(workers).toBe(reset ? 2 : 1);
+            expect(epoch).toBe(reset ? 2 : 1);
+            expect(outcome.meta.epoch).toBe(epoch);
+          }
           const killed = came.hard !== undefined && cell.dispatchedAt !== undefined && came.hard <= (outcome.meta.durationMs + 1);
           const memoryTookPart = came.memory_limit !== undefined && came.memory_limit <= outcome.meta.durationMs + 1;
           if (killed) expect(outcome.meta.namespace).toBe('reset');
@@ -217,8 +236,8 @@ describe('stops of one operation, in any order and at any gap', () => {
             expect(outcome.error.code).toBe('memory_limit');
             expect(outcome.error.message).toContain(`memory limit (${LIMIT_MB} MB)`);
           } else {
-            expect(outcome.error.code).toBe(kind === 'timeout' ? 'operation_timeout' : 'operation_cancelled');
-            expect(outcome.error.message).toMatch(kind === 'timeout' ? /^the operation passed its deadline/ : /^the operation was cancelled/);
+            expect(outcome.error.code).toBe({ timeout: 'operation_timeout', cancelled: 'operation_cancelled', shutdown: 'runtime_closed' }[kind as string]);
+            expect(outcome.error.message).toMatch({ timeout: /^the operation passed its deadline/, cancelled: /^the operation was cancelled/, shutdown: /^the operation was stopped by shutdown/ }[kind as string] ?? /^$/);
             const memory = (outcome.error.details as { memory?: Record<string, unknown> } | undefined)?.memory;
             if (memoryTookPart) {
               // The memory guard tripped during this stop's grace: the outcome says so, with the limit and the peak.
@@ -236,6 +255,7 @@ describe('stops of one operation, in any order and at any gap', () => {
           }
           // Memory that went over and was not freed never leaves a preserved namespace behind.
           if (memoryTookPart && !cell.released) expect(outcome.meta.namespace).not.toBe('preserved');
+          if (closing) return;
           expect(runtime.status().lastInterruption).toEqual({ kind, namespace: outcome.meta.namespace, epoch });
           // The runtime keeps answering.
           const next = runtime.run('execute', { code: 'fine' });
@@ -255,8 +275,69 @@ describe('stops of one operation, in any order and at any gap', () => {
         numRuns: 300,
         // Found by the property: the hard line reached only by the fresh read after the cell answered (memory kept
         // the worker from being kept; nothing killed it).
-        examples: [[{ deadlineMs: 33, cancelMs: null, jobStop: false, softMs: 31, hardMs: 71, cleanupMs: 38, freeable: false }]],
+        examples: [[{ deadlineMs: 33, cancelMs: null, jobStop: false, shutdownMs: null, softMs: 31, hardMs: 71, cleanupMs: 38, freeable: false }]],
       },
     );
   }, 120_000);
+});
+
+/**
+ * Where the guard runs beside the worker (a Jupyter kernel's machine guard; the runtime measures nothing), only the
+ * worker's answer says what memory did: `after_interrupt` when the limit was crossed after this stop's interrupt,
+ * absent when the guard had stopped the cell first and this stop landed during that stop's grace.
+ */
+describe('a guard beside the worker, as its answer tells it', () => {
+  async function answered(details: Record<string, unknown>): Promise<OperationOutcome> {
+    const runtime = new Runtime({
+      python: 'unused',
+      warmStandby: false,
+      operationTimeoutMs: 20,
+      interruptionGraceMs: 200,
+      backend: {
+        name: 'scripted',
+        capabilities: new Set(),
+        start: () => {
+          const [near, far] = InMemoryChannel.createLinkedPair();
+          far.onmessage = (raw) => {
+            const message = raw as Message;
+            if (message.type === 'request' && message.op === 'health') far.send({ type: 'response', id: message.id, ok: true, result: {} });
+            if (message.type === 'interrupt') far.send({ type: 'response', id: message.id, ok: false, error: { code: 'memory_limit', message: 'stopped by the memory guard', details } });
+            if (message.type === 'shutdown') far.close();
+          };
+          return new ChannelWorker(near);
+        },
+      },
+    });
+    runtime.start();
+    const pending = runtime.run('execute', { code: 'import time\ntime.sleep(10**6)' });
+    let outcome: OperationOutcome | undefined;
+    void pending.then((value) => {
+      outcome = value;
+    });
+    for (let spent = 0; outcome === undefined && spent < 1000; spent += 1) await vi.advanceTimersByTimeAsync(1);
+    const closed = runtime.close();
+    await vi.advanceTimersByTimeAsync(100);
+    await closed;
+    if (outcome === undefined) throw new Error('no outcome');
+    return outcome;
+  }
+
+  it('the limit crossed after the deadline: the deadline first, then memory, the namespace kept', async () => {
+    const outcome = await answered({ trigger: 'watch', after_interrupt: true, limit_mb: 400 });
+    expect(outcome.ok).toBe(false);
+    if (outcome.ok) return;
+    expect(outcome.meta).toMatchObject({ interruption: 'timeout', namespace: 'preserved', epoch: 1 });
+    expect(outcome.error.code).toBe('operation_timeout');
+    expect(outcome.error.message).toBe('the operation passed its deadline; then, while it was being stopped, it grew past the memory limit (400 MB); state was preserved');
+    expect(outcome.error.details).toEqual({ memory: { trigger: 'watch', limit_mb: 400, peak_mb: null, memory_mb_after: null, replaced_worker: false } });
+  });
+
+  it('the guard stopped the cell first and the deadline landed in its grace: memory is the first cause', async () => {
+    const outcome = await answered({ trigger: 'watch', limit_mb: 400 });
+    expect(outcome.ok).toBe(false);
+    if (outcome.ok) return;
+    expect(outcome.meta).toMatchObject({ interruption: 'memory_limit', namespace: 'preserved', epoch: 1 });
+    expect(outcome.error.code).toBe('memory_limit');
+    expect(outcome.error.message).toBe('the operation grew past the memory limit (400 MB) and was stopped; state was preserved');
+  });
 });
