@@ -1,7 +1,7 @@
 import { ProtocolError, Server as ModernServer, type ServerContext } from '@modelcontextprotocol/server';
 import type { CallToolResult, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import { DETACH_ARGUMENT, STABLE_TOOLS, findStableTool, runsAsTask, takesOwnDetach, toMcpTool, withTaskSupport } from '../tools/index.js';
+import { CellStop, DETACH_ARGUMENT, STABLE_TOOLS, findStableTool, runsAsTask, stopCauseOf, takesOwnDetach, toMcpTool, withTaskSupport } from '../tools/index.js';
 import { INSTRUCTIONS, listTools, type SessionServerParts } from './server.js';
 import { listResources, readResource } from '../resources/index.js';
 import { ResultWriter } from '../results/index.js';
@@ -52,7 +52,7 @@ export class ModernTasks {
     if (job === undefined) throw unknownTask(caller.detached.unknown(taskId, caller.epoch));
     const base = { taskId, createdAt: isoTime(job.startedAt), ttlMs: null, pollIntervalMs: TASK_POLL_INTERVAL_MS };
     if (job.result === undefined) {
-      if (job.stop.signal.aborted) return { ...base, status: 'working', lastUpdatedAt: isoTime(job.startedAt), statusMessage: 'cancelling: the interrupt is on its way' };
+      if (job.stop.signal.aborted) return { ...base, status: 'working', lastUpdatedAt: isoTime(job.startedAt), statusMessage: `${stoppedBy(job.stop.signal)}; the interrupt is on its way` };
       return { ...base, status: 'working', lastUpdatedAt: isoTime(job.startedAt), statusMessage: this.runningLine(taskId) };
     }
     const answer = await caller.detached.answer({ job: taskId }, caller.epoch, new AbortController().signal);
@@ -60,7 +60,7 @@ export class ModernTasks {
     const endedAt = job.endedAt ?? job.startedAt;
     this.results.set(taskId, { result: answer.result, startedAt: job.startedAt, endedAt });
     while (this.results.size > KEPT_RESULTS) this.results.delete(this.results.keys().next().value as string);
-    if (job.stop.signal.aborted) return { ...base, status: 'cancelled', lastUpdatedAt: isoTime(endedAt), statusMessage: 'cancelled: the call was interrupted (the namespace is kept)' };
+    if (job.stop.signal.aborted) return { ...base, status: 'cancelled', lastUpdatedAt: isoTime(endedAt), statusMessage: `${stoppedBy(job.stop.signal)}: the call was interrupted (the namespace is kept)` };
     return finishedTask(taskId, answer.result, job.startedAt, endedAt);
   }
 
@@ -72,7 +72,7 @@ export class ModernTasks {
       if (this.results.has(taskId)) return {};
       throw unknownTask(caller.detached.unknown(taskId, caller.epoch));
     }
-    if (job.result === undefined) job.stop.abort(new Error('cancelled by tasks/cancel'));
+    if (job.result === undefined) job.stop.abort(CellStop.byTaskCancel());
     return {};
   }
 
@@ -109,6 +109,7 @@ export function createModernSessionServer(parts: SessionServerParts, tasks: Mode
       progressToken: request.params._meta?.progressToken,
       sendNotification: (notification: ServerNotification) => ctx.mcpReq.notify(notification as never),
       results,
+      calls: parts.calls,
     });
     if (parts.relist.holds(mark)) await parts.relist.settle(mark);
     const handle = takesTasks ? detachedHandle(parts, result) : undefined;
@@ -172,6 +173,11 @@ async function taskCreated(tasks: ModernTasks, handle: string): Promise<Record<s
   const task = await tasks.get(handle).catch(() => undefined);
   const { result: _result, error: _error, ...shown } = task ?? { taskId: handle, status: 'working', ttlMs: null };
   return { resultType: 'task', ...shown };
+}
+
+/** Who stopped a task's cell, in its status message's words. */
+function stoppedBy(signal: AbortSignal): string {
+  return stopCauseOf(signal)?.message ?? 'cancelled';
 }
 
 function finishedTask(taskId: string, result: CallToolResult, startedAt: number, endedAt: number): Record<string, unknown> {

@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Runtime, silentLogger, type Logger, type RuntimeOptions } from '@ipython-mcp/worker-supervisor';
-import { DynamicCatalog, RelistGate, RestoreFollowUp, STABLE_TOOL_NAMES, ToolCaller } from '../tools/index.js';
+import { DynamicCatalog, RelistGate, RequestJobs, RestoreFollowUp, STABLE_TOOL_NAMES, ToolCaller } from '../tools/index.js';
 import { OutputResources, openJournal, type DocumentResources } from '../resources/index.js';
 import { DEFAULT_NAMESPACE, namespaceFilePath } from './namespace-files.js';
 import { createSessionServer } from './server.js';
@@ -64,6 +64,11 @@ export interface IpythonMcpServer {
   server: Server;
   runtime: Runtime;
   catalog: DynamicCatalog;
+  /**
+   * The connection's detached cells by request id, shared by its 2025-era server and its 2026-07-28 ones: its
+   * transport shows it every client message (see {@link RequestJobs}).
+   */
+  calls: RequestJobs;
   /** A protocol 2026-07-28 server on the same namespace (made when a client opens in that era). */
   attachModern(): ModernServer;
   close(): Promise<void>;
@@ -72,6 +77,8 @@ export interface IpythonMcpServer {
 /** One MCP session attached to a {@link Namespace}. */
 export interface NamespaceSession {
   server: Server;
+  /** The session's detached cells by request id: its transport shows it every client message (see {@link RequestJobs}). */
+  calls: RequestJobs;
   /** Detaches the session (its transport closed); the namespace and its runtime go on. */
   release(): void;
 }
@@ -86,10 +93,17 @@ export interface Namespace {
   readonly catalog: DynamicCatalog;
   /** Sessions attached and not yet released. */
   readonly sessionCount: number;
-  /** A new MCP server (not yet connected to a transport) whose tools act on this namespace. */
-  attach(): NamespaceSession;
-  /** The same for a protocol 2026-07-28 session (modern-server.ts): the SDK's v2 server. */
-  attachModern(): { server: ModernServer; release(): void };
+  /**
+   * A new MCP server (not yet connected to a transport) whose tools act on this namespace; `calls` is its
+   * connection's map of detached cells by request id (a new one when not given).
+   */
+  attach(calls?: RequestJobs): NamespaceSession;
+  /**
+   * The same for a protocol 2026-07-28 session (modern-server.ts): the SDK's v2 server. Without `calls` (stateless
+   * HTTP, where closing a request's stream is its cancel) a cell is stopped by its request's signal only until its
+   * handle is written.
+   */
+  attachModern(calls?: RequestJobs): { server: ModernServer; release(): void };
   /** Ends the runtime (queued and active requests answer runtime_closed), the journal, then every session. */
   close(): Promise<void>;
 }
@@ -124,8 +138,9 @@ export function namespaceOptionsOf(options: NamespaceOptions): NamespaceOptions 
 /** Builds the MCP server of one namespace with one session (not yet connected). The worker starts at once. */
 export function createIpythonMcpServer(options: IpythonMcpServerOptions): IpythonMcpServer {
   const namespace = createNamespace(namespaceOptionsOf(options));
-  const { server } = namespace.attach();
-  return { server, runtime: namespace.runtime, catalog: namespace.catalog, attachModern: () => namespace.attachModern().server, close: () => namespace.close() };
+  const calls = new RequestJobs();
+  const { server } = namespace.attach(calls);
+  return { server, runtime: namespace.runtime, catalog: namespace.catalog, calls, attachModern: () => namespace.attachModern(calls).server, close: () => namespace.close() };
 }
 
 /** Builds a namespace with no session yet. The worker starts in the background at once. */
@@ -182,16 +197,16 @@ export function createNamespace(options: NamespaceOptions): Namespace {
     get sessionCount() {
       return sessions.size;
     },
-    attach() {
+    attach(calls = new RequestJobs()) {
       const relist = new RelistGate();
-      const server = createSessionServer({ version, runtime, catalog, journal, outputs, restore, caller, relist, maxTimeoutSeconds, checkResults: options.checkResults, documents: options.documents });
+      const server = createSessionServer({ version, runtime, catalog, journal, outputs, restore, caller, relist, calls, maxTimeoutSeconds, checkResults: options.checkResults, documents: options.documents });
       const session = { server, relist };
       sessions.add(session);
-      return { server, release: () => void sessions.delete(session) };
+      return { server, calls, release: () => void sessions.delete(session) };
     },
-    attachModern() {
+    attachModern(calls?: RequestJobs) {
       const relist = new RelistGate();
-      const parts = { version, runtime, catalog, journal, outputs, restore, caller, relist, maxTimeoutSeconds, checkResults: options.checkResults };
+      const parts = { version, runtime, catalog, journal, outputs, restore, caller, relist, calls, maxTimeoutSeconds, checkResults: options.checkResults };
       const server = createModernSessionServer(parts, modernTasks);
       const session = { server, relist };
       sessions.add(session);

@@ -12,6 +12,7 @@ import {
   withTimeoutProperty,
   type DynamicCatalog,
   type RelistGate,
+  type RequestJobs,
   type RestoreFollowUp,
   type ToolCaller,
 } from '../tools/index.js';
@@ -30,6 +31,11 @@ export interface SessionServerParts {
   restore: RestoreFollowUp;
   caller: ToolCaller;
   relist: RelistGate;
+  /**
+   * The connection's detached cells by request id, fed by its transport with every client message (so a cancel
+   * after a call detached stops its cell). None over stateless HTTP, where closing the stream is the cancel.
+   */
+  calls?: RequestJobs | undefined;
   /** The largest `timeout_seconds` a call may ask for (published in every tool's input schema). */
   maxTimeoutSeconds: number;
   /** Check each result against its tool's output schema (see {@link ResultWriter}). */
@@ -65,7 +71,7 @@ export function createSessionServer(parts: SessionServerParts): Server {
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({ tools: await listTools(parts, publishedStableTools, extra.signal) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
-    const call = { name: request.params.name, args: request.params.arguments ?? {}, requestId: extra.requestId, sendNotification: extra.sendNotification, results };
+    const call = { name: request.params.name, args: request.params.arguments ?? {}, requestId: extra.requestId, sendNotification: extra.sendNotification, results, calls: parts.calls };
     // A task-augmented call answers with its task at once; the call goes on as a detached cell (cell-tasks.ts).
     if (request.params.task !== undefined) return tasks.create(call);
     // A call that changed the tool list answers once the client has re-read it (see RelistGate).

@@ -3,7 +3,8 @@ import type { OperationName, OperationParams } from '@ipython-mcp/protocol';
 import type { OperationMeta, RunOptions, Runtime } from '@ipython-mcp/worker-supervisor';
 import { takeTimeout } from './call-deadline.js';
 import { dynamicCallable, stableCallable, staleOrUnknown, type CallableTool } from './callable-tool.js';
-import { DetachedCells, OutputTail, takeDetach, type DetachedLimits, type JobRequest } from './detached/detached-cells.js';
+import { CellStop, DetachedCells, OutputTail, stopCauseOf, takeDetach, withStopCause, type DetachedLimits, type JobRequest } from './detached/detached-cells.js';
+import type { RequestJobs } from './detached/request-jobs.js';
 import type { DynamicCatalog } from './dynamic-catalog.js';
 import type { JournalRecorder } from '../resources/index.js';
 import { progressReporter } from './progress.js';
@@ -43,6 +44,11 @@ export interface ToolCallRequest {
    * never detaches on its own, since the task is already its handle.
    */
   tail?: OutputTail | undefined;
+  /**
+   * The connection's detached cells by request id: a call that detaches (or starts as a task) is held there, so
+   * that the client's cancel of this request stops its cell after the answer too. None: only the signal stops it.
+   */
+  calls?: RequestJobs | undefined;
 }
 
 /**
@@ -119,7 +125,10 @@ export class ToolCaller {
     const startedAt = performance.now();
     const epoch = this.parts.runtime.epoch;
     const running = this.call({ ...request, signal: stop.signal, progressToken: undefined, tail });
-    return this.detached.adopt({ epoch, startedAt, tail, stop, running });
+    const job = this.detached.adopt({ epoch, startedAt, tail, stop, running });
+    // The task is the handle, but a cancel of the request can cross its answer (the SDK then drops the task).
+    this.hold(request, job);
+    return job;
   }
 
   /** The runtime's current epoch: a handle from an earlier one is refused with that reason. */
@@ -128,9 +137,11 @@ export class ToolCaller {
   }
 
   /**
-   * Runs a call that may detach: it runs on a signal of its own (the request's cancellation stops it until it
-   * detaches; after that only the job tool does), with its output's tail kept. Finished within `detachMs`, its
-   * result is the answer; otherwise the answer is a handle and a look at it, and the call goes on.
+   * Runs a call that may detach: it runs on a signal of its own, with its output's tail kept. Finished within
+   * `detachMs`, its result is the answer; otherwise the answer is a handle and a look at it, and the call goes on.
+   * The client's cancel of the request stops it whenever it comes: before the detach and until the handle is
+   * written through the request's signal (the SDK then drops the answer), and after that through the connection's
+   * {@link RequestJobs}; the `job` tool and `tasks/cancel` stop it too.
    */
   private async runDetachable(
     tool: CallableTool,
@@ -140,7 +151,7 @@ export class ToolCaller {
   ): Promise<CallToolResult> {
     const { request, detachMs, tail } = context;
     const stop = new AbortController();
-    const cancel = () => stop.abort(request.signal.reason);
+    const cancel = () => stop.abort(CellStop.byClient(request.requestId, request.signal.reason));
     request.signal.addEventListener('abort', cancel, { once: true });
     const startedAt = performance.now();
     const epoch = this.parts.runtime.epoch;
@@ -150,16 +161,29 @@ export class ToolCaller {
     const detachAt = new Promise<undefined>((resolve) => {
       timer = setTimeout(resolve, detachMs, undefined);
     });
+    let detached = false;
     try {
       const finished = await Promise.race([running, detachAt]);
       if (finished !== undefined) return finished;
+      // Cancelled before its detach time: no handle (the SDK answers nothing to a cancelled request); the call ends
+      // once its interrupt lands.
+      if (request.signal.aborted) return await running;
+      detached = true;
     } finally {
       clearTimeout(timer);
-      request.signal.removeEventListener('abort', cancel);
+      // A detached call keeps listening: the SDK forgets the signal once the handle is written.
+      if (!detached) request.signal.removeEventListener('abort', cancel);
     }
     const job = this.detached.adopt({ epoch, startedAt, tail, stop, running, detachSeconds: detachMs / 1000 });
+    this.hold(request, job);
     const look = this.detached.running(job);
     return { content: [{ type: 'text', text: look.text }], structuredContent: look.structured };
+  }
+
+  /** Holds a detached cell in the connection's map by its request's id, until it ends (see {@link RequestJobs}). */
+  private hold(request: Pick<ToolCallRequest, 'calls' | 'requestId'>, job: string): void {
+    const detached = request.calls === undefined ? undefined : this.detached.peek(job);
+    if (detached !== undefined) request.calls?.hold(request.requestId, detached);
   }
 
   /** The job tool: a look at a detached cell, its whole result once done, or a refusal for a bad handle. */
@@ -183,7 +207,10 @@ export class ToolCaller {
 
   private async run(tool: CallableTool, data: Record<string, unknown>, runOptions: RunOptions, results: ResultWriter): Promise<CallToolResult> {
     const { runtime, catalog, journal, restore } = this.parts;
-    const outcome = await runtime.run(tool.op as OperationName, tool.params(data) as OperationParams<OperationName>, runOptions);
+    let outcome = await runtime.run(tool.op as OperationName, tool.params(data) as OperationParams<OperationName>, runOptions);
+    // A detached cell someone stopped: its result (and the journal) says who.
+    const stop = outcome.ok ? undefined : stopCauseOf(runOptions.signal);
+    if (stop !== undefined && !outcome.ok) outcome = { ...outcome, error: withStopCause(outcome.error, stop) };
     if (outcome.ok && mustReconcile(tool.catalogEffect, outcome.meta, catalog, runtime)) {
       // A result that waits has list_changed (with the new revision) go out before it. One that does not is joined
       // to any refresh in flight, so a burst of calls adds at most one discover to the queue.

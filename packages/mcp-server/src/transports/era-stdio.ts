@@ -81,6 +81,8 @@ export class StdioEraRouter {
     private readonly real: LegacyTransport,
     private readonly modern: () => ModernServer,
     private readonly onerror: (error: Error) => void = () => undefined,
+    /** Sees every message from the client before either side does (the connection's RequestJobs). */
+    private readonly observe?: (message: JSONRPCMessage) => void,
   ) {
     const write = (message: JSONRPCMessage) => this.real.send(message);
     const closeReal = () => this.real.close();
@@ -109,6 +111,7 @@ export class StdioEraRouter {
   }
 
   private route(message: JSONRPCMessage): void {
+    this.observe?.(message);
     if (this.state === 'legacy') return this.legacy.deliver(message);
     if (this.state === 'modern') return this.modernSide.deliver(message);
     if (!claimsModernEra(message)) {

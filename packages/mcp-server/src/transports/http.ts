@@ -254,8 +254,10 @@ export async function serveHttp(options: HttpServeOptions): Promise<IpythonMcpHt
       entry.lastSeen = Date.now();
       // The client went away before its answers: cancel those requests as MCP cancellation does (a queued one is
       // dropped, a running one interrupted; the namespace stays).
-      if (!res.writableFinished) for (const requestId of requestIds) cancel(entry.transport, requestId);
+      if (!res.writableFinished) for (const requestId of requestIds) cancel(entry, requestId);
     });
+    // Every client message passes the session's detached cells first: a cancel may name a call that detached.
+    if (entry.session.calls.size > 0) for (const message of Array.isArray(body) ? body : [body]) if (typeof message === 'object' && message !== null) entry.session.calls.observe(message as JSONRPCMessage);
     const response = await entry.transport.handleRequest(webRequest(req), { parsedBody: body });
     await writeWebResponse(response, res, req.method === 'POST' && answerableAsJson(body));
   };
@@ -356,9 +358,11 @@ function requestIdsOf(body: unknown): RequestId[] {
   return messages.filter((message): message is JSONRPCMessage & { id: RequestId } => isJSONRPCRequest(message)).map((message) => message.id);
 }
 
-/** Hands the session's server a cancellation for `requestId`, as if the client had sent notifications/cancelled. */
-function cancel(transport: WebStandardStreamableHTTPServerTransport, requestId: RequestId): void {
-  transport.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the client disconnected' } });
+/** Hands the session a cancellation for `requestId`, as if the client had sent notifications/cancelled. */
+function cancel(entry: OpenSession, requestId: RequestId): void {
+  const notification: JSONRPCMessage = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the client disconnected' } };
+  entry.session.calls.observe(notification);
+  entry.transport.onmessage?.(notification);
 }
 
 function refuse(res: ServerResponse, status: number, message: string): void {

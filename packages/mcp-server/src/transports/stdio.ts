@@ -50,7 +50,8 @@ export function closeOnStdioEnd(server: { onclose?: (() => void) | undefined }, 
 export async function serveStdio(options: IpythonMcpServerOptions): Promise<{ instance: IpythonMcpServer; closed: Promise<void> }> {
   const instance = createIpythonMcpServer(options);
   const closed = closeOnStdioEnd(instance.server, () => instance.close());
-  const router = new StdioEraRouter(stdioTransport(), instance.attachModern);
+  // Every client message passes the connection's detached cells first: a cancel may name a call that detached.
+  const router = new StdioEraRouter(stdioTransport(), instance.attachModern, undefined, (message) => instance.calls.observe(message));
   await instance.server.connect(router.legacy);
   await router.start();
   return { instance, closed };

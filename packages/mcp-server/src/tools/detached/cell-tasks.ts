@@ -1,7 +1,7 @@
 import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/tasks/types.js';
 import { ErrorCode as McpErrorCode, McpError, type CallToolResult, type ServerCapabilities, type Task, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { DetachedJob } from './detached-cells.js';
+import { CellStop, stopCauseOf, type DetachedJob } from './detached-cells.js';
 import { findStableTool } from '../stable-tools.js';
 import type { ToolCaller, ToolCallRequest } from '../tool-caller.js';
 
@@ -13,7 +13,8 @@ import type { ToolCaller, ToolCallRequest } from '../tool-caller.js';
  * which is the SDK's TaskStore interface on the namespace's detached cells:
  *
  * - status: `working` while the call runs, then `completed`, or `failed` when its result is an error (the spec's rule
- *   for tool calls); `cancelled` from the moment `tasks/cancel` stops it.
+ *   for tool calls); `cancelled` from the moment `tasks/cancel` (or the client's `notifications/cancelled` of the
+ *   tools/call, which may cross the task's answer: request-jobs.ts) stops it, its message saying which.
  * - `tasks/result` waits for the end and returns the call's result exactly as the blocking call would have (plus
  *   the related-task `_meta` the SDK adds). A result is returned once; then the handle answers "already read".
  * - `ttl` is null: nothing expires by time. Results wait until read, within the count and byte bounds of detached
@@ -97,7 +98,7 @@ export class CellTasks implements TaskStore {
   async updateTaskStatus(taskId: string, status: Task['status']): Promise<void> {
     const job = this.find(taskId);
     if (status !== 'cancelled') throw new McpError(McpErrorCode.InvalidRequest, `a task's status follows its call; only cancelling it is possible`);
-    if (job.result === undefined) job.stop.abort(new Error('cancelled by tasks/cancel'));
+    if (job.result === undefined) job.stop.abort(CellStop.byTaskCancel());
   }
 
   async listTasks(cursor?: string): Promise<{ tasks: Task[]; nextCursor?: string }> {
@@ -128,7 +129,7 @@ export class CellTasks implements TaskStore {
   }
 
   private statusMessage(job: DetachedJob, status: Task['status']): string | undefined {
-    if (status === 'cancelled') return 'cancelled: the call was interrupted (the namespace is kept); tasks/result returns its result';
+    if (status === 'cancelled') return `${stopCauseOf(job.stop.signal)?.message ?? 'cancelled'}: the call was interrupted (the namespace is kept); tasks/result returns its result`;
     if (status === 'failed') return firstLine(textOf(job.result));
     if (status !== 'working') return undefined;
     const look = this.caller.detached.running(job.id).structured;

@@ -74,6 +74,53 @@ export class OutputTail {
   }
 }
 
+/** Who stopped a detached cell: the client cancelling the request that started it, the `job` tool, or `tasks/cancel`. */
+export type StopCause = 'client' | 'job' | 'task';
+
+/**
+ * The reason a detached cell's own signal is aborted with: who stopped it, in words a result and a task's status
+ * put first (`cancelled by the client (request 7)`). A cancelled call's failure says it (see {@link withStopCause}).
+ */
+export class CellStop extends Error {
+  constructor(
+    readonly by: StopCause,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CellStop';
+  }
+
+  /** The client cancelled request `requestId` (`notifications/cancelled`, its HTTP stream closed): its `reason`, bounded, if it gave one. */
+  static byClient(requestId: string | number, reason?: unknown): CellStop {
+    const id = typeof requestId === 'string' ? JSON.stringify(requestId.slice(0, 64)) : String(requestId);
+    const why = typeof reason === 'string' && reason.trim().length > 0 ? `: ${reason.trim().slice(0, 200)}` : '';
+    return new CellStop('client', `cancelled by the client (request ${id}${why})`);
+  }
+
+  static byJobTool(): CellStop {
+    return new CellStop('job', 'stopped by the job tool');
+  }
+
+  static byTaskCancel(): CellStop {
+    return new CellStop('task', 'cancelled by tasks/cancel');
+  }
+}
+
+/** Who stopped the call whose signal this is, when a {@link CellStop} did. */
+export function stopCauseOf(signal: AbortSignal | undefined): CellStop | undefined {
+  const reason = signal?.aborted === true ? (signal.reason as unknown) : undefined;
+  return reason instanceof CellStop ? reason : undefined;
+}
+
+/**
+ * A cancelled call's failure (`operation_cancelled`: interrupted, or dropped from the queue) with who stopped it put
+ * first in its message and in `details.stopped_by`; any other failure as it was.
+ */
+export function withStopCause(failure: OperationFailure, stop: CellStop | undefined): OperationFailure {
+  if (stop === undefined || failure.code !== 'operation_cancelled') return failure;
+  return { ...failure, message: `${stop.message}: ${failure.message}`, details: { ...failure.details, stopped_by: stop.by } };
+}
+
 /** The bounds on finished results kept unread. */
 export interface DetachedLimits {
   /** Finished, unread results kept at most; the oldest goes first. */
@@ -186,7 +233,7 @@ export class DetachedCells {
   async answer(request: JobRequest, currentEpoch: number, signal: AbortSignal): Promise<JobAnswer> {
     const job = this.jobs.get(request.job);
     if (job === undefined) return { kind: 'refused', failure: this.unknown(request.job, currentEpoch) };
-    if (request.stop === true && job.result === undefined) job.stop.abort(new Error('stopped by the job tool'));
+    if (request.stop === true && job.result === undefined) job.stop.abort(CellStop.byJobTool());
     const waitMs = request.stop === true ? Number.POSITIVE_INFINITY : (request.wait_seconds ?? 0) * 1000;
     if (job.result === undefined && waitMs > 0) await settledWithin(job.done, waitMs, signal);
     if (job.result === undefined) return { kind: 'running', ...this.running(job.id) };
