@@ -139,9 +139,9 @@ export class ToolCaller {
   /**
    * Runs a call that may detach: it runs on a signal of its own, with its output's tail kept. Finished within
    * `detachMs`, its result is the answer; otherwise the answer is a handle and a look at it, and the call goes on.
-   * The client's cancel of the request stops it whenever it comes: before the detach and until the handle is
-   * written through the request's signal (the SDK then drops the answer), and after that through the connection's
-   * {@link RequestJobs}; the `job` tool and `tasks/cancel` stop it too.
+   * The client's cancel of the request stops it whenever it comes: before the detach through the request's signal,
+   * from the detach on (while the handle is answered, and after) through the connection's {@link RequestJobs}; the
+   * `job` tool and `tasks/cancel` stop it too.
    */
   private async runDetachable(
     tool: CallableTool,
@@ -161,19 +161,22 @@ export class ToolCaller {
     const detachAt = new Promise<undefined>((resolve) => {
       timer = setTimeout(resolve, detachMs, undefined);
     });
-    let detached = false;
     try {
       const finished = await Promise.race([running, detachAt]);
       if (finished !== undefined) return finished;
       // Cancelled before its detach time: no handle (the SDK answers nothing to a cancelled request); the call ends
       // once its interrupt lands.
       if (request.signal.aborted) return await running;
-      detached = true;
     } finally {
       clearTimeout(timer);
-      // A detached call keeps listening: the SDK forgets the signal once the handle is written.
-      if (!detached) request.signal.removeEventListener('abort', cancel);
+      // The signal stops the call only until its detach: the SDKs also abort it when the connection or the
+      // per-request server closes (a stateless HTTP request's closes right after its answer), and neither may stop a
+      // detached cell, which a reconnecting client reads from another session.
+      request.signal.removeEventListener('abort', cancel);
     }
+    // From here the client's cancel reaches the cell through the connection's RequestJobs, which sees every client
+    // message before the SDK does: one that came before this point has already aborted the signal (the SDK aborts in
+    // the same turn it reads the message), one that comes after finds the cell held.
     const job = this.detached.adopt({ epoch, startedAt, tail, stop, running, detachSeconds: detachMs / 1000 });
     this.hold(request, job);
     const look = this.detached.running(job);
