@@ -6,6 +6,7 @@
 // cancelled by the client, and the server answers on. Then the MCP tasks of both eras, and the cancels that must do
 // nothing. The outcome asserted is the same on either side of every race; only which side was taken varies.
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,7 +18,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, eventually, testPython, waitForExit } from './harness.js';
-import { startHttpServer, type HttpTestServer } from './http-harness.js';
+import { rawPost, startHttpServer, type HttpTestServer } from './http-harness.js';
 
 type RequestId = string | number;
 
@@ -281,6 +282,65 @@ describe('--http, v1 SDK client, 2025-11-25', () => {
 
   it('a cancel of an unknown, a finished or an ended request does nothing', async () => {
     await cancelsOfNothing(driver);
+  }, 60_000);
+});
+
+describe('--http, 2026-07-28 on the wire (stateless: closing the stream is the cancel)', () => {
+  let http: HttpTestServer;
+  let nextId = 1;
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'wire', version: '1' },
+    'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  };
+  const headers = (method: string, name: string) => ({ 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, 'Mcp-Name': name });
+  const body = (id: number, method: string, params: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } });
+  const execute = async (code: string): Promise<Record<string, any>> => {
+    const answer = await rawPost(http, body(nextId++, 'tools/call', { name: 'execute', arguments: { code } }), headers('tools/call', 'execute'), '/wire');
+    const json = answer.contentType.includes('text/event-stream') ? answer.text.split('\n').find((line) => line.startsWith('data: '))?.slice(6) : answer.text;
+    return JSON.parse(json as string) as Record<string, any>;
+  };
+  beforeAll(async () => {
+    http = await startHttpServer(SERVER_ENV);
+  }, 60_000);
+  afterAll(async () => {
+    expect(await http?.stop()).toBe(0);
+  });
+
+  it('a POST whose stream closes before the detach interrupts its cell once and keeps the namespace', async () => {
+    await execute('kept = "before"');
+    for (const closeAtMs of [20, 100, 200]) {
+      const id = nextId++;
+      const payload = body(id, 'tools/call', { name: 'execute', arguments: { code: `import time\ntime.sleep(600)\nlater_${id} = 1`, detach_after_seconds: DETACH_MS / 1000, timeout_seconds: 120 } });
+      const target = new URL(`${http.url}/wire`);
+      const post = httpRequest({
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${http.token}`, ...headers('tools/call', 'execute') },
+      });
+      post.on('error', () => undefined);
+      post.end(payload);
+      await sleep(closeAtMs);
+      post.destroy();
+      const [outcome] = await eventually(
+        async () => logged(http.stderr(), 'op.interrupted', id),
+        (lines) => lines.length >= 1,
+        15_000,
+      );
+      expect(outcome, `closed at ${closeAtMs} ms`).toMatchObject({ interruption: 'cancelled', namespace: 'preserved' });
+      expect(logged(http.stderr(), 'op.interrupt_sent', id)).toHaveLength(1);
+      const check = await execute(`["later_${id}" in globals(), kept]`);
+      expect(check.result.structuredContent.result.value).toEqual([false, 'before']);
+    }
+  }, 60_000);
+
+  it('an answer written in full is the client\'s: the end of its request does not stop the cell that became a task', async () => {
+    const created = await rawPost(http, body(nextId++, 'tools/call', { name: 'execute', arguments: { code: 'import time\ntime.sleep(1)\nfinished = 1', detach_after_seconds: 0.2 } }), headers('tools/call', 'execute'), '/wire');
+    expect(created.text).toContain('"resultType":"task"');
+    const check = await execute('finished');
+    expect(check.result.structuredContent.result.value).toBe(1);
   }, 60_000);
 });
 

@@ -4,3 +4,5 @@ export { DEFAULT_NAMESPACE, NAMESPACE_NAME, namespaceFilePath } from './namespac
 export { createIpythonMcpServer, createNamespace, namespaceOptionsOf } from './namespace.js';
 export type { IpythonMcpServer, IpythonMcpServerOptions, Namespace, NamespaceOptions, NamespaceSession, NamespaceSettings } from './namespace.js';
 export type { SandboxStatus } from './status-report.js';
+// A connection's detached cells by request id: the transports feed it every client message (tools/detached/request-jobs.ts).
+export { RequestJobs } from '../tools/index.js';
