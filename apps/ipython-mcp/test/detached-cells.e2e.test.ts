@@ -101,6 +101,9 @@ describe('detach_after_seconds', () => {
     expect(stopped.isError).toBe(true);
     const structured = stopped.structuredContent as Record<string, any>;
     expect(structured.error.code).toBe('operation_cancelled');
+    // It says who stopped it.
+    expect(structured.error.details.stopped_by).toBe('job');
+    expect(structured.error.message).toMatch(/^stopped by the job tool: the operation was cancelled; state was preserved/);
     const kept = await server.structured('execute', { code: '(before, partial)' });
     expect(kept.result.value).toEqual(['kept', 1]);
   }, 60_000);

@@ -1,7 +1,7 @@
 import { McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { CellTasks, runsAsTask, withTaskSupport } from './cell-tasks.js';
-import { DetachedCells, OutputTail } from './detached-cells.js';
+import { CellStop, DetachedCells, OutputTail } from './detached-cells.js';
 import type { ToolCaller, ToolCallRequest } from '../tool-caller.js';
 import type { ResultWriter } from '../../results/index.js';
 
@@ -100,11 +100,24 @@ describe('CellTasks', () => {
     const { task } = await tasks.create(request('execute'));
     await tasks.updateTaskStatus(task.taskId, 'cancelled');
     expect(calls[0]!.stop.signal.aborted).toBe(true);
-    expect((await tasks.getTask(task.taskId)).status).toBe('cancelled');
+    expect(await tasks.getTask(task.taskId)).toMatchObject({
+      status: 'cancelled',
+      statusMessage: 'cancelled by tasks/cancel: the call was interrupted (the namespace is kept); tasks/result returns its result',
+    });
     const result = tasks.getTaskResult(task.taskId);
     calls[0]!.finish(failure('operation_cancelled: interrupted'));
     expect((await result).content).toEqual(failure('operation_cancelled: interrupted').content);
     expect(await refusal(tasks.updateTaskStatus('default-1-1', 'cancelled'))).toMatchObject({ data: { reason: 'read' } });
+  });
+
+  it("a task its client's cancel stopped says so in its status (request-jobs.ts)", async () => {
+    const { tasks, calls } = harness();
+    const { task } = await tasks.create(request('execute'));
+    calls[0]!.stop.abort(CellStop.byClient(1, 'Esc'));
+    expect(await tasks.getTask(task.taskId)).toMatchObject({
+      status: 'cancelled',
+      statusMessage: 'cancelled by the client (request 1: Esc): the call was interrupted (the namespace is kept); tasks/result returns its result',
+    });
   });
 
   it('only cancelling changes a status; nothing creates or stores a task but a task-augmented tools/call', async () => {
