@@ -1,4 +1,5 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Transport as LegacyTransport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { StdioEraRouter } from './era-stdio.js';
 import { createIpythonMcpServer, type IpythonMcpServer, type IpythonMcpServerOptions } from '../server/index.js';
 
@@ -50,9 +51,17 @@ export function closeOnStdioEnd(server: { onclose?: (() => void) | undefined }, 
 export async function serveStdio(options: IpythonMcpServerOptions): Promise<{ instance: IpythonMcpServer; closed: Promise<void> }> {
   const instance = createIpythonMcpServer(options);
   const closed = closeOnStdioEnd(instance.server, () => instance.close());
-  // Every client message passes the connection's detached cells first: a cancel may name a call that detached.
-  const router = new StdioEraRouter(stdioTransport(), instance.attachModern, undefined, (message) => instance.calls.observe(message));
+  await connectEras(instance, stdioTransport());
+  return { instance, closed };
+}
+
+/**
+ * Connects `instance` to one connection's transport in both eras (era-stdio.ts), and starts it. Every client message
+ * passes the connection's detached cells first: a cancel may name a call that detached.
+ */
+export async function connectEras(instance: IpythonMcpServer, transport: LegacyTransport): Promise<StdioEraRouter> {
+  const router = new StdioEraRouter(transport, instance.attachModern, undefined, (message) => instance.calls.observe(message));
   await instance.server.connect(router.legacy);
   await router.start();
-  return { instance, closed };
+  return router;
 }
