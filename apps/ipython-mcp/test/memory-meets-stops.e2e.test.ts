@@ -60,7 +60,7 @@ describe('the memory guard during another stop’s grace, over MCP stdio', () =>
     const body = stopped.structuredContent as Record<string, any>;
     expect(body.error.code).toBe('operation_cancelled');
     expect(body.error.message).toMatch(
-      new RegExp(`^the operation was cancelled; then, while it was being stopped, the worker passed the memory limit \\(${LIMIT_MB} MB\\) by more than its hard margin \\(${HARD_MB} MB\\) and was killed \\(peak \\d+ MB\\); the worker was replaced and the namespace reset$`),
+      new RegExp(`^stopped by the job tool: the operation was cancelled; then, while it was being stopped, the worker passed the memory limit \\(${LIMIT_MB} MB\\) by more than its hard margin \\(${HARD_MB} MB\\) and was killed \\(peak \\d+ MB\\); the worker was replaced and the namespace reset$`),
     );
     expect(body.error.details.memory).toMatchObject({ trigger: 'hard', limit_mb: LIMIT_MB, replaced_worker: true });
     expect(body.runtime).toMatchObject({ interruption: 'cancelled', namespace: 'reset', epoch: epoch + 1 });
