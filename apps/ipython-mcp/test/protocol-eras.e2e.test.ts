@@ -19,6 +19,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** The bench's bare SDK server of one era (the v2 SDK's own `Server`, plain `tools/call` registration). */
+const ERA_FLOOR = fileURLToPath(new URL('../../../tooling/bench/lib/era-floor.mjs', import.meta.url));
+
 type Era = 'v1 client, 2025-11-25' | 'v2 client, 2025-11-25' | 'v2 client, 2026-07-28';
 const ERAS: Era[] = ['v1 client, 2025-11-25', 'v2 client, 2025-11-25', 'v2 client, 2026-07-28'];
 
@@ -142,8 +145,12 @@ class WireClient {
   private readonly waiting = new Map<number, (message: Record<string, any>) => void>();
   private nextId = 1;
 
-  constructor(private readonly takesTasks: boolean) {
-    this.child = spawn(process.execPath, [CLI], { env: serverEnv(), stdio: ['pipe', 'pipe', 'ignore'] });
+  constructor(
+    private readonly takesTasks: boolean,
+    args: string[] = [CLI],
+    env: Record<string, string> = serverEnv(),
+  ) {
+    this.child = spawn(process.execPath, args, { env, stdio: ['pipe', 'pipe', 'ignore'] });
     createInterface({ input: this.child.stdout }).on('line', (line) => {
       const message = JSON.parse(line) as Record<string, any>;
       if (typeof message.id === 'number') this.waiting.get(message.id)?.(message);
@@ -252,6 +259,32 @@ describe('stdio, 2026-07-28 tasks extension (server-decided tasks)', () => {
     expect(look.result.structuredContent).toMatchObject({ status: 'running' });
     const refused = await client.request('tasks/get', { taskId: look.result.structuredContent.job });
     expect(refused.error.code).toBe(-32021);
+  });
+
+  it('a malformed tools/call gets the JSON-RPC error the bare SDK server gives, and nothing runs', async () => {
+    // The reference: the v2 SDK's own Server with the plain two-argument `tools/call` registration (the bench's era
+    // floor). Whatever ours does before the SDK hands it a call (era router, envelope, its own registration), a bad
+    // request must be refused exactly as the SDK alone refuses it.
+    const ours = wire(true);
+    const reference = new WireClient(true, [ERA_FLOOR], { ...serverEnv(), BENCH_ERA: '2026-07-28' });
+    open.push(reference);
+    await ours.request('tools/call', { name: 'execute', arguments: { code: 'ran = 0' } });
+    const bad: Array<Record<string, unknown>> = [
+      {},
+      { name: 42 },
+      { name: null, arguments: { code: '1' } },
+      { name: 'execute', arguments: 'ran = 1' },
+      { name: 'execute', arguments: ['ran = 1'] },
+      { name: ['execute'], arguments: { code: 'ran = 1' } },
+    ];
+    for (const params of bad) {
+      const [got, expected] = await Promise.all([ours.request('tools/call', params), reference.request('tools/call', params)]);
+      expect(got.error, JSON.stringify(params)).toBeDefined();
+      expect(got.error, JSON.stringify(params)).toEqual(expected.error);
+      expect(got.result).toBeUndefined();
+    }
+    const after = await ours.request('tools/call', { name: 'execute', arguments: { code: 'ran' } });
+    expect(after.result.structuredContent).toMatchObject({ result: { value: 0 } });
   });
 
   it('an unknown or malformed task id is refused with job_not_found, and nothing runs', async () => {
