@@ -6,6 +6,8 @@
 // modern-server.ts behind transports/era-stdio.ts). The floors replay one recorded result of ours. Beside wall time,
 // each server's own CPU per call (scheduler time of its Node process, all threads): less hostage to a loaded machine
 // than wall time. The Python worker behind our two servers is the same program in both eras, so it is left out.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CLI, ROOT } from '../lib/env.mjs';
@@ -13,6 +15,7 @@ import { cpuPerCall, cpuSnapshot, track, untrack } from '../lib/procs.mjs';
 import { quantile, ratio, spread, summarize } from '../lib/stats.mjs';
 
 const FLOOR = join(ROOT, 'tooling/bench/lib/era-floor.mjs');
+const COMPOSED = join(ROOT, 'tooling/bench/lib/composed-server.mjs');
 const MODERN = '2026-07-28';
 const LEGACY = '2025-11-25';
 
@@ -22,6 +25,10 @@ const TARGETS = [
   ['ours2026', MODERN, [CLI], `ipython-mcp on ${MODERN} (v2 SDK server)`],
   ['floor2025', LEGACY, [FLOOR], `bare SDK floor ${LEGACY} (v1 Server)`],
   ['floor2026', MODERN, [FLOOR], `bare SDK floor ${MODERN} (v2 Server)`],
+  // The composed floors (lib/composed-server.mjs: a bare SDK server → pipe → plain run_cell child, our tool definition
+  // and result shape), one per era on that era's SDK, so each era's ratio to its composed floor is against its own SDK.
+  ['composed2025', LEGACY, [COMPOSED], `composed floor ${LEGACY} (v1 Server → pipe → run_cell)`],
+  ['composed2026', MODERN, [COMPOSED], `composed floor ${MODERN} (v2 Server → pipe → run_cell)`],
 ];
 
 /** The v2 SDK client (the one that speaks both eras), resolved through the app that depends on it. */
@@ -40,9 +47,10 @@ async function open(sdk, era, args, env, label) {
   track(transport.pid, label);
   const negotiated = client.getNegotiatedProtocolVersion() === MODERN ? MODERN : LEGACY;
   if (negotiated !== era) throw new Error(`${label}: asked for ${era}, negotiated ${client.getNegotiatedProtocolVersion()}`);
-  await client.listTools();
+  const { tools } = await client.listTools();
   return {
     pid: transport.pid,
+    tools,
     call: () => client.callTool({ name: 'execute', arguments: { code: '1+1' } }),
     close: async () => {
       await client.close().catch(() => undefined);
@@ -86,12 +94,22 @@ export async function measureProtocolEras(ctx) {
   const sdk = await loadClient();
   const { rounds, eraCalls: calls, eraWarmup: warmup } = ctx.n;
   const targets = {};
+  const scratch = mkdtempSync(join(tmpdir(), 'bench-protocol-eras-'));
+  const shapeFile = join(scratch, 'shape.json');
   try {
     let recorded;
     for (const [key, era, args, label] of TARGETS) {
-      // The floors answer one recorded result of ours, so the SDK's cost of our result's shape is on both sides.
-      targets[key] = await open(sdk, era, args, ctx.serverEnv(args[0] === FLOOR ? { BENCH_ERA_RESULT: recorded } : {}), label);
-      recorded ??= JSON.stringify(withoutSdkMeta(await targets[key].call()));
+      // The floors answer one recorded result of ours, so the SDK's cost of our result's shape is on both sides; the
+      // composed floors list our execute tool (its output schema, which the client checks) and fill that result's
+      // shape from their run_cell child.
+      const env =
+        args[0] === FLOOR ? { BENCH_ERA_RESULT: recorded } : args[0] === COMPOSED ? { BENCH_SHAPED_RESULT: shapeFile, BENCH_PYTHON: ctx.python } : {};
+      targets[key] = await open(sdk, era, args, ctx.serverEnv(env), label);
+      if (recorded === undefined) {
+        recorded = JSON.stringify(withoutSdkMeta(await targets[key].call()));
+        const tool = targets[key].tools.find((entry) => entry.name === 'execute');
+        writeFileSync(shapeFile, JSON.stringify({ tool, result: JSON.parse(recorded) }));
+      }
     }
     const keys = Object.keys(targets);
     // A Node server's JIT keeps optimizing over its first few thousand calls; ours has more code than the floors.
@@ -122,12 +140,19 @@ export async function measureProtocolEras(ctx) {
         wall: { ours: perRound(roundMedians, 'ours2026', 'ours2025'), floors: perRound(roundMedians, 'floor2026', 'floor2025') },
         cpu: { ours: perRound(cpu, 'ours2026', 'ours2025'), floors: perRound(cpu, 'floor2026', 'floor2025') },
         // What ours adds over the bare SDK server of its era, 2026 over 2025: the era's cost that is our code's.
+        // Ours against the composed floor of its own era (same SDK, same client mode), and those two ratios' quotient.
+        composed: {
+          ours2025: perRound(roundMedians, 'ours2025', 'composed2025'),
+          ours2026: perRound(roundMedians, 'ours2026', 'composed2026'),
+          floors: perRound(roundMedians, 'composed2026', 'composed2025'),
+        },
         oursOverFloor: spread(roundMedians.ours2026.map((value, index) => ratio(value - roundMedians.floor2026[index], roundMedians.ours2025[index] - roundMedians.floor2025[index]))),
         mainThreadCpu: { ours: perRound(mainOf, 'ours2026', 'ours2025'), floors: perRound(mainOf, 'floor2026', 'floor2025') },
       },
     };
   } finally {
     for (const target of Object.values(targets)) await target.close();
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
 
@@ -166,5 +191,21 @@ export function protocolErasRows(measured, { row, formatMs, formatRatio, MET, MI
     figure('ours2026', `server CPU ${formatMs(cpuOf('ours2026') / 1000)} per call (${formatRatio(ratios.cpu.ours.median)} the 2025 era's, ${range(ratios.cpu.ours)}); ${above('ours2026', 'floor2026')}`),
     figure('floor2025', `server CPU ${formatMs(cpuOf('floor2025') / 1000)} per call`),
     figure('floor2026', `server CPU ${formatMs(cpuOf('floor2026') / 1000)} per call (${formatRatio(ratios.cpu.floors.median)} the 2025 floor's, ${range(ratios.cpu.floors)})`),
+    ...(ratios.composed === undefined
+      ? []
+      : [
+          row(`  ours / composed floor of the same era and SDK, ${LEGACY} (v1 SDK)`, {
+            value: formatRatio(ratios.composed.ours2025.median),
+            goal: '(figure)',
+            comparison: `median of per-round ratios (${range(ratios.composed.ours2025)}); floor ${formatMs(loops.composed2025.summary.median)}, server CPU ${formatMs(cpuOf('composed2025') / 1000)} per call`,
+            raw: { ratio: ratios.composed.ours2025.median, rounds: ratios.composed.ours2025 },
+          }),
+          row(`  ours / composed floor of the same era and SDK, ${MODERN} (v2 SDK)`, {
+            value: formatRatio(ratios.composed.ours2026.median),
+            goal: '(figure)',
+            comparison: `median of per-round ratios (${range(ratios.composed.ours2026)}); floor ${formatMs(loops.composed2026.summary.median)}, server CPU ${formatMs(cpuOf('composed2026') / 1000)} per call; composed floors 2026 / 2025 ${formatRatio(ratios.composed.floors.median)} (${range(ratios.composed.floors)})`,
+            raw: { ratio: ratios.composed.ours2026.median, rounds: ratios.composed.ours2026 },
+          }),
+        ]),
   ];
 }
