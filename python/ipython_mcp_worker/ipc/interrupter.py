@@ -71,19 +71,22 @@ class Interrupter:
 
     @staticmethod
     def hide_handler_frames(error: BaseException | None) -> None:
-        """Drop this handler's own frame from the tracebacks of ``error`` and the exceptions it was raised from or
-        during, in place. Raising KeyboardInterrupt from a Python handler puts its frame innermost in the traceback:
-        the user would read the worker's internals under every interrupted cell, and rendering it costs a parse of
-        this file the first time (stack_data, tens of milliseconds, inside the interrupt's grace period)."""
+        """Drop the SIGINT handlers' own frames (this one's, and those named by ``hide_frames_of``) from the innermost
+        end of the tracebacks of ``error`` and the exceptions it was raised from or during, in place. Raising
+        KeyboardInterrupt from a Python handler puts its frame innermost in the traceback: the user would read the
+        worker's internals under every interrupted cell, and rendering it costs a parse of this file the first time
+        (stack_data, tens of milliseconds, inside the interrupt's grace period)."""
         seen: set[int] = set()
         while error is not None and id(error) not in seen and len(seen) < 64:
             seen.add(id(error))
             entry = error.__traceback__
-            previous = None
-            while entry is not None and entry.tb_next is not None:
-                previous, entry = entry, entry.tb_next
-            if previous is not None and entry is not None and entry.tb_frame.f_code is _HANDLER_CODE:
-                previous.tb_next = None
+            last_kept = None
+            while entry is not None:
+                if entry.tb_frame.f_code not in _HANDLER_CODES:
+                    last_kept = entry
+                entry = entry.tb_next
+            if last_kept is not None:
+                last_kept.tb_next = None
             error = error.__cause__ or error.__context__
 
     def arm(self, request_id: int) -> None:
@@ -153,4 +156,9 @@ class Interrupter:
                 delay = min(delay * 2, MAX_NUDGE_SECONDS)
 
 
-_HANDLER_CODE = Interrupter._handle.__code__
+_HANDLER_CODES = {Interrupter._handle.__code__}
+
+
+def hide_frames_of(*codes: Any) -> None:
+    """Have ``Interrupter.hide_handler_frames`` drop these handlers' frames too (the kernel's, kernel/interrupts.py)."""
+    _HANDLER_CODES.update(codes)

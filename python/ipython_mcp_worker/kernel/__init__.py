@@ -73,7 +73,8 @@ class _Limit:
 
 
 class _NoInterrupter:
-    """A kernel's interrupts are its own (SIGINT from the server's interrupt API): nothing to arm."""
+    """A kernel's interrupts are its own (SIGINT from the server's interrupt API, held and repeated for the agent's
+    cell by interrupts.py): nothing to arm per request."""
 
     stop_reason = None
 
@@ -124,6 +125,12 @@ class KernelSide:
         # A token of this kernel process: the same in every ready answer until the kernel restarts (a new process
         # boots a new side), so a parent can tell its comm closed from the namespace lost.
         self.session = uuid.uuid4().hex
+        # The SIGINT handler of the kernel's requests: the agent's cell's interrupt held until the cell runs and
+        # repeated until heard (interrupts.py); installed by attach().
+        from .interrupts import AgentInterrupts
+
+        kernel = getattr(shell, "kernel", None)
+        self.interrupts = None if kernel is None else AgentInterrupts(kernel, lambda: _agent_request_id(shell))
 
     # -- comm ---------------------------------------------------------------------------------------------------
 
@@ -233,6 +240,9 @@ class KernelSide:
         request = _agent_request(self.shell)
         if request is None:
             return
+        if self.interrupts is not None:
+            # Before the guard chains its handler onto ours; from here an interrupt is raised in the cell.
+            self.interrupts.running()
         request_id, stream, comm_id, op, params = request
         client = self.clients.get(comm_id) if comm_id is not None else None
         if client is None or client.worker is None:
@@ -268,11 +278,14 @@ class KernelSide:
             return
         client = cell.client
         worker = client.worker
-        if getattr(result, "info", None) is not cell.info:
-            if worker is not None and worker.owner.nested > 0:
-                worker.owner.nested -= 1
+        if getattr(result, "info", None) is not cell.info and worker is not None and worker.owner.nested > 0:
+            worker.owner.nested -= 1  # a cell the agent's cell ran itself
             return
+        # The agent's cell's end. IPython gives a new ExecutionInfo when a KeyboardInterrupt landed in its own
+        # machinery around the cell rather than in the cell's code: still this cell, still answered.
         self.cell = None
+        if self.interrupts is not None:
+            self.interrupts.end()
         guard = client.guard if client.guard is not None else _NoInterrupter()
         if client.guard is not None:
             client.guard.end()
@@ -315,12 +328,20 @@ def _facts(op: Any) -> OperationFacts | None:
     return OPERATION_FACTS.get(op) if isinstance(op, str) else None
 
 
-def _agent_request(shell: Any) -> tuple[int, bool, str | None, str, dict[str, Any]] | None:
-    """The id of the agent's request the running execute_request carries in its metadata, whether it streams, the
-    comm of the ipython-mcp that sent it, its operation (``execute`` unless named) and its params; None for anyone
-    else's cell. The parent is read on the running
-    thread (ipykernel 7 keeps one per subshell). The code is the cell's own: nothing else in the request changes how
-    it runs."""
+def _agent_request_id(shell: Any) -> str | None:
+    """The message id of the execute_request the running thread handles if it carries an agent's marker, else None
+    (asked by the interrupt handler, interrupts.py, before the request's cell begins)."""
+    parent = _shell_parent(shell)
+    if parent is None or (parent.get("header") or {}).get("msg_type") != "execute_request":
+        return None
+    marker = (parent.get("metadata") or {}).get(METADATA_KEY)
+    if not isinstance(marker, dict) or not isinstance(marker.get("id"), int):
+        return None
+    msg_id = (parent.get("header") or {}).get("msg_id")
+    return msg_id if isinstance(msg_id, str) else None
+
+
+def _shell_parent(shell: Any) -> dict[str, Any] | None:
     kernel = getattr(shell, "kernel", None)
     if kernel is None:
         return None
@@ -328,7 +349,17 @@ def _agent_request(shell: Any) -> tuple[int, bool, str | None, str, dict[str, An
         parent = kernel.get_parent("shell")
     except TypeError:  # an ipykernel whose get_parent takes no channel
         parent = kernel.get_parent()
-    if not isinstance(parent, dict):
+    return parent if isinstance(parent, dict) else None
+
+
+def _agent_request(shell: Any) -> tuple[int, bool, str | None, str, dict[str, Any]] | None:
+    """The id of the agent's request the running execute_request carries in its metadata, whether it streams, the
+    comm of the ipython-mcp that sent it, its operation (``execute`` unless named) and its params; None for anyone
+    else's cell. The parent is read on the running
+    thread (ipykernel 7 keeps one per subshell). The code is the cell's own: nothing else in the request changes how
+    it runs."""
+    parent = _shell_parent(shell)
+    if parent is None:
         return None
     marker = (parent.get("metadata") or {}).get(METADATA_KEY)
     if not isinstance(marker, dict) or not isinstance(marker.get("id"), int):
@@ -416,6 +447,9 @@ def attach(shell: Any) -> KernelSide:
     if previous is not None:
         _detach_hooks(previous)
     side = KernelSide(shell)
+    if side.interrupts is not None:
+        side.interrupts.install()
+        _render_without_handler_frames(shell)
     shell.kernel.comm_manager.register_target(COMM_TARGET, side.open)
     shell.events.register("pre_run_cell", side.pre_run_cell)
     shell.events.register("post_run_cell", side.post_run_cell)
@@ -423,7 +457,25 @@ def attach(shell: Any) -> KernelSide:
     return side
 
 
+def _render_without_handler_frames(shell: Any) -> None:
+    """Tracebacks of the kernel's cells leave out the SIGINT handlers' frames (interrupts.py's, the machine guard's):
+    a person's interrupted cell reads as it did under ipykernel's own handler."""
+    from ..ipc.interrupter import Interrupter, hide_frames_of
+    from ..shell.bookkeeping import render_without
+    from .interrupts import AgentInterrupts
+    from .machine_guard import MachineGuard
+
+    hide_frames_of(AgentInterrupts._handle.__code__, MachineGuard._on_sigint.__code__)
+    try:
+        render_without(shell, Interrupter.hide_handler_frames)
+    except AttributeError:  # a shell without IPython's traceback formatter
+        pass
+
+
 def _detach_hooks(side: Any) -> None:
+    interrupts = getattr(side, "interrupts", None)
+    if interrupts is not None:
+        interrupts.close()
     for event, callback in (("pre_run_cell", side.pre_run_cell), ("post_run_cell", side.post_run_cell)):
         try:
             side.shell.events.unregister(event, callback)

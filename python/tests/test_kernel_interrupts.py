@@ -1,0 +1,142 @@
+"""An interrupt of the agent's cell on a real ipykernel is never lost (kernel/interrupts.py, decisions/0013).
+
+The interrupt is sent as the Node side sends it (the server's interrupt: jupyter_client's ``interrupt_kernel``,
+SIGINT to the kernel's process group) at the worst moments on purpose: just after the kernel says it is busy with the
+agent's execute_request (while IPython's machinery and the kernel side's hooks run, before the cell's code), and
+around the end of a long C call that is followed by ``time.sleep`` (the signal lands where no check follows before
+the call blocks). Every run is answered as interrupted within a bound, the namespace kept, the kernel side still
+serving the next cell; the person's cells are never interrupted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_kernel_side import Kernel, boot_code
+
+# An interrupted cell is answered well within this (without the repeat, a lost one never is).
+ANSWER_WITHIN_SECONDS = 5.0
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    started = Kernel(tmp_path_factory.mktemp("kernel"))
+    try:
+        reply = started.run(boot_code(), silent=True, store_history=False)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        yield started
+    finally:
+        started.close()
+
+
+@pytest.fixture(scope="module")
+def comm(kernel: Kernel) -> str:
+    comm_id = kernel.open_comm()
+    assert kernel.ready(comm_id)["type"] == "ready"
+    return comm_id
+
+
+def _wait_busy(kernel: Kernel, msg_id: str) -> None:
+    """Until the kernel says it is busy with ``msg_id`` (the moment the Node side sends a queued cell's interrupt)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        message = kernel.client.get_iopub_msg(timeout=30)
+        kernel.iopub.append(message)
+        if (message["msg_type"] == "status" and message["content"]["execution_state"] == "busy"
+                and message["parent_header"].get("msg_id") == msg_id):
+            return
+    raise AssertionError("the kernel never began the agent's cell")
+
+
+def _interrupted(kernel: Kernel, comm: str, request_id: int, label: str) -> dict[str, Any]:
+    started = time.monotonic()
+    try:
+        response = kernel.messages(comm, lambda m: m.get("type") == "response" and m.get("id") == request_id,
+                                   timeout=ANSWER_WITHIN_SECONDS)[-1]
+    except AssertionError:
+        kernel.manager.interrupt_kernel()  # free the kernel for the next test, then fail this one
+        raise AssertionError(f"{label}: the interrupt was lost (no answer within {ANSWER_WITHIN_SECONDS} s)") from None
+    result = response["result"]
+    assert result["error"]["kind"] == "interrupted", (label, result)
+    assert "ipython_mcp" not in result["error"].get("traceback", ""), (label, result["error"])
+    return {"seconds": time.monotonic() - started}
+
+
+def _person_cell_is_left_alone(kernel: Kernel, label: str) -> None:
+    reply = kernel.run("import time as _t\n_t.sleep(0.05)\nperson_ran = True")
+    assert reply["content"]["status"] == "ok", (label, reply["content"])
+
+
+def test_an_interrupt_sent_as_the_agents_cell_begins_is_never_lost(kernel: Kernel, comm: str) -> None:
+    kernel.run("kept_before = 'kept'")
+    # 0 to 3 ms after the kernel's busy: the signal lands in ipykernel's and IPython's handling of the request, in
+    # the kernel side's pre_run_cell, or in the cell's first lines.
+    offsets = [i * 0.00025 for i in range(13)] * 3
+    for index, offset in enumerate(offsets):
+        request_id = 1000 + index
+        msg_id = kernel.agent_cell(comm, request_id, "import time\nsum(range(3 * 10**6))\ntime.sleep(10**6)")
+        _wait_busy(kernel, msg_id)
+        time.sleep(offset)
+        kernel.manager.interrupt_kernel()
+        _interrupted(kernel, comm, request_id, f"{offset * 1000:.2f} ms after busy")
+        _person_cell_is_left_alone(kernel, f"after {offset * 1000:.2f} ms")
+    kernel.agent_cell(comm, 1999, "kept_before")
+    assert kernel.response(comm, 1999)["result"]["result"]["value"] == "kept"
+
+
+def test_an_interrupt_landing_as_a_long_c_call_ends_before_a_sleep_is_heard(kernel: Kernel, comm: str, tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    kernel.agent_cell(comm, 2000, "import time\n_t0 = time.perf_counter(); sum(range(10**7)); time.perf_counter() - _t0")
+    busy = kernel.response(comm, 2000)["result"]["result"]["value"]
+    # Around the switch from the C loop to the sleep, measured from the cell's own first line.
+    offsets = [busy * (0.7 + 0.02 * i) for i in range(30)]
+    for index, offset in enumerate(offsets):
+        request_id = 2100 + index
+        marker.unlink(missing_ok=True)
+        kernel.agent_cell(comm, request_id, f"open({str(marker)!r}, 'w').close()\nsum(range(10**7))\ntime.sleep(10**6)")
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.0002)
+        time.sleep(offset)
+        kernel.manager.interrupt_kernel()
+        _interrupted(kernel, comm, request_id, f"{offset * 1000:.1f} ms into a {busy * 1000:.0f} ms C call")
+        _person_cell_is_left_alone(kernel, f"after {offset * 1000:.1f} ms")
+
+
+def test_one_interrupt_raises_once_the_cells_own_clean_up_is_not_interrupted(kernel: Kernel, comm: str) -> None:
+    # A clean-up that runs long after the interrupt: a repeat arriving during it would interrupt it.
+    code = ("import time\ncleaned = False\ntry:\n    sum(range(3 * 10**6))\n    time.sleep(10**6)\n"
+            "except KeyboardInterrupt:\n    time.sleep(0.5)\n    cleaned = True\n    raise")
+    for index in range(10):
+        request_id = 3000 + index
+        msg_id = kernel.agent_cell(comm, request_id, code)
+        _wait_busy(kernel, msg_id)
+        time.sleep(0.0005 * index)
+        kernel.manager.interrupt_kernel()
+        _interrupted(kernel, comm, request_id, f"clean-up round {index}")
+        kernel.agent_cell(comm, 3100 + index, "cleaned")
+        assert kernel.response(comm, 3100 + index)["result"]["result"]["value"] is True, index
+
+
+def test_a_persons_interrupted_cell_is_interrupted_as_before_and_its_traceback_shows_no_worker_frame(kernel: Kernel) -> None:
+    msg_id = kernel.client.execute("import time\ntime.sleep(10**6)")
+    time.sleep(0.5)
+    kernel.manager.interrupt_kernel()
+    deadline = time.monotonic() + 10
+    error = None
+    while error is None and time.monotonic() < deadline:
+        message = kernel.client.get_iopub_msg(timeout=10)
+        if message["msg_type"] == "error":
+            error = message["content"]
+    assert error is not None and error["ename"] == "KeyboardInterrupt"
+    assert "ipython_mcp" not in "\n".join(error["traceback"])
+    reply = kernel.client.get_shell_msg(timeout=10)
+    while reply["parent_header"]["msg_id"] != msg_id:  # the agent cells' replies, left unread
+        reply = kernel.client.get_shell_msg(timeout=10)
+    assert reply["content"]["status"] == "error"
+    time.sleep(0.2)  # past ipykernel's abort of requests queued behind an error
+    assert kernel.run("1")["content"]["status"] == "ok"
