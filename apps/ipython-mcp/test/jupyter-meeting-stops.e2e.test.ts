@@ -11,8 +11,7 @@ const TAG = randomUUID();
 const DEADLINE_SECONDS = 0.5;
 /**
  * When the client cancels, in ms after it sent the call: around the deadline, when the cell is well into its sleep.
- * (Not early in the cell: on a kernel the SIGINT is ipykernel's, and one that lands just before the cell's blocking
- * call can still be lost there, as it once was in the local worker; see docs/jupyter.md.)
+ * (Early cancels, at the worst moments on purpose, are jupyter-interrupt-heard.e2e.test.ts's.)
  */
 const CANCEL_AT_MS = [440, 470, 490, 495, 498, 500, 502, 505, 510, 530, 560];
 
