@@ -101,7 +101,7 @@ class AgentInterrupts:
         self.end()
         kernel = self.kernel
         if self._original_hooks is not None:
-            for name, original in zip(("pre_handler_hook", "post_handler_hook"), self._original_hooks):
+            for name, original in zip(("pre_handler_hook", "post_handler_hook"), self._original_hooks, strict=True):
                 if kernel.__dict__.get(name) in (self.pre_handler_hook, self.post_handler_hook):
                     if original is None:
                         del kernel.__dict__[name]
