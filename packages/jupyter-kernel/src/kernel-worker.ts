@@ -3,98 +3,43 @@
  * silent cell, then spoken to over a comm (the handshake and every operation but a non-blank `execute`); a
  * non-blank `execute` runs as the kernel's own cell, which the kernel side captures and answers on the comm. The
  * wire is fixed in docs/jupyter.md ("The wire").
+ *
+ * Beside it: its options (kernel-worker-options.ts), the requests it holds (pending-request.ts), the handshake
+ * (kernel-handshake.ts), other clients' requests it waits behind (foreign-requests.ts), the probes after a reconnect
+ * (reconnect-probes.ts), the agent's cells sent as the kernel's own (agent-cell.ts), spill files (kernel-spills.ts),
+ * the notebook mirror's observer (kernel-cell-observer.ts), Code Mode's calls on the stdin channel (kernel-stdin.ts).
  */
-import { appendFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ConfigureSchema, FrameError, PROTOCOL_VERSION, parseWorkerMessage } from '@ipython-mcp/protocol';
+import { ConfigureSchema, PROTOCOL_VERSION, parseWorkerMessage } from '@ipython-mcp/protocol';
 import {
   WorkerExitedError,
   WorkerStartupError,
   knownFailure,
   silentLogger,
   type Logger,
-  type OperationFailure,
   type RequestHooks,
   type SharedKernelFacts,
   type ToolAnswer,
   type WorkerHandle,
   type WorkerInfo,
   type WorkerReply,
-  type WorkerStartOptions,
 } from '@ipython-mcp/worker-supervisor';
+import { sendAgentCell } from './agent-cell.js';
 import { bootCellCode } from './boot-cell.js';
+import { ForeignRequests } from './foreign-requests.js';
 import type { JupyterComm } from './jupyter-comm.js';
 import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
-import { KernelToolCalls, machineGuardConfigure, runsAsCell, type MachineGuardOptions } from './kernel-stdin.js';
-import { AGENT_SESSION_PREFIX } from './kernel-types.js';
-import type { JupyterOutput } from './outputs.js';
+import { readHandshake } from './kernel-handshake.js';
+import { appendSpill, localSpills } from './kernel-spills.js';
+import { KernelToolCalls, machineGuardConfigure, runsAsCell } from './kernel-stdin.js';
+import { WORKER_COMM_TARGET, type KernelWorkerOptions } from './kernel-worker-options.js';
+import { oversize, type Pending } from './pending-request.js';
+import { ReconnectProbes } from './reconnect-probes.js';
 
-/** The names the kernel side gives spill files: nothing else is written. */
-const SPILL_NAME = /^\d{20}-cell\d+-(stdout|stderr)\.txt$/;
-
-/**
- * Sees the agent's cells as they go to the kernel: each non-blank `execute` when it is sent, its IOPub outputs as
- * they arrive, and its end (the execute_reply's status and count, or `failed` when the kernel ended under it). What
- * a notebook mirror needs; it must not throw and never affects the request.
- */
-export interface KernelCellObserver {
-  cellSent(id: number, code: string): void;
-  cellOutput(id: number, output: JupyterOutput): void;
-  cellEnded(id: number, end: { executionCount: number | null; status: string }): void;
-}
-
-/** The comm target the kernel side registers. */
-export const WORKER_COMM_TARGET = '_ipython_mcp_worker';
-
-/** What a {@link JupyterKernelWorker} needs besides the runtime's start options. */
-export interface KernelWorkerOptions {
-  /** Attaches to (or starts) the kernel and opens its channels; a rejection is the start-up failure's message. */
-  open: () => Promise<JupyterKernel>;
-  start: WorkerStartOptions;
-  /** The directory that holds `ipython_mcp_worker` (workerSourceDirectory()). */
-  sourceDirectory: string;
-  /** The memory guard and process cleanup the kernel side runs on the kernel's machine (kernel-stdin.ts). */
-  machineGuard?: MachineGuardOptions | undefined;
-  /** Called when `kill()` ends the worker while one of its requests was running or queued in the kernel. */
-  onKilledBusy?: (() => void) | undefined;
-  /** Whether the opened kernel still holds the namespace the previous worker served (the same kernel process). */
-  namespaceKept?: ((kernel: JupyterKernel) => boolean) | undefined;
-  /** Told about each of the agent's cells (the notebook mirror). */
-  cells?: KernelCellObserver | undefined;
-  logger?: Logger | undefined;
-}
-
-type PendingState = 'waiting' | 'sent' | 'running';
-
-interface Pending {
-  readonly id: number;
-  readonly op: string;
-  readonly params: Record<string, unknown>;
-  readonly hooks: RequestHooks;
-  readonly cell: boolean;
-  state: PendingState;
-  /** The message id of what was sent (execute_request or comm_msg). */
-  messageId: string | undefined;
-  /** Interrupted while queued in the kernel: interrupt it as soon as it runs. */
-  interruptWhenRunning: boolean;
-  /** This worker asked for an interrupt of it (a KeyboardInterrupt in its answer is then ours). */
-  interruptAsked?: boolean | undefined;
-  /** Its answer came and is held a moment (an interrupt nobody here asked for): its cell's idle is no failure. */
-  answerHeld?: boolean | undefined;
-  /** When it was handed to this worker (performance.now()). */
-  readonly queuedAt: number;
-  /** How long it waited in Node for the kernel, busy with other clients' requests, before it was sent. */
-  waitedMs: number;
-  /** Whose request it last waited behind, if it waited. */
-  behind: 'person' | 'agent' | null;
-  resolve(reply: WorkerReply): void;
-  reject(error: Error): void;
-}
+export type { KernelCellObserver } from './kernel-cell-observer.js';
+export { WORKER_COMM_TARGET } from './kernel-worker-options.js';
+export type { KernelWorkerOptions } from './kernel-worker-options.js';
 
 type Exit = { code: number | null; signal: NodeJS.Signals | null };
-
-/** How often a request waiting on another client's request asks the server whether the kernel is still busy. */
-const BUSY_CHECK_MS = 3_000;
 
 /**
  * How long check() waits for the kernel's control channel: a kernel that died while idle answers only once the
@@ -122,15 +67,10 @@ export class JupyterKernelWorker implements WorkerHandle {
   readonly #logger: Logger;
   readonly #pending = new Map<number, Pending>();
   readonly #waiting: Pending[] = [];
-  /**
-   * Requests of other clients the kernel is busy with (IOPub `status: busy` seen, `idle` not yet), and whose: another
-   * ipython-mcp's (its session id starts with {@link AGENT_SESSION_PREFIX}) or a person's client's (any other).
-   */
-  readonly #foreignBusy = new Map<string, 'person' | 'agent'>();
+  /** Requests of other clients the kernel is busy with: this worker's requests wait in Node behind them. */
+  readonly #foreign = new ForeignRequests();
   #nextId = 1;
-  /** Probes sent after a reconnect, by token: the requests that were on their way when the channels dropped. */
-  readonly #probes = new Map<number, number[]>();
-  #nextProbe = 1;
+  readonly #probes = new ReconnectProbes();
   #kernel: JupyterKernel | undefined;
   #comm: JupyterComm | undefined;
   #readyState: 'starting' | 'ready' | 'failed' = 'starting';
@@ -141,7 +81,6 @@ export class JupyterKernelWorker implements WorkerHandle {
   #startupTimer: NodeJS.Timeout | undefined;
   #reportedPid: number | undefined;
   #readyInfo: WorkerInfo | undefined;
-  #busyCheck: NodeJS.Timeout | undefined;
   readonly #startedAt = performance.now();
   /** Code Mode's nested calls, on the kernel's stdin channel (kernel-stdin.ts). */
   readonly #toolCalls: KernelToolCalls;
@@ -168,17 +107,10 @@ export class JupyterKernelWorker implements WorkerHandle {
    * request, and since when (ms); null when none waits. What runtime_status shows of a call held by the person's cell.
    */
   waitingNow(): { count: number; behind: 'person' | 'agent'; since_ms: number } | null {
-    if (this.#waiting.length === 0 || this.#foreignBusy.size === 0) return null;
+    if (this.#waiting.length === 0 || this.#foreign.size === 0) return null;
     // #waiting is in arrival order: its first has waited longest.
     const oldest = this.#waiting[0] as Pending;
-    return { count: this.#waiting.length, behind: this.#behindNow() ?? 'person', since_ms: Math.round(performance.now() - oldest.queuedAt) };
-  }
-
-  /** Whose request the kernel is busy with for another client: the latest one seen to begin. */
-  #behindNow(): 'person' | 'agent' | null {
-    let last: 'person' | 'agent' | null = null;
-    for (const whose of this.#foreignBusy.values()) last = whose;
-    return last;
+    return { count: this.#waiting.length, behind: this.#foreign.behindNow() ?? 'person', since_ms: Math.round(performance.now() - oldest.queuedAt) };
   }
 
   /** What this worker tells the runtime about who did what to a request it sent. */
@@ -266,34 +198,19 @@ export class JupyterKernelWorker implements WorkerHandle {
   }
 
   #onHandshake(message: Record<string, unknown>): void {
-    if (message.type === 'ready') {
-      if (message.protocol !== undefined && message.protocol !== PROTOCOL_VERSION) {
-        this.#failStartup(`the kernel side speaks protocol ${String(message.protocol)} (expected ${PROTOCOL_VERSION})`);
-        return;
-      }
-      // Ready once the comm is in place (#boot): the kernel side answers while the comm_open is still being handled.
-      this.#reportedPid = typeof message.pid === 'number' ? message.pid : undefined;
-      this.#readyInfo = {
-        pid: this.#reportedPid ?? 0,
-        python: typeof message.python === 'string' ? message.python : 'unknown',
-        ipython: typeof message.ipython === 'string' ? message.ipython : 'unknown',
-        codec: 'json',
-        protectedNames: Array.isArray(message.protected_names) ? message.protected_names.map(String) : [],
-        startupMs: 0,
-      };
+    const handshake = readHandshake(message);
+    if (!handshake.ok) {
+      this.#failStartup(handshake.failure);
       return;
     }
-    if (message.type === 'startup_failed') {
-      const error = message.error as { message?: unknown } | undefined;
-      this.#failStartup(`the worker could not start in the kernel: ${typeof error?.message === 'string' ? error.message.slice(0, 2000) : 'unknown failure'}`);
-      return;
-    }
-    this.#failStartup(`unexpected ${String(message.type).slice(0, 32)} message during start-up`);
+    // Ready once the comm is in place (#boot): the kernel side answers while the comm_open is still being handled.
+    this.#reportedPid = handshake.pid;
+    this.#readyInfo = handshake.info;
   }
 
   #route(raw: unknown, held = false): void {
     if ((raw as { type?: unknown }).type === 'spill') {
-      this.#onSpill(raw as Record<string, unknown>);
+      appendSpill(this.#options.start.configure.output_spill?.dir, raw as Record<string, unknown>, this.#logger);
       return;
     }
     if ((raw as { type?: unknown }).type === 'probe') {
@@ -321,7 +238,7 @@ export class JupyterKernelWorker implements WorkerHandle {
         if (pending === undefined) return;
         // Held: an interrupt nobody here asked for, and no restart followed: another client stopped the cell.
         const shared = this.#facts(pending, held ? 'other_client' : undefined);
-        const reply: WorkerReply = message.ok ? { ok: true, result: this.#localSpills(message.result), shared } : { ok: false, error: knownFailure(message.error), shared };
+        const reply: WorkerReply = message.ok ? { ok: true, result: localSpills(this.#options.start.configure.output_spill?.dir, message.result), shared } : { ok: false, error: knownFailure(message.error), shared };
         if (message.catalog_revision !== undefined) reply.catalogRevision = message.catalog_revision;
         pending.resolve(reply);
         return;
@@ -348,34 +265,19 @@ export class JupyterKernelWorker implements WorkerHandle {
     return error?.type === 'KeyboardInterrupt';
   }
 
-  /**
-   * After the channels dropped and came back, a request sent but not yet seen to begin may have been lost with the
-   * old connection. A probe follows it through the kernel's queue: the kernel side handles it after every request
-   * sent before it, and answers with the ids of the requests it began.
-   */
+  /** After a reconnect, the requests sent but not yet seen to begin are followed by a probe (reconnect-probes.ts). */
   #probeAfterReconnect(): void {
     const comm = this.#comm;
     const suspects = [...this.#pending.values()].filter((each) => each.state === 'sent').map((each) => each.id);
     if (comm === undefined || suspects.length === 0 || !this.alive) return;
-    const token = this.#nextProbe++;
-    this.#probes.set(token, suspects);
-    try {
-      comm.send({ type: 'probe', token });
-    } catch {
-      this.#probes.delete(token);
-    }
+    this.#probes.send(comm, suspects);
   }
 
   /** A probe's answer: each suspect the kernel side never began was lost on the way, and is sent again (once). */
   #onProbe(message: Record<string, unknown>): void {
-    const token = typeof message.token === 'number' ? message.token : -1;
-    const suspects = this.#probes.get(token);
-    if (suspects === undefined) return;
-    this.#probes.delete(token);
-    const seen = new Set(Array.isArray(message.seen) ? message.seen : []);
-    for (const id of suspects) {
+    for (const id of this.#probes.lost(message)) {
       const pending = this.#pending.get(id);
-      if (pending === undefined || pending.state !== 'sent' || seen.has(id)) continue;
+      if (pending === undefined || pending.state !== 'sent') continue;
       this.#logger.warn('kernel.request_resent', { op: pending.op });
       try {
         this.#send(pending);
@@ -384,36 +286,6 @@ export class JupyterKernelWorker implements WorkerHandle {
         pending.reject(error instanceof Error ? error : new Error(String(error)));
       }
     }
-  }
-
-  /**
-   * A piece of a spill file the kernel side wrote on its machine (output past the head and tail of a cell): appended
-   * to the file of that name in the runtime's spill directory, here.
-   */
-  #onSpill(message: Record<string, unknown>): void {
-    const directory = this.#options.start.configure.output_spill?.dir;
-    const name = message.name;
-    if (directory === undefined || typeof name !== 'string' || !SPILL_NAME.test(name) || typeof message.text !== 'string') {
-      this.#logger.warn('kernel.invalid_spill', {});
-      return;
-    }
-    try {
-      appendFileSync(join(directory, name), message.text, { encoding: 'utf8', mode: 0o600 });
-    } catch (error) {
-      this.#logger.warn('kernel.spill_failed', { reason: (error as Error).message.slice(0, 200) });
-    }
-  }
-
-  /** A result's `stdout_spill`/`stderr_spill` name the kernel side's file by name: here it is a local path. */
-  #localSpills(result: Record<string, unknown>): Record<string, unknown> {
-    const directory = this.#options.start.configure.output_spill?.dir;
-    if (directory === undefined) return result;
-    let rewritten = result;
-    for (const field of ['stdout_spill', 'stderr_spill']) {
-      const name = result[field];
-      if (typeof name === 'string' && SPILL_NAME.test(name)) rewritten = { ...rewritten, [field]: join(directory, name) };
-    }
-    return rewritten;
   }
 
   /** Removes request `id` from the books and returns it, if it was still open. */
@@ -430,13 +302,13 @@ export class JupyterKernelWorker implements WorkerHandle {
     const kernel = this.#kernel;
     if (kernel === undefined) return;
     if (activity.state === 'starting' || activity.state === 'restarting' || activity.state === 'dead') {
-      this.#foreignBusy.clear();
+      this.#foreign.clear();
       return;
     }
     if (activity.parentSession !== kernel.clientId) {
       if (activity.parentId === '') return;
-      if (activity.state === 'busy') this.#foreignBusy.set(activity.parentId, activity.parentSession.startsWith(AGENT_SESSION_PREFIX) ? 'agent' : 'person');
-      else if (activity.state === 'idle' && this.#foreignBusy.delete(activity.parentId)) this.#pump();
+      if (activity.state === 'busy') this.#foreign.began(activity.parentId, activity.parentSession);
+      else if (activity.state === 'idle' && this.#foreign.ended(activity.parentId)) this.#pump();
       return;
     }
     const pending = [...this.#pending.values()].find((each) => each.messageId === activity.parentId);
@@ -494,12 +366,16 @@ export class JupyterKernelWorker implements WorkerHandle {
 
   /** Sends the waiting requests, in order, while the kernel is not busy with another client's request. */
   #pump(): void {
-    if (this.#waiting.length > 0 && this.#foreignBusy.size > 0) {
-      const behind = this.#behindNow();
+    if (this.#waiting.length > 0 && this.#foreign.size > 0) {
+      const behind = this.#foreign.behindNow();
       for (const each of this.#waiting) each.behind = behind;
-      this.#scheduleBusyCheck();
+      this.#foreign.scheduleCheck({
+        needed: () => this.alive && this.#waiting.length > 0,
+        executionState: () => this.#kernel?.executionState(),
+        then: () => this.#pump(),
+      });
     }
-    while (this.#waiting.length > 0 && this.#foreignBusy.size === 0 && this.alive) {
+    while (this.#waiting.length > 0 && this.#foreign.size === 0 && this.alive) {
       const pending = this.#waiting.shift() as Pending;
       pending.waitedMs = performance.now() - pending.queuedAt;
       try {
@@ -509,28 +385,6 @@ export class JupyterKernelWorker implements WorkerHandle {
         pending.reject(error instanceof Error ? error : new Error(String(error)));
       }
     }
-  }
-
-  /**
-   * While requests wait on another client's request, asks the server now and then whether the kernel is idle: an
-   * IOPub `idle` lost on the way (a WebSocket that dropped and came back) must not hold them forever.
-   */
-  #scheduleBusyCheck(): void {
-    if (this.#busyCheck !== undefined) return;
-    this.#busyCheck = setTimeout(() => {
-      this.#busyCheck = undefined;
-      if (!this.alive || this.#waiting.length === 0 || this.#foreignBusy.size === 0) return;
-      const seen = new Set(this.#foreignBusy.keys());
-      void this.#kernel
-        ?.executionState()
-        .then((state) => {
-          // Idle now, and still only the requests seen before asking: the missing idles are not coming.
-          if (state === 'idle' && [...this.#foreignBusy.keys()].every((id) => seen.has(id))) this.#foreignBusy.clear();
-        })
-        .catch(() => undefined)
-        .finally(() => this.#pump());
-    }, BUSY_CHECK_MS);
-    this.#busyCheck.unref();
   }
 
   #send(pending: Pending): void {
@@ -543,39 +397,20 @@ export class JupyterKernelWorker implements WorkerHandle {
       pending.messageId = comm.send({ type: 'request', id: pending.id, op: pending.op, params: pending.params, ...(stream ? { stream: true } : {}) });
       return;
     }
-    // `comm` names this worker's comm: the kernel side answers the cell there, among every ipython-mcp it serves.
-    const codeMode = pending.op === 'run_code';
-    const metadata = { ipython_mcp: { id: pending.id, params: pending.params, comm: comm.commId, ...(stream ? { stream: true } : {}), ...(codeMode ? { op: pending.op } : {}) } };
-    const onInput = codeMode ? this.#toolCalls.handlerFor(pending.id, pending.hooks, () => this.#pending.has(pending.id)) : undefined;
-    const cells = this.#options.cells;
-    // The observer never affects the request: whatever it throws is logged and dropped.
-    const tell = (event: (observer: KernelCellObserver) => void): void => {
-      if (cells === undefined) return;
-      try {
-        event(cells);
-      } catch (error) {
-        this.#logger.warn('kernel.cell_observer_failed', { reason: (error as Error).message.slice(0, 200) });
-      }
-    };
-    tell((observer) => observer.cellSent(pending.id, String(pending.params.code)));
-    kernel
-      .execute(String(pending.params.code), {
-        metadata,
-        ...(onInput === undefined ? {} : { onInput }),
-        discardOutputs: true,
-        onSent: (messageId) => {
-          pending.messageId = messageId;
-        },
-        ...(cells === undefined ? {} : { onOutput: (output: JupyterOutput) => tell((observer) => observer.cellOutput(pending.id, output)) }),
-      })
-      .then((result) => tell((observer) => observer.cellEnded(pending.id, { executionCount: result.executionCount, status: result.status })))
-      .catch((error: unknown) => {
-        tell((observer) => observer.cellEnded(pending.id, { executionCount: null, status: 'failed' }));
+    sendAgentCell(pending, {
+      kernel,
+      comm,
+      toolCalls: this.#toolCalls,
+      open: () => this.#pending.has(pending.id),
+      cells: this.#options.cells,
+      logger: this.#logger,
+      ended: (error) => {
         // The kernel died, restarted or closed under the cell: the worker is over (its exit fails the rest).
         const still = this.#settle(pending.id);
         if (still === undefined) return;
-        still.reject(new WorkerExitedError(`the kernel ended under the request: ${(error as Error).message}`, null, null));
-      });
+        still.reject(new WorkerExitedError(`the kernel ended under the request: ${error.message}`, null, null));
+      },
+    });
   }
 
   /**
@@ -587,7 +422,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     if (pending === undefined || !this.alive) return;
     if (pending.state === 'waiting') {
       this.#settle(id);
-      const behind = this.#behindNow() ?? pending.behind;
+      const behind = this.#foreign.behindNow() ?? pending.behind;
       pending.resolve({
         ok: false,
         withdrawn: true,
@@ -670,7 +505,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#exit = exit;
     this.#exitReason = reason;
     clearTimeout(this.#startupTimer);
-    clearTimeout(this.#busyCheck);
+    this.#foreign.stopChecking();
     if (this.#readyState === 'starting') {
       this.#readyState = 'failed';
       this.#settleReady.reject(new WorkerStartupError(reason));
@@ -691,16 +526,4 @@ export class JupyterKernelWorker implements WorkerHandle {
       .catch((closeError: unknown) => this.#logger.warn('kernel.close_failed', { reason: (closeError as Error).message.slice(0, 200) }))
       .finally(() => this.#resolveExited(exit));
   }
-}
-
-/**
- * The `message_too_large` refusal of a request over the IPC limit, measured as the local worker's channel frames it
- * (the JSON of the request message), or undefined: such a request never reaches the kernel.
- */
-function oversize(id: number, op: string, params: Record<string, unknown>, limit: number): FrameError | undefined {
-  // Cheap first: a string's UTF-8 size is at most three bytes a character, so most requests need no encoding.
-  const text = JSON.stringify({ type: 'request', id, op, params });
-  if (text.length * 3 + 1 <= limit) return undefined;
-  const size = Buffer.byteLength(text, 'utf8') + 1;
-  return size > limit ? new FrameError('message_too_large', `message of ${size} bytes exceeds the ${limit}-byte IPC limit`, size) : undefined;
 }

@@ -1,0 +1,43 @@
+/** One request a kernel worker holds, from `request()` to its answer, and the size check it passes first. */
+import { FrameError } from '@ipython-mcp/protocol';
+import type { RequestHooks, WorkerReply } from '@ipython-mcp/worker-supervisor';
+
+/** Waiting in Node (the kernel busy with another client's request), sent to the kernel, or seen running there. */
+export type PendingState = 'waiting' | 'sent' | 'running';
+
+export interface Pending {
+  readonly id: number;
+  readonly op: string;
+  readonly params: Record<string, unknown>;
+  readonly hooks: RequestHooks;
+  readonly cell: boolean;
+  state: PendingState;
+  /** The message id of what was sent (execute_request or comm_msg). */
+  messageId: string | undefined;
+  /** Interrupted while queued in the kernel: interrupt it as soon as it runs. */
+  interruptWhenRunning: boolean;
+  /** This worker asked for an interrupt of it (a KeyboardInterrupt in its answer is then ours). */
+  interruptAsked?: boolean | undefined;
+  /** Its answer came and is held a moment (an interrupt nobody here asked for): its cell's idle is no failure. */
+  answerHeld?: boolean | undefined;
+  /** When it was handed to this worker (performance.now()). */
+  readonly queuedAt: number;
+  /** How long it waited in Node for the kernel, busy with other clients' requests, before it was sent. */
+  waitedMs: number;
+  /** Whose request it last waited behind, if it waited. */
+  behind: 'person' | 'agent' | null;
+  resolve(reply: WorkerReply): void;
+  reject(error: Error): void;
+}
+
+/**
+ * The `message_too_large` refusal of a request over the IPC limit, measured as the local worker's channel frames it
+ * (the JSON of the request message), or undefined: such a request never reaches the kernel.
+ */
+export function oversize(id: number, op: string, params: Record<string, unknown>, limit: number): FrameError | undefined {
+  // Cheap first: a string's UTF-8 size is at most three bytes a character, so most requests need no encoding.
+  const text = JSON.stringify({ type: 'request', id, op, params });
+  if (text.length * 3 + 1 <= limit) return undefined;
+  const size = Buffer.byteLength(text, 'utf8') + 1;
+  return size > limit ? new FrameError('message_too_large', `message of ${size} bytes exceeds the ${limit}-byte IPC limit`, size) : undefined;
+}
