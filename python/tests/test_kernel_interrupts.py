@@ -108,18 +108,23 @@ def test_an_interrupt_landing_as_a_long_c_call_ends_before_a_sleep_is_heard(kern
 
 
 def test_one_interrupt_raises_once_the_cells_own_clean_up_is_not_interrupted(kernel: Kernel, comm: str) -> None:
-    # A clean-up that runs long after the interrupt: a repeat arriving during it would interrupt it.
-    code = ("import time\ncleaned = False\ntry:\n    sum(range(3 * 10**6))\n    time.sleep(10**6)\n"
-            "except KeyboardInterrupt:\n    time.sleep(0.5)\n    cleaned = True\n    raise")
+    # A clean-up that runs long after the interrupt: a repeat arriving during it would interrupt it. (An interrupt
+    # that lands before the cell's code, in IPython's handling of it, stops the cell before its try: nothing to clean.)
+    cleaned_up = 0
     for index in range(10):
         request_id = 3000 + index
+        code = (f"import time\ntry:\n    cleaned_{index} = False\n    sum(range(3 * 10**6))\n    time.sleep(10**6)\n"
+                f"except KeyboardInterrupt:\n    time.sleep(0.5)\n    cleaned_{index} = True\n    raise")
         msg_id = kernel.agent_cell(comm, request_id, code)
         _wait_busy(kernel, msg_id)
         time.sleep(0.0005 * index)
         kernel.manager.interrupt_kernel()
         _interrupted(kernel, comm, request_id, f"clean-up round {index}")
-        kernel.agent_cell(comm, 3100 + index, "cleaned")
-        assert kernel.response(comm, 3100 + index)["result"]["result"]["value"] is True, index
+        kernel.agent_cell(comm, 3100 + index, f"globals().get('cleaned_{index}', 'never began')")
+        cleaned = kernel.response(comm, 3100 + index)["result"]["result"]["value"]
+        assert cleaned in (True, "never began"), (index, cleaned)
+        cleaned_up += cleaned is True
+    assert cleaned_up >= 5, cleaned_up
 
 
 def test_a_persons_interrupted_cell_is_interrupted_as_before_and_its_traceback_shows_no_worker_frame(kernel: Kernel) -> None:
