@@ -2,7 +2,7 @@ import { type AdmissionAbort, AdmissionError, type AdmissionTicket } from '@ipyt
 import { FrameError } from '@ipython-mcp/protocol';
 import type { Logger } from './logger.js';
 import { describeMemoryStop, type MemoryTrigger, type OperationMemoryWatch, type WorkerMemory } from './memory-watch.js';
-import { boundedMessage, interruptionFailure, namespaceWording, workerCrashedMessage } from './outcome-wording.js';
+import { boundedMessage, interruptionFailure, interruptionHead, namespaceWording, workerCrashedMessage } from './outcome-wording.js';
 import { PausableTimer } from './pausable-timer.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
 import type { InterruptionKind, NamespaceOutcome, OperationMeta, OperationOutcome, RunOptions, ToolAnswer } from './runtime-types.js';
@@ -256,22 +256,23 @@ export class Dispatcher {
       const described = describeMemoryStop(stop, outcome);
       return { ok: false, error: { code: 'memory_limit', message: described.message, details: { ...described.details, ...details } }, meta };
     }
-    const failure = interruptionFailure(cause === 'memory_limit' ? 'cancelled' : cause, namespace, meta.shared);
+    const named = cause === 'memory_limit' ? 'cancelled' : cause;
     if (memoryTrigger !== undefined && cause !== 'memory_limit') {
       // Another stop came first and the memory guard tripped during its grace: the outcome names both, and says it
       // was memory that replaced the worker when it was.
       const described = describeMemoryStop({ trigger: memoryTrigger, bounds: this.memory.bounds, watch, afterBytes, limitMb }, outcome, true);
-      const first = failure.message.slice(0, failure.message.length - namespaceWording(namespace).length - 2);
+      const first = interruptionHead(named, meta.shared);
       return {
         ok: false,
         error: {
-          code: failure.code,
-          message: boundedMessage(`${first}; ${described.message}`),
+          code: first.code,
+          message: boundedMessage(`${first.message}; ${described.message}`),
           details: { memory: { ...described.details, replaced_worker: replacedForMemory && namespace !== 'preserved' }, ...details },
         },
         meta,
       };
     }
+    const failure = interruptionFailure(named, namespace, meta.shared);
     return { ok: false, error: { ...failure, message: this.withUnavailableReason(failure.message, namespace), ...(details ? { details } : {}) }, meta };
   }
 

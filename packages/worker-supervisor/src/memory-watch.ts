@@ -271,16 +271,16 @@ export function describeMemoryStop(stop: MemoryStop, outcome: string, after = fa
   const limitMb = stop.bounds === undefined ? (stop.limitMb ?? null) : toMb(stop.bounds.limitBytes);
   const peakMb = stop.watch && stop.watch.peakBytes > 0 ? toMb(stop.watch.peakBytes) : null;
   const limit = limitMb === null ? 'the memory limit' : `the memory limit (${limitMb} MB)`;
-  const peak = peakMb === null ? '' : `, peak ${peakMb} MB`;
+  const peak = peakMb === null ? '' : ` (peak ${peakMb} MB)`;
   const hard = stop.bounds === undefined ? '' : ` (${toMb(stop.bounds.hardBytes)} MB)`;
   const how =
     stop.trigger === 'allocation'
       ? `an allocation failed under the memory limit's backstop${limitMb === null ? '' : ` (limit ${limitMb} MB)`}`
       : stop.trigger === 'hard'
-        ? `the worker passed ${limit} by more than its hard margin${hard} and was killed${peak === '' ? '' : ` (${peak.slice(2)})`}`
+        ? `the worker passed ${limit} by more than its hard margin${hard} and was killed${peak}`
         : after
-          ? `it grew past ${limit}${peak === '' ? '' : ` (${peak.slice(2)})`}`
-          : `the operation grew past ${limit} and was stopped${peak === '' ? '' : ` (${peak.slice(2)})`}`;
+          ? `it grew past ${limit}${peak}`
+          : `the operation grew past ${limit} and was stopped${peak}`;
   return {
     message: `${after ? `then, while it was being stopped, ${how}` : how}; ${outcome}`,
     details: {

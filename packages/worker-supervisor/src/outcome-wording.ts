@@ -67,9 +67,15 @@ export function interruptionFailure(
   namespace: NamespaceOutcome,
   shared?: OperationMeta['shared'],
 ): { code: ErrorCode; message: string } {
+  const { code, message } = interruptionHead(kind, shared);
+  return { code, message: `${message}; ${namespaceWording(namespace)}` };
+}
+
+/** The code and the first clause of an interruption's message (what stopped it), before what became of the namespace. */
+export function interruptionHead(kind: Exclude<InterruptionKind, 'memory_limit'>, shared?: OperationMeta['shared']): { code: ErrorCode; message: string } {
   const code: ErrorCode = kind === 'timeout' ? 'operation_timeout' : kind === 'shutdown' ? 'runtime_closed' : 'operation_cancelled';
   const what = kind === 'timeout' ? 'passed its deadline' : kind === 'shutdown' ? 'was stopped by shutdown' : 'was cancelled';
-  return { code, message: `the operation ${what}${sharedWording(shared)}; ${namespaceWording(namespace)}` };
+  return { code, message: `the operation ${what}${sharedWording(shared)}` };
 }
 
 /** Whether an operation on a shared kernel ran, and whose request it waited behind (empty on a local worker). */
