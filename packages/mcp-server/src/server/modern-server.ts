@@ -1,7 +1,7 @@
 import { ProtocolError, Server as ModernServer, type ServerContext } from '@modelcontextprotocol/server';
 import type { CallToolResult, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
-import { CellStop, DETACH_ARGUMENT, STABLE_TOOLS, findStableTool, runsAsTask, stopCauseOf, takesOwnDetach, toMcpTool, withTaskSupport } from '../tools/index.js';
+import { CellStop, DETACH_ARGUMENT, STABLE_TOOLS, findStableTool, runsAsTask, stoppedBy, takesOwnDetach, toMcpTool, withTaskSupport } from '../tools/index.js';
 import { INSTRUCTIONS, listTools, type SessionServerParts } from './server.js';
 import { listResources, readResource } from '../resources/index.js';
 import { ResultWriter } from '../results/index.js';
@@ -173,11 +173,6 @@ async function taskCreated(tasks: ModernTasks, handle: string): Promise<Record<s
   const task = await tasks.get(handle).catch(() => undefined);
   const { result: _result, error: _error, ...shown } = task ?? { taskId: handle, status: 'working', ttlMs: null };
   return { resultType: 'task', ...shown };
-}
-
-/** Who stopped a task's cell, in its status message's words. */
-function stoppedBy(signal: AbortSignal): string {
-  return stopCauseOf(signal)?.message ?? 'cancelled';
 }
 
 function finishedTask(taskId: string, result: CallToolResult, startedAt: number, endedAt: number): Record<string, unknown> {

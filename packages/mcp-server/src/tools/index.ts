@@ -2,7 +2,7 @@
 // What other rooms and the package's index use of it: they import the room through this file only.
 export { withTimeoutProperty } from './call-deadline.js';
 export { CellTasks, TASKS_CAPABILITY, runsAsTask, withTaskSupport } from './detached/cell-tasks.js';
-export { CellStop, DETACH_ARGUMENT, stopCauseOf, takesOwnDetach, withDetachProperty } from './detached/detached-cells.js';
+export { CellStop, DETACH_ARGUMENT, stoppedBy, takesOwnDetach, withDetachProperty } from './detached/detached-cells.js';
 export { RequestJobs } from './detached/request-jobs.js';
 export { DynamicCatalog } from './dynamic-catalog.js';
 export type { DiscoverResult, Registration } from './dynamic-catalog.js';

@@ -1,7 +1,7 @@
 import type { CreateTaskOptions, TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { CreateTaskResult } from '@modelcontextprotocol/sdk/experimental/tasks/types.js';
 import { ErrorCode as McpErrorCode, McpError, type CallToolResult, type ServerCapabilities, type Task, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { CellStop, stopCauseOf, type DetachedJob } from './detached-cells.js';
+import { CellStop, stoppedBy, type DetachedJob } from './detached-cells.js';
 import { findStableTool } from '../stable-tools.js';
 import type { ToolCaller, ToolCallRequest } from '../tool-caller.js';
 
@@ -129,7 +129,7 @@ export class CellTasks implements TaskStore {
   }
 
   private statusMessage(job: DetachedJob, status: Task['status']): string | undefined {
-    if (status === 'cancelled') return `${stopCauseOf(job.stop.signal)?.message ?? 'cancelled'}: the call was interrupted (the namespace is kept); tasks/result returns its result`;
+    if (status === 'cancelled') return `${stoppedBy(job.stop.signal)}: the call was interrupted (the namespace is kept); tasks/result returns its result`;
     if (status === 'failed') return firstLine(textOf(job.result));
     if (status !== 'working') return undefined;
     const look = this.caller.detached.running(job.id).structured;

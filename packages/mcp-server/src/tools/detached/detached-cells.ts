@@ -112,6 +112,11 @@ export function stopCauseOf(signal: AbortSignal | undefined): CellStop | undefin
   return reason instanceof CellStop ? reason : undefined;
 }
 
+/** Who stopped a detached cell, in the words a task's status message begins with (`cancelled` when not known). */
+export function stoppedBy(signal: AbortSignal): string {
+  return stopCauseOf(signal)?.message ?? 'cancelled';
+}
+
 /**
  * A cancelled call's failure (`operation_cancelled`: interrupted, or dropped from the queue) with who stopped it put
  * first in its message and in `details.stopped_by`; any other failure as it was.
