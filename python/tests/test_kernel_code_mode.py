@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from test_kernel_side import Kernel, boot_code
+from test_kernel_side import Kernel, booted_kernel
 
 from ipython_mcp_worker.kernel.stdin_calls import PROMPT_PREFIX, STDIN_REFUSED
 
@@ -19,13 +19,7 @@ ECHO = {"python_name": "echo", "tool_name": "echo", "doc": "Echo.",
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    started = Kernel(tmp_path_factory.mktemp("kernel"))
-    try:
-        reply = started.run(boot_code(), silent=True, store_history=False)
-        assert reply["content"]["status"] == "ok", reply["content"]
-        yield started
-    finally:
-        started.close()
+    yield from booted_kernel(tmp_path_factory)
 
 
 @pytest.fixture

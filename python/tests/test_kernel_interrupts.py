@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_kernel_side import Kernel, boot_code
+from test_kernel_side import Kernel, booted_kernel
 
 # An interrupted cell is answered well within this (without the repeat, a lost one never is).
 ANSWER_WITHIN_SECONDS = 5.0
@@ -24,13 +24,7 @@ ANSWER_WITHIN_SECONDS = 5.0
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    started = Kernel(tmp_path_factory.mktemp("kernel"))
-    try:
-        reply = started.run(boot_code(), silent=True, store_history=False)
-        assert reply["content"]["status"] == "ok", reply["content"]
-        yield started
-    finally:
-        started.close()
+    yield from booted_kernel(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

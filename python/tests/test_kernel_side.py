@@ -124,8 +124,8 @@ class Kernel:
         return self.messages(comm_id, lambda m: m.get("type") in ("ready", "startup_failed"))[-1]
 
 
-@pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+def booted_kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    """A real kernel with the kernel side booted in it, closed afterwards (each test module's ``kernel`` fixture)."""
     started = Kernel(tmp_path_factory.mktemp("kernel"))
     try:
         reply = started.run(boot_code(), silent=True, store_history=False)
@@ -133,6 +133,11 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
         yield started
     finally:
         started.close()
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
+    yield from booted_kernel(tmp_path_factory)
 
 
 @pytest.fixture
