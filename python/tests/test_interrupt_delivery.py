@@ -33,14 +33,20 @@ def interrupted_within(worker: WorkerProcess, code: str, after: float, bound: fl
     time.sleep(after)
     worker.send({"type": "interrupt", "id": request_id})
     sent = time.monotonic()
-    watchdog = threading.Timer(bound + 5, worker.process.kill)
-    watchdog.start()
-    try:
-        response = worker.response_to(request_id)
-    finally:
-        watchdog.cancel()
+    response = response_or_kill(worker, request_id, bound + 5)
     assert time.monotonic() - sent < bound, "the interrupt was not heard: the cell ran on"
     return response
+
+
+def response_or_kill(worker: WorkerProcess, request_id: int, seconds: float) -> dict:
+    """The response to ``request_id``; a watchdog kills a worker that gives none within ``seconds``, so the test
+    fails instead of hanging."""
+    watchdog = threading.Timer(seconds, worker.process.kill)
+    watchdog.start()
+    try:
+        return worker.response_to(request_id)
+    finally:
+        watchdog.cancel()
 
 
 def test_an_interrupt_that_lands_just_before_a_blocking_call_still_stops_it(worker):
@@ -82,12 +88,7 @@ def test_a_stray_sigint_while_armed_still_stops_the_cell(worker):
     code = ("import signal, threading, time\nmain = threading.main_thread().ident\n"
             "threading.Timer(0.1, signal.pthread_kill, args=(main, signal.SIGINT)).start()\ntime.sleep(10**6)")
     request_id = worker.start("execute", {"code": code})
-    watchdog = threading.Timer(10, worker.process.kill)
-    watchdog.start()
-    try:
-        response = worker.response_to(request_id)
-    finally:
-        watchdog.cancel()
+    response = response_or_kill(worker, request_id, 10)
     assert response["result"]["error"]["kind"] == "interrupted", response
 
 
@@ -102,12 +103,7 @@ def test_a_memory_stop_noted_after_a_plain_interrupt_raises_nothing_more_and_ans
     worker.send({"type": "interrupt", "id": request_id})
     time.sleep(0.1)
     worker.send({"type": "interrupt", "id": request_id, "reason": "memory_limit"})
-    watchdog = threading.Timer(10, worker.process.kill)
-    watchdog.start()
-    try:
-        response = worker.response_to(request_id)
-    finally:
-        watchdog.cancel()
+    response = response_or_kill(worker, request_id, 10)
     assert not response["ok"] and response["error"]["code"] == "memory_limit", response
     assert response["error"]["details"]["trigger"] == "watch"
     assert worker.execute("caught")["result"]["value"] == 11
