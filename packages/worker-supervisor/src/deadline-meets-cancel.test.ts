@@ -4,11 +4,9 @@
 import { eventually, isAlive as alive, testPython } from '@ipython-mcp/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Alarm, runtimeClock } from './alarm-clock.js';
-import { localProcessBackend } from './local-process-backend.js';
 import { Runtime } from './runtime.js';
 import type { OperationOutcome } from './runtime-types.js';
-import type { WorkerBackend } from './worker-backend.js';
-import type { WorkerHandle } from './worker-handle.js';
+import { watchedLocalBackend } from '../test/watched-backend.js';
 
 const DEADLINE_MS = 250;
 /** Cancel minus deadline, in ms: the cancel first (negative), together (0, in either order) and the deadline first. */
@@ -30,33 +28,11 @@ let deadlineDue: number | undefined;
 let meeting: Alarm | undefined;
 const clockSet = runtimeClock.set.bind(runtimeClock);
 
-/** The local process backend, watched: its workers are real; the test sees their requests and interrupts. */
-const watchedBackend: WorkerBackend = {
-  name: 'local-process',
-  capabilities: localProcessBackend.capabilities,
-  start(options) {
-    const worker = localProcessBackend.start(options);
-    return new Proxy(worker, {
-      get(target, property) {
-        if (property === 'interrupt') {
-          return (id: number, reason?: 'memory_limit') => {
-            interrupts.push(id);
-            target.interrupt(id, reason);
-          };
-        }
-        if (property === 'request') {
-          return (...args: Parameters<WorkerHandle['request']>) => {
-            const sent = target.request(...args);
-            onRequest?.(sent.id);
-            return sent;
-          };
-        }
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      },
-    });
-  },
-};
+/** Real workers; the test sees their requests and interrupts. */
+const watchedBackend = watchedLocalBackend({
+  onInterrupt: (id) => interrupts.push(id),
+  onRequest: (id) => onRequest?.(id),
+});
 
 let runtime: Runtime;
 let pids: number[] = [];

@@ -5,10 +5,9 @@
 // that names the first stop and the memory guard, with the limit, the peak and the epoch; the runtime keeps answering.
 import { eventually, isAlive as alive, testPython } from '@ipython-mcp/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localProcessBackend } from './local-process-backend.js';
 import { Runtime } from './runtime.js';
 import type { OperationOutcome } from './runtime-types.js';
-import type { WorkerBackend } from './worker-backend.js';
+import { watchedLocalBackend } from '../test/watched-backend.js';
 
 const LIMIT_MB = 300;
 /** limit + max(limit / 4, 64 MiB) */
@@ -17,25 +16,7 @@ const DEADLINE_MS = 300;
 
 /** Every interrupt the runtime sends, with its reason. */
 const interrupts: (string | undefined)[] = [];
-const watchedBackend: WorkerBackend = {
-  name: 'local-process',
-  capabilities: localProcessBackend.capabilities,
-  start(options) {
-    const worker = localProcessBackend.start(options);
-    return new Proxy(worker, {
-      get(target, property) {
-        if (property === 'interrupt') {
-          return (id: number, reason?: 'memory_limit') => {
-            interrupts.push(reason);
-            target.interrupt(id, reason);
-          };
-        }
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      },
-    });
-  },
-};
+const watchedBackend = watchedLocalBackend({ onInterrupt: (_id, reason) => interrupts.push(reason) });
 
 let runtime: Runtime;
 const pids = new Set<number>();
