@@ -332,12 +332,10 @@ def _agent_request_id(shell: Any) -> str | None:
     """The message id of the execute_request the running thread handles if it carries an agent's marker, else None
     (asked by the interrupt handler, interrupts.py, before the request's cell begins)."""
     parent = _shell_parent(shell)
-    if parent is None or (parent.get("header") or {}).get("msg_type") != "execute_request":
+    header = (parent.get("header") or {}) if parent is not None else {}
+    if header.get("msg_type") != "execute_request" or _agent_marker(parent) is None:
         return None
-    marker = (parent.get("metadata") or {}).get(METADATA_KEY)
-    if not isinstance(marker, dict) or not isinstance(marker.get("id"), int):
-        return None
-    msg_id = (parent.get("header") or {}).get("msg_id")
+    msg_id = header.get("msg_id")
     return msg_id if isinstance(msg_id, str) else None
 
 
@@ -358,16 +356,19 @@ def _agent_request(shell: Any) -> tuple[int, bool, str | None, str, dict[str, An
     else's cell. The parent is read on the running
     thread (ipykernel 7 keeps one per subshell). The code is the cell's own: nothing else in the request changes how
     it runs."""
-    parent = _shell_parent(shell)
-    if parent is None:
-        return None
-    marker = (parent.get("metadata") or {}).get(METADATA_KEY)
-    if not isinstance(marker, dict) or not isinstance(marker.get("id"), int):
+    marker = _agent_marker(_shell_parent(shell))
+    if marker is None:
         return None
     comm_id = marker.get("comm")
     params = marker.get("params")
     return (marker["id"], marker.get("stream") is True, comm_id if isinstance(comm_id, str) else None,
             str(marker.get("op") or "execute"), params if isinstance(params, dict) else {})
+
+
+def _agent_marker(parent: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The agent's marker a request's metadata carries (its request id an int), or None for anyone else's request."""
+    marker = (parent.get("metadata") or {}).get(METADATA_KEY) if parent is not None else None
+    return marker if isinstance(marker, dict) and isinstance(marker.get("id"), int) else None
 
 
 def _configure_problem(configure: Any) -> str | None:
