@@ -6,7 +6,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { ROOT, RESULTS_DIR, buildTree, chooseWorkerPython, ensureBenchVenv, loadModules, machineFacts, pythonFacts } from './lib/env.mjs';
 import { installExitHandlers, killAll, leftovers, sleep } from './lib/procs.mjs';
-import { buildRows, printCpu, printProfile, printTable } from './lib/report.mjs';
+import { calibrate, describeMachine, watchMachine } from './lib/noise.mjs';
+import { buildRows, printCpu, printMachine, printProfile, printTable } from './lib/report.mjs';
 import { summarize } from './lib/stats.mjs';
 import { measureBurst } from './sections/burst.mjs';
 import { measureCodeMode } from './sections/code-mode.mjs';
@@ -215,18 +216,26 @@ async function main() {
     noPySpy: options.noPySpy,
     /** The server's environment: the chosen worker Python plus per-section settings. */
     serverEnv: (extra = {}) => ({ IPYTHON_MCP_PYTHON: worker.python, ...extra }),
+    /** Calibration times (ms) of the current section: sections with rounds call ctx.calibrate() once per round. */
+    calibrations: [],
+    calibrate: () => ctx.calibrations.push(calibrate()),
   };
   const results = {};
   const errors = {};
   const timings = {};
   const loads = {};
+  const machineBySection = {};
   const step = async (section, key, what, fn) => {
     if (!wanted(section)) return;
     log(`${key}: ${what}`);
     loads[key] = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
     const started = performance.now();
+    ctx.calibrations = [];
+    const watch = watchMachine();
     try {
       results[key] = await fn();
+      machineBySection[key] = watch.end(ctx.calibrations);
+      log(`${key}: ${describeMachine(machineBySection[key])}`);
     } catch (error) {
       errors[key] = String(error?.stack ?? error).slice(0, 2000);
       log(`${key} FAILED: ${String(error?.message ?? error).split('\n')[0]}`);
@@ -296,7 +305,7 @@ async function main() {
   await sleep(300);
   const left = leftovers();
   const durationS = (performance.now() - benchStarted) / 1000;
-  const rows = buildRows(results, errors);
+  const rows = buildRows(results, errors, machineBySection);
   const report = {
     schema: 1,
     startedAt,
@@ -324,12 +333,14 @@ async function main() {
     errors,
     sectionSeconds: timings,
     loadAverage1mAtSectionStart: loads,
+    machineBySection,
     processes: { killedAtEnd: killed, leftovers: left },
   };
   mkdirSync(RESULTS_DIR, { recursive: true });
   writeFileSync(options.output, `${JSON.stringify(report, null, 1)}\n`);
 
   printTable(rows, report);
+  printMachine(machineBySection);
   printCpu(results);
   if (results.profile) printProfile(results.profile);
   const harness = venv?.harness;

@@ -21,6 +21,11 @@ export function remember(pid, label) {
   if (pid) everSeen.set(pid, label);
 }
 
+/** The label a pid was tracked or remembered under, or null. */
+export function labelOf(pid) {
+  return everSeen.get(pid) ?? null;
+}
+
 // Liveness is the same question the test suites ask: one implementation, in the shared test-support package.
 import { isAlive, waitForExit } from '../../test-support/index.js';
 

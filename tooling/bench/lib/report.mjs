@@ -1,12 +1,25 @@
 // The one table: every figure with its goal beside it and the ratio against each alternative.
 import { layerRows } from './layers-report.mjs';
+import { MET, MISSED, describeMachine, goalVerdict } from './noise.mjs';
 import { formatMiB, formatMs, formatRatio, ratio } from './stats.mjs';
 import { codeModeJupyterRows } from '../sections/code-mode-jupyter.mjs';
 import { jupyterTurnsRows } from '../sections/jupyter-turns.mjs';
 import { protocolErasRows } from '../sections/protocol-eras.mjs';
 
-const MET = 'met';
-const MISSED = 'MISSED';
+/**
+ * The verdict on "ratio ≤ goal" for a per-round spread (stats.spread: median, range, bootstrap CI): met or MISSED only
+ * where the interval, widened by the machine's noise in that section, lies on one side of the goal; otherwise "no
+ * verdict" (lib/noise.mjs). A plain number (no rounds) is compared as it is.
+ */
+function judge(entry, goal, machine) {
+  if (entry && typeof entry === 'object') return goalVerdict(entry.ci, goal, machine ?? {});
+  return entry <= goal ? MET : MISSED;
+}
+
+/** " (CI 1.10–1.70×)" for a per-round spread with a bootstrap interval, else ''. */
+function ciText(entry) {
+  return entry?.ci ? ` (CI ${formatRatio(entry.ci.lo)}–${formatRatio(entry.ci.hi)})` : '';
+}
 
 function row(label, { median = null, p90 = null, value = null, goal = '—', comparison = '', verdict = '', raw = {} } = {}) {
   return {
@@ -25,7 +38,7 @@ function failedRow(label, error) {
 }
 
 /** Builds the table rows from the section results (missing sections are left out; failed ones say so). */
-export function buildRows(results, errors) {
+export function buildRows(results, errors, machine = {}) {
   const rows = [];
   const failed = (key, label) => {
     if (errors[key]) rows.push(failedRow(label, errors[key]));
@@ -117,15 +130,15 @@ export function buildRows(results, errors) {
     );
   }
   failed('kernel', '  ipykernel via jupyter_client');
-  rows.push(...jupyterRows(results.jupyter));
+  rows.push(...jupyterRows(results.jupyter, machine.jupyter));
   failed('jupyter', 'execute("1+1") in a Jupyter server\'s kernel via MCP (ours)');
-  rows.push(...jupyterTurnsRows(results.jupyterTurns, { row, formatRatio, MET, MISSED }));
+  rows.push(...jupyterTurnsRows(results.jupyterTurns, { row, formatRatio, judge: (entry, goal) => judge(entry, goal, machine.jupyterTurns), ciText }));
   failed('jupyterTurns', 'three agents taking turns on one kernel (ours)');
-  rows.push(...codeModeJupyterRows(results.codeModeJupyter, { row, formatRatio, MET, MISSED }));
+  rows.push(...codeModeJupyterRows(results.codeModeJupyter, { row, formatRatio, judge: (entry, goal) => judge(entry, goal, machine.codeModeJupyter), ciText }));
   failed('codeModeJupyter', 'Code Mode nested call on a Jupyter kernel (ours)');
-  rows.push(...protocolErasRows(results.protocolEras, { row, formatMs, formatRatio, MET, MISSED }));
+  rows.push(...protocolErasRows(results.protocolEras, { row, formatMs, formatRatio, judge: (entry, goal) => judge(entry, goal, machine.protocolEras), ciText }));
   failed('protocolEras', 'goal ratio: execute("1+1") on 2026-07-28 / on 2025-11-25 (ours, stdio)');
-  rows.push(...notebookRows(results.notebook));
+  rows.push(...notebookRows(results.notebook, machine.notebook));
   failed('notebook', 'execute("1+1") on a notebook kernel, agent cells mirrored (ours)');
   rows.push(...layerRows(results));
   failed('layers', 'layers of one execute, each alone');
@@ -287,9 +300,10 @@ export function buildRows(results, errors) {
   if (journal) {
     const off = journal.off.summary.median;
     const cpu = journal.serverCpuPerCallUs ?? {};
-    const paired = (key) => journal.pairedRatio?.[key]?.median ?? ratio(journal[key].summary.median, off);
+    const pairedEntry = (key) => journal.pairedRatio?.[key] ?? null;
+    const paired = (key) => pairedEntry(key)?.median ?? ratio(journal[key].summary.median, off);
     const notes = (key) => {
-      const parts = [`paired per-block ratio ${formatRatio(paired(key))} (medians ${formatMs(journal[key].summary.median)} vs ${formatMs(off)})`];
+      const parts = [`paired per-block ratio ${formatRatio(paired(key))}${ciText(pairedEntry(key))} (medians ${formatMs(journal[key].summary.median)} vs ${formatMs(off)})`];
       if (cpu[key] && cpu.off) parts.push(`server CPU ${cpu[key].totalUs} vs ${cpu.off.totalUs} µs/call`);
       if (journal.journals[key]) parts.push(`${journal.journals[key].writes} writes for ${journal.journals[key].cells} cells`);
       return parts.join('; ');
@@ -299,7 +313,7 @@ export function buildRows(results, errors) {
         median: journal.on.summary.median,
         p90: journal.on.summary.p90,
         goal: '≤ 1.05× without',
-        verdict: paired('on') <= 1.05 ? MET : MISSED,
+        verdict: judge(pairedEntry('on') ?? paired('on'), 1.05, machine.journal),
         comparison: notes('on'),
         raw: { over: paired('on') },
       }),
@@ -358,9 +372,9 @@ export function buildRows(results, errors) {
     };
     rows.push(
       row('sandbox: warm execute("1+1"), --sandbox / without', {
-        value: formatRatio(paired('guardOn').median),
+        value: `${formatRatio(paired('guardOn').median)}${ciText(paired('guardOn'))}`,
         goal: '≤ 1.10×',
-        verdict: paired('guardOn').median <= 1.1 ? MET : MISSED,
+        verdict: judge(paired('guardOn'), 1.1, machine.sandbox),
         comparison: `${note('sandboxed', 'plain')}; ${sandbox.engine}`,
         raw: { ratio: paired('guardOn').median },
       }),
@@ -561,7 +575,7 @@ export function buildRows(results, errors) {
   }
   failed('scale', 'scale');
   failed('profile', 'profile');
-  rows.push(...goalRows(results));
+  rows.push(...goalRows(results, machine));
   return rows;
 }
 
@@ -572,7 +586,7 @@ export function buildRows(results, errors) {
  * cold-start ratio is the median over interleaved spawn pairs when cold-start recorded them. A ratio whose parts
  * did not all run is left out.
  */
-export function goalRows(results) {
+export function goalRows(results, machine = {}) {
   const median = (summary) => summary?.median ?? null;
   const sum = (...values) => (values.every((value) => value !== null) ? values.reduce((total, value) => total + value, 0) : null);
   const floor = median(results.floor?.summary);
@@ -600,7 +614,7 @@ export function goalRows(results) {
     ['nested Code Mode call / pipe round trip', 'nestedOverPipe', nested, pipe, 1.5, `${fmt(nested)} (mean per call) vs ${fmt(pipe)}`],
     ['  (decomposition) nested Code Mode call / pipe round trip driven from Python (the call\'s own direction)', 'nestedOverPipeCall', nested, null, null,
       'Python writes, Node answers, Python reads, each timed in Python like a nested call (rounds only)'],
-    ['  (decomposition) nested Code Mode call / minimal tool call over the same pipe', 'nestedOverMinimalCall', nested, null, null,
+    ['  nested Code Mode call / minimal tool call over the same pipe', 'nestedOverMinimalCall', nested, null, 1.25,
       'a Python function packs the call with msgpack, Node unpacks it, awaits a trivial async tool and packs the JSON value back, Python unpacks and parses it: no schema, validation or bookkeeping (rounds only)'],
     ['execute via MCP Streamable HTTP / via MCP stdio', 'httpOverStdio', median(results.executeMcpHttp?.summary), mcp, 1.5,
       `${fmt(median(results.executeMcpHttp?.summary))} vs ${fmt(mcp)}`],
@@ -625,15 +639,17 @@ export function goalRows(results) {
       const what = isColdStart ? `${count} interleaved spawn pairs` : `${count} interleaved rounds`;
       const range = `range ${formatRatio(paired.min)}–${formatRatio(paired.max)}, p25–p75 ${formatRatio(paired.p25)}–${formatRatio(paired.p75)}`;
       const pooled = isColdStart ? '' : roundsNote(perRoundKey, rounds);
-      comparison = `median of ${what} (${range})${pooled}; ${isColdStart ? 'ratio of all spawns\' medians' : 'separate loops'}: ${formatRatio(overSeparate)} = ${separate}`;
+      const cpu = isColdStart ? null : rounds?.cpuRatios?.[perRoundKey];
+      const cpuNote = cpu ? `; CPU time per call (all our processes) ${formatRatio(cpu.median)}${ciText(cpu)}` : '';
+      comparison = `median of ${what} (${range})${pooled}${cpuNote}; ${isColdStart ? 'ratio of all spawns\' medians' : 'separate loops'}: ${formatRatio(overSeparate)} = ${separate}`;
     } else {
       comparison = `${separate} (medians of separate loops, same run)`;
     }
     rows.push(
       row(`${rows.length === 0 ? 'goal ratio: ' : '  '}${label.trim()}`, {
-        value: formatRatio(over),
+        value: `${formatRatio(over)}${ciText(paired)}`,
         goal: goal === null ? '(decomposition)' : `≤ ${goal.toFixed(2)}×`,
-        verdict: goal === null ? '' : over <= goal ? MET : MISSED,
+        verdict: goal === null ? '' : judge(paired ?? over, goal, isColdStart ? machine.coldStart : machine.rounds),
         comparison,
         raw: { ratio: over, method: paired ? (isColdStart ? 'interleaved spawns' : 'interleaved rounds') : 'separate loops', rounds: paired ?? null, separateLoops: { ratio: overSeparate, ours, limit }, goal },
       }),
@@ -693,6 +709,21 @@ function workerLines(out, worker) {
   }
 }
 
+/**
+ * Prints the machine's noise in each section, measured in the same run: what the verdicts above were judged with.
+ */
+export function printMachine(machineBySection) {
+  const entries = Object.entries(machineBySection ?? {});
+  if (entries.length === 0) return;
+  const out = [
+    '',
+    'Machine noise per section (a goal verdict is given only where the ratio\'s 95 % bootstrap CI over its rounds, widened by the',
+    'calibration spread, lies on one side of the goal; otherwise "no verdict"):',
+  ];
+  for (const [key, window] of entries) out.push(`  ${key} (${window.seconds} s): ${describeMachine(window)}`);
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
 /** Prints the exact CPU time per call of each process and thread (scheduler accounting, no profiler). */
 export function printCpu(results) {
   const entries = [
@@ -703,8 +734,17 @@ export function printCpu(results) {
     ['Code Mode nested call (engine)', results.codeMode?.engine, results.codeMode?.engine ? results.codeMode.engine.perCallMs * 1000 : null],
     ['Code Mode nested call (Runtime + bridge)', results.codeMode?.bridge, results.codeMode?.bridge ? results.codeMode.bridge.perCallMs * 1000 : null],
   ].filter(([, data]) => data?.cpuPerCallUs);
-  if (entries.length === 0) return;
+  const rounds = results.rounds?.cpuPerCallUs;
+  if (entries.length === 0 && !rounds) return;
   const out = ['', 'CPU time per call (on-CPU time from /proc/<pid>/task/*/schedstat over the measured loop; 2 cores):'];
+  if (rounds) {
+    out.push('  in the interleaved rounds, per process (a busy neighbour moves these less than wall time):');
+    for (const [key, byProcess] of Object.entries(rounds)) {
+      const parts = Object.entries(byProcess).map(([label, us]) => `${label} ${us.toFixed(0)} µs`);
+      const sum = Object.values(byProcess).reduce((total, us) => total + us, 0);
+      out.push(`    ${key}: ${sum.toFixed(0)} µs = ${parts.join('; ')}`);
+    }
+  }
   for (const [title, data, wallUs] of entries) {
     const parts = Object.entries(data.cpuPerCallUs).map(([label, cpu]) => {
       const threads = Object.entries(cpu.threadsUs).filter(([, us]) => us >= 1);
@@ -754,13 +794,13 @@ export function printProfile(profiles) {
  * The kernel-on-a-Jupyter-server rows: ours over MCP against the bare WebSocket execute_request on the same kernel
  * (the goal's floor, ≤ 1.3×), with the Node client library and ZeroMQ jupyter_client as references.
  */
-function jupyterRows(jupyter) {
+function jupyterRows(jupyter, machine) {
   if (!jupyter) return [];
-  return [...jupyterServerRows(jupyter.stock, 'stock jupyter server'), ...jupyterServerRows(jupyter.nodelay, 'same server, TCP_NODELAY on its WebSockets')];
+  return [...jupyterServerRows(jupyter.stock, 'stock jupyter server', machine), ...jupyterServerRows(jupyter.nodelay, 'same server, TCP_NODELAY on its WebSockets', machine)];
 }
 
 /** The notebook mirror (issue 49): mirroring on against off (≤ 1.15×), and the agent's cell seen by another client (≤ 300 ms). */
-function notebookRows(notebook) {
+function notebookRows(notebook, machine) {
   if (!notebook) return [];
   const over = notebook.ratios.onOverOff.median;
   const seen = notebook.visibility.summary;
@@ -769,8 +809,8 @@ function notebookRows(notebook) {
       median: notebook.loops.on.summary.median,
       p90: notebook.loops.on.summary.p90,
       goal: '≤ 1.15× mirroring off',
-      verdict: over <= 1.15 ? MET : MISSED,
-      comparison: `${formatRatio(over)} --notebook-cells off (median of ${notebook.rounds} per-round ratios; rounds ${formatRatio(notebook.ratios.onOverOff.min)}–${formatRatio(notebook.ratios.onOverOff.max)})`,
+      verdict: judge(notebook.ratios.onOverOff, 1.15, machine),
+      comparison: `${formatRatio(over)}${ciText(notebook.ratios.onOverOff)} --notebook-cells off (median of ${notebook.rounds} per-round ratios; rounds ${formatRatio(notebook.ratios.onOverOff.min)}–${formatRatio(notebook.ratios.onOverOff.max)})`,
       raw: { ratios: notebook.ratios },
     }),
     row('  the agent\'s cell visible to a second document client', {
@@ -783,7 +823,7 @@ function notebookRows(notebook) {
   ];
 }
 
-function jupyterServerRows(measured, flavour) {
+function jupyterServerRows(measured, flavour, machine) {
   const { loops, ratios, rounds } = measured;
   const range = (entry) => `rounds ${formatRatio(entry.min)}–${formatRatio(entry.max)}`;
   const over = ratios.mcpOverWs.median;
@@ -792,8 +832,8 @@ function jupyterServerRows(measured, flavour) {
       median: loops.mcp.summary.median,
       p90: loops.mcp.summary.p90,
       goal: '≤ 1.3× WebSocket floor',
-      verdict: over <= 1.3 ? MET : MISSED,
-      comparison: `${formatRatio(over)} the floor (median of ${rounds} per-round ratios; ${range(ratios.mcpOverWs)}); ${formatRatio(ratios.mcpOverServices.median)} the Node client alone`,
+      verdict: judge(ratios.mcpOverWs, 1.3, machine),
+      comparison: `${formatRatio(over)}${ciText(ratios.mcpOverWs)} the floor (median of ${rounds} per-round ratios; ${range(ratios.mcpOverWs)}); ${formatRatio(ratios.mcpOverServices.median)} the Node client alone`,
       raw: { ratios },
     }),
     row('  floor: bare execute_request over the server\'s WebSocket', {

@@ -10,9 +10,10 @@ export function quantile(samples, q) {
   return sorted[lower] + (sorted[upper] - sorted[lower]) * (position - lower);
 }
 
-/** Median, quartiles and range of a list of per-round values. */
+/** Median, quartiles, range and bootstrap 95 % interval of the median of a list of per-round values. */
 export function spread(values) {
   return {
+    ci: bootstrapMedianCI(values),
     median: quantile(values, 0.5),
     p25: quantile(values, 0.25),
     p75: quantile(values, 0.75),
@@ -59,4 +60,36 @@ export function ratio(a, b) {
 export function formatRatio(value) {
   if (value === null || value === undefined || !Number.isFinite(value)) return '—';
   return value >= 100 ? `${value.toFixed(0)}×` : value >= 10 ? `${value.toFixed(1)}×` : `${value.toFixed(2)}×`;
+}
+
+/** A small deterministic PRNG (mulberry32), so a bootstrap over the same rounds always gives the same interval. */
+export function prng(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Percentile bootstrap interval of the median of `values` (per-round ratios): the rounds are resampled with
+ * replacement `resamples` times. Null with fewer than 3 finite values (no spread to learn from).
+ */
+export function bootstrapMedianCI(values, { level = 0.95, resamples = 2000, seed = 1 } = {}) {
+  const finite = values.filter((value) => Number.isFinite(value));
+  if (finite.length < 3) return null;
+  const random = prng(seed);
+  const medians = new Array(resamples);
+  const draw = new Array(finite.length);
+  for (let index = 0; index < resamples; index += 1) {
+    for (let pick = 0; pick < finite.length; pick += 1) draw[pick] = finite[Math.floor(random() * finite.length)];
+    medians[index] = quantile(draw, 0.5);
+  }
+  const tail = (1 - level) / 2;
+  // aboveOne: the share of resampled medians over 1, the bootstrap's confidence that the ratio is over 1×.
+  const aboveOne = medians.filter((value) => value > 1).length / resamples;
+  return { lo: quantile(medians, tail), hi: quantile(medians, 1 - tail), level, rounds: finite.length, aboveOne };
 }

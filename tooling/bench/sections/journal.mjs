@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { settle, startServer } from '../lib/mcp.mjs';
 import { cpuPerCall, cpuSnapshot, sleep } from '../lib/procs.mjs';
-import { quantile, summarize } from '../lib/stats.mjs';
+import { quantile, spread, summarize } from '../lib/stats.mjs';
 
 const median = (values) => quantile(values, 0.5);
 import { CELL } from './execute.mjs';
@@ -85,7 +85,7 @@ export async function measureJournal(ctx) {
     const result = Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, { samples: values, summary: summarize(values) }]));
     return {
       ...result,
-      pairedRatio: Object.fromEntries(Object.entries(blockRatios).map(([key, values]) => [key, { median: median(values), blocks: values }])),
+      pairedRatio: Object.fromEntries(Object.entries(blockRatios).map(([key, values]) => [key, { ...spread(values), blocks: values }])),
       serverCpuPerCallUs: cpuPerCallUs,
       journals,
       largeJournalBytes: statSync(large).size,

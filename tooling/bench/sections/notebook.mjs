@@ -56,6 +56,8 @@ export async function measureNotebook(ctx) {
     const samples = { on: [], off: [] };
     const perRound = [];
     for (let round = 0; round < rounds; round += 1) {
+      // The same fixed CPU work each round: how much of a CPU the bench got (lib/noise.mjs).
+      ctx.calibrate?.();
       const medians = {};
       for (let index = 0; index < names.length; index += 1) {
         const name = names[(index + round) % names.length];

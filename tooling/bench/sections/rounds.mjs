@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { PY_DIR } from '../lib/env.mjs';
 import { minimalToolCalls, startFrameChild, startPipeCall, startPipeEcho } from '../lib/pipe-echo.mjs';
 import { evaluate, settle, startHttpServer, startServer } from '../lib/mcp.mjs';
+import { treeCpu, treeCpuDelta } from '../lib/noise.mjs';
 import { track, untrack } from '../lib/procs.mjs';
 import { quantile, spread, summarize } from '../lib/stats.mjs';
 import { detectEngine } from './code-mode.mjs';
@@ -132,7 +133,7 @@ async function startPipe(ctx) {
 async function startPythonDrivenFloor(ctx, key, calls = null) {
   const floor = startPipeCall(ctx.python, `pipe_call.py${calls ? ' --calls' : ''} (rounds)`, { calls });
   await floor.run(0, ctx.n.warmup);
-  return { key, run: (count) => floor.run(count, NESTED_WARMUP), close: async () => floor.close() };
+  return { key, warmup: NESTED_WARMUP, run: (count) => floor.run(count, NESTED_WARMUP), close: async () => floor.close() };
 }
 
 /** A tools/call loop against a started stdio MCP server. */
@@ -304,7 +305,7 @@ async function startEngine(ctx, engineDist) {
     await codeMode.close();
     throw error;
   }
-  return { key: 'nestedEngine', run, close: () => codeMode.close() };
+  return { key: 'nestedEngine', warmup: NESTED_WARMUP, run, close: () => codeMode.close() };
 }
 
 /** Runtime.run("run_code") with the worker bridge (define_tools → echo), answered by a bare onToolCall. */
@@ -333,7 +334,7 @@ async function startBridge(ctx) {
     await runtime.close();
     throw error;
   }
-  return { key: 'nestedBridge', run, close: () => runtime.close() };
+  return { key: 'nestedBridge', warmup: NESTED_WARMUP, run, close: () => runtime.close() };
 }
 
 
@@ -402,28 +403,52 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
       units.push([[item, blockSize(item.key)]]);
     }
     const pooled = Object.fromEntries(participants.map((item) => [item.key, []]));
+    const pooledCpu = {};
     const perRound = [];
     for (let round = 0; round < rounds; round += 1) {
+      // The same fixed CPU work each round: how much of a CPU the bench got (lib/noise.mjs).
+      ctx.calibrate?.();
       const order = units
         .map((_, offset) => units[(round + offset) % units.length])
         .map((unit) => (pairs.includes(unit) && round % 2 === 1 ? [...unit].reverse() : unit))
         .flat();
       const taken = Object.fromEntries(participants.map((item) => [item.key, []]));
+      const cpu = {};
       const started = performance.now();
       for (const [participant, count] of order) {
+        // CPU time of every process of ours over the block (the others wait idle meanwhile): this process by
+        // process.cpuUsage() around the block alone, the children by their threads' schedstat, read outside it.
+        const childrenBefore = treeCpu({ self: false });
+        const selfBefore = process.cpuUsage();
         const samples = await participant.run(count);
+        const self = process.cpuUsage(selfBefore);
+        const { totalNs, byLabel } = treeCpuDelta(childrenBefore, treeCpu({ self: false }));
+        const entry = (cpu[participant.key] ??= { calls: 0, ns: 0, byLabel: {} });
+        entry.calls += count + (participant.warmup ?? BLOCK_WARMUP);
+        entry.ns += totalNs + (self.user + self.system) * 1000;
+        byLabel['bench client (this process)'] = (self.user + self.system) * 1000;
+        for (const [label, ns] of Object.entries(byLabel)) entry.byLabel[label] = (entry.byLabel[label] ?? 0) + ns;
         taken[participant.key].push(...samples);
         pooled[participant.key].push(...samples);
+      }
+      const cpuUs = Object.fromEntries(Object.entries(cpu).map(([key, entry]) => [key, entry.ns / 1000 / entry.calls]));
+      cpuUs.nested = cpuUs.nestedEngine ?? cpuUs.nestedBridge;
+      for (const [key, entry] of Object.entries(cpu)) {
+        const byProcess = (pooledCpu[key] ??= { calls: 0, byLabel: {} });
+        byProcess.calls += entry.calls;
+        for (const [label, ns] of Object.entries(entry.byLabel)) byProcess.byLabel[label] = (byProcess.byLabel[label] ?? 0) + ns;
       }
       const medians = Object.fromEntries(Object.entries(taken).map(([key, samples]) => [key, quantile(samples, 0.5)]));
       medians.nested = medians.nestedEngine ?? medians.nestedBridge;
       const ratios = {};
+      const cpuRatios = {};
       for (const [key, over, under] of ROUND_RATIOS) {
-        if (![...over, ...under].every((part) => typeof medians[part] === 'number')) continue;
-        const sum = (parts) => parts.reduce((total, part) => total + medians[part], 0);
-        ratios[key] = sum(over) / sum(under);
+        const parts = [...over, ...under];
+        const sum = (figures, names) => names.reduce((total, part) => total + figures[part], 0);
+        if (parts.every((part) => typeof medians[part] === 'number')) ratios[key] = sum(medians, over) / sum(medians, under);
+        if (parts.every((part) => typeof cpuUs[part] === 'number')) cpuRatios[key] = sum(cpuUs, over) / sum(cpuUs, under);
       }
-      perRound.push({ order: order.map(([item]) => item.key), ms: Number((performance.now() - started).toFixed(1)), medians, ratios });
+      perRound.push({ order: order.map(([item]) => item.key), ms: Number((performance.now() - started).toFixed(1)), medians, ratios, cpuUs, cpuRatios });
     }
     if (pooled.nestedEngine ?? pooled.nestedBridge) pooled.nested = pooled.nestedEngine ?? pooled.nestedBridge;
     const ratioKeys = ROUND_RATIOS.map(([key]) => key).filter((key) => perRound.every((entry) => key in entry.ratios));
@@ -443,6 +468,21 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
           const [, over, under] = ROUND_RATIOS.find(([name]) => name === key);
           return [key, { ...spread(perRound.map((entry) => entry.ratios[key])), over, under }];
         }),
+      ),
+      cpuRatios: Object.fromEntries(
+        ratioKeys.filter((key) => perRound.every((entry) => key in entry.cpuRatios)).map((key) => [key, spread(perRound.map((entry) => entry.cpuRatios[key]))]),
+      ),
+      // CPU µs per call of each process over every block of a loop (warm-up calls of a block counted as calls).
+      cpuPerCallUs: Object.fromEntries(
+        Object.entries(pooledCpu).map(([key, entry]) => [
+          key,
+          Object.fromEntries(
+            Object.entries(entry.byLabel)
+              .map(([label, ns]) => [label, Number((ns / 1000 / entry.calls).toFixed(1))])
+              .filter(([, us]) => us >= 0.5)
+              .sort((a, b) => b[1] - a[1]),
+          ),
+        ]),
       ),
       perRound,
       pooled: Object.fromEntries(Object.entries(pooled).map(([key, samples]) => [key, summarize(samples)])),

@@ -1,0 +1,203 @@
+// The machine's own noise, measured in the same run as the figures it blurs, and the verdict logic that uses it.
+// On a shared 2-core guest a ratio can move by 2× between two minutes; a goal verdict is only given where the
+// ratio's confidence interval (bootstrap over the interleaved rounds), widened by the machine's measured noise,
+// lies wholly on one side of the goal. Otherwise the verdict says why there is none.
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { cpuSnapshot, descendants, labelOf } from './procs.mjs';
+import { quantile } from './stats.mjs';
+
+export { bootstrapMedianCI } from './stats.mjs';
+
+export const MET = 'met';
+export const MISSED = 'MISSED';
+export const BUSY = 'no verdict: the machine was busy';
+export const TOO_NOISY = 'no verdict: noise larger than the gap';
+export const TOO_FEW = 'no verdict: too few rounds';
+
+/** Other processes' share of the machine's CPU, steal share or calibration spread above these: "busy". */
+export const BUSY_LIMITS = { othersShare: 0.25, stealShare: 0.05, calibrationSpread: 0.2 };
+
+/**
+ * The verdict on "ratio ≤ goal" given the ratio's interval `ci` ({lo, hi}) and the machine's noise (`machine`:
+ * {busy, noise}, noise a fraction such as 0.15 for ±15 %, from the calibration loop run beside the rounds).
+ *   met        the whole interval is at or under the goal;
+ *   MISSED     the whole interval, less the machine's noise, is over the goal;
+ *   no verdict otherwise: "the machine was busy" when it was, else "noise larger than the gap".
+ * Without an interval (fewer than 3 rounds), no verdict.
+ */
+export function goalVerdict(ci, goal, machine = {}) {
+  if (!ci || !Number.isFinite(ci.lo) || !Number.isFinite(ci.hi) || !Number.isFinite(goal)) return TOO_FEW;
+  if (ci.hi <= goal) return MET;
+  const noise = Number.isFinite(machine.noise) && machine.noise > 0 ? machine.noise : 0;
+  if (ci.lo / (1 + noise) > goal) return MISSED;
+  return machine.busy ? BUSY : TOO_NOISY;
+}
+
+/** The same for a goal of the form "ratio ≥ goal" (e.g. "the alternative is ≥ 3× slower"). */
+export function atLeastVerdict(ci, goal, machine = {}) {
+  if (!ci || !(ci.lo > 0) || !(ci.hi > 0)) return TOO_FEW;
+  // r ≥ g is 1/r ≤ 1/g, and the interval of 1/r is [1/hi, 1/lo].
+  return goalVerdict({ lo: 1 / ci.hi, hi: 1 / ci.lo }, 1 / goal, machine);
+}
+
+export const SLOWER = 'B is slower';
+export const FASTER = 'B is faster';
+export const SAME = 'cannot tell A and B apart';
+
+/**
+ * Whether build B differs from build A, from the interval of the per-block ratio B/A: slower when the whole interval
+ * less the machine's noise is over 1×, faster when the whole interval plus the noise is under it, else "cannot tell
+ * apart" (which says nothing about a difference smaller than the interval).
+ */
+export function compareVerdict(ci, machine = {}) {
+  if (!ci) return TOO_FEW;
+  if (goalVerdict(ci, 1, machine) === MISSED) return SLOWER;
+  if (atLeastVerdict(ci, 1, machine) === MISSED) return FASTER;
+  return SAME;
+}
+
+function hashLoop(iterations) {
+  let hash = 2166136261;
+  for (let index = 0; index < iterations; index += 1) {
+    hash ^= index;
+    hash = Math.imul(hash, 16777619);
+  }
+  return hash;
+}
+
+let warmed = false;
+
+/**
+ * A fixed amount of pure CPU work (integer hashing, about 5 ms on this machine), timed: run once per round beside
+ * the rounds, it shows how much of a CPU this process was getting in each. The first call first runs it untimed a
+ * few times, so the JIT's tiers are behind it. Returns milliseconds.
+ */
+export function calibrate(iterations = 5_000_000) {
+  if (!warmed) {
+    for (let index = 0; index < 5; index += 1) hashLoop(iterations);
+    warmed = true;
+  }
+  const started = performance.now();
+  const hash = hashLoop(iterations);
+  const ms = performance.now() - started;
+  if (hash === 42) process.stderr.write(''); // keeps the loop from being optimized away
+  return ms;
+}
+
+/** Relative spread of the calibration times: (p90 − p10) / p10, 0 for a perfectly steady machine. */
+export function calibrationSpread(times) {
+  const finite = times.filter((value) => Number.isFinite(value) && value > 0);
+  if (finite.length < 2) return null;
+  const low = quantile(finite, 0.1);
+  return (quantile(finite, 0.9) - low) / low;
+}
+
+function readProcStat() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const [user, nice, system, idle, iowait, irq, softirq, steal = 0] = fields;
+  return { busy: user + nice + system + irq + softirq, idle: idle + iowait, steal, total: user + nice + system + idle + iowait + irq + softirq + steal };
+}
+
+function readLoad() {
+  return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
+}
+
+/** Clock ticks of CPU (utime + stime + reaped children) of this process and every descendant, by pid. */
+function ownTreeTicks() {
+  const ticks = new Map();
+  for (const pid of [process.pid, ...descendants(process.pid)]) {
+    try {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+      ticks.set(pid, Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]));
+    } catch {
+      // the process ended
+    }
+  }
+  return ticks;
+}
+
+/**
+ * On-CPU nanoseconds of this process and every descendant (all threads, /proc/<pid>/task/<tid>/schedstat), by pid,
+ * with the label each was tracked under (lib/procs.mjs) or its command name.
+ */
+export function treeCpu({ self = true } = {}) {
+  const result = new Map();
+  for (const pid of [...(self ? [process.pid] : []), ...descendants(process.pid)]) {
+    let ns = 0;
+    for (const thread of cpuSnapshot(pid).values()) ns += thread.ns;
+    let label = pid === process.pid ? 'bench client (this process)' : labelOf(pid);
+    if (!label) {
+      try {
+        label = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+      } catch {
+        label = `pid ${pid}`;
+      }
+    }
+    result.set(pid, { label, ns });
+  }
+  return result;
+}
+
+/** CPU used between two treeCpu() snapshots: total ns and ns per process label (processes that used any). */
+export function treeCpuDelta(before, after) {
+  let totalNs = 0;
+  const byLabel = {};
+  for (const [pid, { label, ns }] of after) {
+    const delta = ns - (before.get(pid)?.ns ?? 0);
+    if (delta <= 0) continue;
+    totalNs += delta;
+    byLabel[label] = (byLabel[label] ?? 0) + delta;
+  }
+  return { totalNs, byLabel };
+}
+
+/**
+ * Starts watching the machine: returns `end()`, which gives the window's load average (start, end), CPU steal share,
+ * the share of the machine's CPU used by processes other than this bench's own tree, and whether it was busy.
+ * `calibrations` (ms of calibrate() taken during the window) add the calibration spread.
+ */
+export function watchMachine() {
+  const stat = readProcStat();
+  const load = readLoad();
+  const tree = ownTreeTicks();
+  const startedAt = performance.now();
+  return {
+    end(calibrations = []) {
+      const after = readProcStat();
+      const total = after.total - stat.total;
+      const nowTree = ownTreeTicks();
+      let ownTicks = 0;
+      for (const [pid, value] of nowTree) ownTicks += value - (tree.get(pid) ?? 0);
+      const busyTicks = after.busy - stat.busy;
+      const othersShare = total > 0 ? Math.max(0, (busyTicks - ownTicks) / total) : null;
+      const stealShare = total > 0 ? (after.steal - stat.steal) / total : null;
+      const spread = calibrationSpread(calibrations);
+      const reasons = [];
+      if (othersShare !== null && othersShare > BUSY_LIMITS.othersShare) reasons.push(`other processes used ${(othersShare * 100).toFixed(0)}% of the CPUs`);
+      if (stealShare !== null && stealShare > BUSY_LIMITS.stealShare) reasons.push(`steal ${(stealShare * 100).toFixed(0)}%`);
+      if (spread !== null && spread > BUSY_LIMITS.calibrationSpread) reasons.push(`calibration spread ±${(spread * 100).toFixed(0)}%`);
+      return {
+        seconds: Number(((performance.now() - startedAt) / 1000).toFixed(1)),
+        cores: cpus().length,
+        load: [load, readLoad()],
+        othersShare: othersShare === null ? null : Number(othersShare.toFixed(3)),
+        stealShare: stealShare === null ? null : Number(stealShare.toFixed(3)),
+        calibrationMs: calibrations.map((value) => Number(value.toFixed(3))),
+        calibrationSpread: spread === null ? null : Number(spread.toFixed(3)),
+        noise: spread ?? 0,
+        busy: reasons.length > 0,
+        reasons,
+      };
+    },
+  };
+}
+
+/** One line about a window: "load 6.4→7.1, others 45% of the CPUs, steal 0%, calibration ±18% (busy)". */
+export function describeMachine(window) {
+  if (!window) return 'machine not watched';
+  const pct = (value) => (value === null || value === undefined ? '?' : `${(value * 100).toFixed(0)}%`);
+  const calibration = window.calibrationSpread === null ? '' : `, calibration spread ±${pct(window.calibrationSpread)} over ${window.calibrationMs.length}`;
+  return `load ${window.load[0].toFixed(1)}→${window.load[1].toFixed(1)}, other processes ${pct(window.othersShare)} of the CPUs, steal ${pct(window.stealShare)}${calibration}${window.busy ? ' (busy)' : ''}`;
+}
