@@ -1,16 +1,45 @@
 #!/usr/bin/env bash
 # README command 2: install what the tests need (Node dependencies, build, the Python test environment) and run
-# every test: the TypeScript suites through turbo, then the worker's pytest suite.
+# every test: the TypeScript suites through turbo, then the worker's pytest suite. Ends with a table of where the
+# time went (set-up steps, each package's suite, the slowest test files) and the closing line "tests: N passed".
+#   tooling/test.sh           everything
+#   tooling/test.sh --quick   the inner loop: no lint/typecheck, no end-to-end files (*.e2e.test.ts), the pytest
+#                             suite without its slow-marked tests; a few minutes
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-bash tooling/scripts/bootstrap.sh --dev
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+timings="$(mktemp -d)"
+log="$timings/test.log"
+trap 'rm -rf "$timings"' EXIT
+export IPYTHON_MCP_TEST_TIMINGS="$timings"
+# Every step's wall time, for the table at the end: "name<TAB>seconds".
+step() {
+  local name="$1" started ended status=0
+  shift
+  started="$(date +%s.%N)"
+  "$@" || status=$?
+  ended="$(date +%s.%N)"
+  printf '%s\t%s\n' "$name" "$(awk -v a="$ended" -v b="$started" 'BEGIN { printf "%.1f", a - b }')" >>"$timings/steps.tsv"
+  return "$status"
+}
+run_started="$(date +%s.%N)"
+step 'bootstrap (install, build, test environments)' bash tooling/scripts/bootstrap.sh --dev
 export PATH="$root/.tooling/node_modules/.bin:$PATH" TURBO_TELEMETRY_DISABLED=1
 export IPYTHON_MCP_TEST_PYTHON="$root/.venv/bin/python"
-pnpm exec turbo run lint typecheck --output-logs=errors-only
-node --test tooling/scripts/lint-rules.test.mjs
-log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
-pnpm exec turbo run test --concurrency=1 --output-logs=full 2>&1 | tee "$log"
-bash tooling/scripts/check-orphans.sh
-node tooling/scripts/test-summary.mjs "$log"
+export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} --junitxml=$timings/pytest.xml"
+if [ "$quick" = 1 ]; then
+  export IPYTHON_MCP_TEST_QUICK=1
+else
+  step 'lint and typecheck (turbo)' pnpm exec turbo run lint typecheck --output-logs=errors-only
+  step 'tooling tests (node --test)' node --test tooling/scripts/lint-rules.test.mjs tooling/bench/lib/noise.test.mjs
+fi
+rm -rf .turbo/runs
+status=0
+step 'test suites (turbo run test)' bash -c 'set -o pipefail; pnpm exec turbo run test --concurrency=1 --output-logs=full --summarize 2>&1 | tee "$1"' _ "$log" || status=$?
+cp .turbo/runs/*.json "$timings/" 2>/dev/null || true
+step 'orphan check' bash tooling/scripts/check-orphans.sh
+printf '%s\t%s\n' 'total' "$(awk -v a="$(date +%s.%N)" -v b="$run_started" 'BEGIN { printf "%.1f", a - b }')" >>"$timings/steps.tsv"
+node tooling/scripts/test-summary.mjs "$log" "$timings"
+exit "$status"

@@ -1,17 +1,131 @@
-// Adds up what every runner in a turbo test log reported (vitest's "Tests ..." lines, pytest's "N passed in")
-// and prints one closing line: "tests: N passed, N failed".
-import { readFileSync } from 'node:fs';
+// The end of tooling/test.sh: where the run's time went, then one closing line "tests: N passed, N failed".
+//   node tooling/scripts/test-summary.mjs TEST_LOG [TIMINGS_DIR]
+// TEST_LOG is the turbo test log (vitest's "Tests ..." lines and pytest's "N passed in" lines are counted).
+// TIMINGS_DIR (tooling/test.sh's IPYTHON_MCP_TEST_TIMINGS) holds: steps.tsv (each step's and bootstrap phase's wall
+// seconds), turbo's run summary (.turbo/runs/*.json: each package's test task), vitest-*.json (the timing reporter
+// of tooling/test-support: per test file) and pytest.xml (JUnit XML: per test). Without it, only the closing line.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const TOP_FILES = 20;
+
+/** Counts from the runners' own closing lines in the log. */
+function countTests(text) {
+  let passed = 0;
+  let failed = 0;
+  for (const line of text.split('\n')) {
+    const vitest = /\bTests\s+(.*)\(\d+\)\s*$/.exec(line);
+    const pytest = /^(?:\S+:\s+)?(?:=+ )?((?:\d+ \w+(?:, )?)+) in [\d.]+s/.exec(line);
+    const counts = vitest?.[1] ?? pytest?.[1];
+    if (!counts) continue;
+    passed += Number(/(\d+) passed/.exec(counts)?.[1] ?? 0);
+    failed += Number(/(\d+) failed/.exec(counts)?.[1] ?? 0) + Number(/(\d+) errors?/.exec(counts)?.[1] ?? 0);
+  }
+  return { passed, failed };
+}
+
+/** steps.tsv: "name<TAB>seconds" lines; bootstrap phases are indented by two spaces. */
+function readSteps(directory) {
+  const file = join(directory, 'steps.tsv');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [name, seconds] = line.split('\t');
+      return { name, seconds: Number(seconds) };
+    });
+}
+
+/** Each package's test task from turbo's run summary: [package, seconds]. */
+function readTurboTasks(directory) {
+  const tasks = [];
+  for (const name of readdirSync(directory).filter((entry) => entry.endsWith('.json') && !entry.startsWith('vitest-'))) {
+    try {
+      const summary = JSON.parse(readFileSync(join(directory, name), 'utf8'));
+      for (const task of summary.tasks ?? []) {
+        const { startTime, endTime } = task.execution ?? {};
+        if (task.task === 'test' && startTime && endTime) tasks.push([task.package, (endTime - startTime) / 1000]);
+      }
+    } catch {
+      // not a turbo summary
+    }
+  }
+  return tasks.sort((a, b) => b[1] - a[1]);
+}
+
+/** Per test file: { package, file, seconds, tests, slowest } from the vitest reporter files and pytest's JUnit XML. */
+function readFiles(directory) {
+  const files = [];
+  for (const name of readdirSync(directory).filter((entry) => entry.startsWith('vitest-') && entry.endsWith('.json'))) {
+    const run = JSON.parse(readFileSync(join(directory, name), 'utf8'));
+    for (const file of run.files) {
+      files.push({
+        package: run.package,
+        file: file.file,
+        seconds: (file.ms + file.importMs) / 1000,
+        tests: file.passed + file.failed + file.skipped,
+        slowest: file.slowest?.[0] ? `${file.slowest[0][0]} ${(file.slowest[0][1] / 1000).toFixed(1)} s` : '',
+      });
+    }
+  }
+  const junit = join(directory, 'pytest.xml');
+  if (existsSync(junit)) {
+    const byFile = new Map();
+    for (const match of readFileSync(junit, 'utf8').matchAll(/<testcase\b([^>]*)>/g)) {
+      const attribute = (key) => new RegExp(`\\b${key}="([^"]*)"`).exec(match[1])?.[1];
+      const classname = attribute('classname') ?? '?';
+      const file = `${classname.split('.').slice(0, 2).join('/')}.py`;
+      const seconds = Number(attribute('time') ?? 0);
+      const entry = byFile.get(file) ?? { package: 'python (pytest)', file, seconds: 0, tests: 0, top: ['', 0] };
+      entry.seconds += seconds;
+      entry.tests += 1;
+      if (seconds > entry.top[1]) entry.top = [attribute('name') ?? '?', seconds];
+      byFile.set(file, entry);
+    }
+    for (const entry of byFile.values()) files.push({ ...entry, slowest: entry.top[0] ? `${entry.top[0]} ${entry.top[1].toFixed(1)} s` : '' });
+  }
+  return files.sort((a, b) => b.seconds - a.seconds);
+}
+
+function table(rows, aligns) {
+  const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => String(row[column]).length)));
+  return rows.map((row) => row.map((cell, column) => (aligns[column] === 'r' ? String(cell).padStart(widths[column]) : String(cell).padEnd(widths[column]))).join('  ').trimEnd());
+}
+
+const minutes = (seconds) => (seconds >= 60 ? `${Math.floor(seconds / 60)} min ${String(Math.round(seconds % 60)).padStart(2, '0')} s` : `${seconds.toFixed(1)} s`);
+
+/** The "where the time went" text for a timings directory, or '' when it holds nothing. */
+function timeTable(directory) {
+  if (!directory || !existsSync(directory)) return '';
+  const steps = readSteps(directory);
+  const tasks = readTurboTasks(directory);
+  const files = readFiles(directory);
+  const out = [];
+  const total = steps.find((step) => step.name === 'total')?.seconds ?? null;
+  const share = (seconds) => (total ? `${((seconds / total) * 100).toFixed(0)}%` : '');
+  if (steps.length > 0) {
+    out.push('', `Where the time went (wall clock${total ? `, total ${minutes(total)}` : ''}):`);
+    const rows = [['step', 'time', 'share']];
+    for (const step of steps.filter((entry) => entry.name !== 'total')) {
+      rows.push([step.name.startsWith('  ') ? `    ${step.name.trim()}` : `  ${step.name}`, minutes(step.seconds), share(step.seconds)]);
+      if (step.name.startsWith('test suites')) for (const [name, seconds] of tasks) rows.push([`    ${name}`, minutes(seconds), share(seconds)]);
+    }
+    out.push(...table(rows, ['l', 'r', 'r']));
+  }
+  if (files.length > 0) {
+    const sum = files.reduce((all, file) => all + file.seconds, 0);
+    const count = files.reduce((all, file) => all + file.tests, 0);
+    out.push('', `Slowest test files (${Math.min(TOP_FILES, files.length)} of ${files.length}; ${count} tests in ${minutes(sum)} of tests, hooks and imports):`);
+    const rows = [['time', 'tests', 'package', 'file', 'slowest test']];
+    for (const file of files.slice(0, TOP_FILES)) rows.push([minutes(file.seconds), file.tests, file.package, file.file, file.slowest.slice(0, 70)]);
+    out.push(...table(rows, ['r', 'r', 'l', 'l', 'l']));
+  }
+  return out.length > 0 ? `${out.join('\n')}\n` : '';
+}
 
 const text = readFileSync(process.argv[2] ?? 0, 'utf8').replace(/\u001b\[[0-9;]*m/g, '');
-let passed = 0;
-let failed = 0;
-for (const line of text.split('\n')) {
-  const vitest = /\bTests\s+(.*)\(\d+\)\s*$/.exec(line);
-  const pytest = /^(?:\S+:\s+)?(?:=+ )?((?:\d+ \w+(?:, )?)+) in [\d.]+s/.exec(line);
-  const counts = vitest?.[1] ?? pytest?.[1];
-  if (!counts) continue;
-  passed += Number(/(\d+) passed/.exec(counts)?.[1] ?? 0);
-  failed += Number(/(\d+) failed/.exec(counts)?.[1] ?? 0) + Number(/(\d+) errors?/.exec(counts)?.[1] ?? 0);
-}
+const { passed, failed } = countTests(text);
+process.stdout.write(timeTable(process.argv[3]));
 process.stdout.write(`tests: ${passed} passed, ${failed} failed\n`);
 process.exitCode = failed > 0 || passed === 0 ? 1 : 0;
