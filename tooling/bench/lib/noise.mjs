@@ -154,6 +154,41 @@ export function treeCpuDelta(before, after) {
 }
 
 /**
+ * Runs `fn` (one timed block) and returns its value with the CPU every process of this bench's tree used meanwhile:
+ * this process by process.cpuUsage() around the block alone, the children by their threads' schedstat read
+ * outside it (the reads cost this process CPU, not counted). The other processes wait idle during a block, so this
+ * is the block's cost, by process label.
+ */
+export async function withTreeCpu(fn) {
+  const childrenBefore = treeCpu({ self: false });
+  const selfBefore = process.cpuUsage();
+  const value = await fn();
+  const self = process.cpuUsage(selfBefore);
+  const { totalNs, byLabel } = treeCpuDelta(childrenBefore, treeCpu({ self: false }));
+  const selfNs = (self.user + self.system) * 1000;
+  byLabel['bench client (this process)'] = selfNs;
+  return { value, totalNs: totalNs + selfNs, byLabel };
+}
+
+/** Adds one block's CPU (withTreeCpu) to a running per-loop account { calls, ns, byLabel }. */
+export function addCpu(account, block, calls) {
+  account.calls += calls;
+  account.ns += block.totalNs;
+  for (const [label, ns] of Object.entries(block.byLabel)) account.byLabel[label] = (account.byLabel[label] ?? 0) + ns;
+  return account;
+}
+
+/** µs per call of each process label in an account, largest first, leaving out those under 0.5 µs. */
+export function perCallByLabel(account) {
+  return Object.fromEntries(
+    Object.entries(account.byLabel)
+      .map(([label, ns]) => [label, Number((ns / 1000 / account.calls).toFixed(1))])
+      .filter(([, us]) => us >= 0.5)
+      .sort((a, b) => b[1] - a[1]),
+  );
+}
+
+/**
  * Starts watching the machine: returns `end()`, which gives the window's load average (start, end), CPU steal share,
  * the share of the machine's CPU used by processes other than this bench's own tree, and whether it was busy.
  * `calibrations` (ms of calibrate() taken during the window) add the calibration spread.

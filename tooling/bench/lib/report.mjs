@@ -735,8 +735,18 @@ export function printCpu(results) {
     ['Code Mode nested call (Runtime + bridge)', results.codeMode?.bridge, results.codeMode?.bridge ? results.codeMode.bridge.perCallMs * 1000 : null],
   ].filter(([, data]) => data?.cpuPerCallUs);
   const rounds = results.rounds?.cpuPerCallUs;
-  if (entries.length === 0 && !rounds) return;
+  const jupyter = ['stock', 'nodelay'].filter((flavour) => results.jupyter?.[flavour]?.cpuPerCallUs);
+  if (entries.length === 0 && !rounds && jupyter.length === 0) return;
   const out = ['', 'CPU time per call (on-CPU time from /proc/<pid>/task/*/schedstat over the measured loop; 2 cores):'];
+  const perProcess = (title, table) => {
+    out.push(title);
+    for (const [key, byProcess] of Object.entries(table)) {
+      const parts = Object.entries(byProcess).map(([label, us]) => `${label} ${us.toFixed(0)} µs`);
+      const sum = Object.values(byProcess).reduce((total, us) => total + us, 0);
+      out.push(`    ${key}: ${sum.toFixed(0)} µs = ${parts.join('; ')}`);
+    }
+  };
+  for (const flavour of jupyter) perProcess(`  execute("1+1") on a Jupyter server's kernel (${flavour}), per process, interleaved rounds:`, results.jupyter[flavour].cpuPerCallUs);
   if (rounds) {
     out.push('  in the interleaved rounds, per process (a busy neighbour moves these less than wall time):');
     for (const [key, byProcess] of Object.entries(rounds)) {
@@ -833,7 +843,9 @@ function jupyterServerRows(measured, flavour, machine) {
       p90: loops.mcp.summary.p90,
       goal: '≤ 1.3× WebSocket floor',
       verdict: judge(ratios.mcpOverWs, 1.3, machine),
-      comparison: `${formatRatio(over)}${ciText(ratios.mcpOverWs)} the floor (median of ${rounds} per-round ratios; ${range(ratios.mcpOverWs)}); ${formatRatio(ratios.mcpOverServices.median)} the Node client alone`,
+      comparison:
+        `${formatRatio(over)}${ciText(ratios.mcpOverWs)} the floor (median of ${rounds} per-round ratios; ${range(ratios.mcpOverWs)}); ${formatRatio(ratios.mcpOverServices.median)} the Node client alone` +
+        (measured.cpuRatios ? `; CPU time per call (all processes, server and kernel included) ${formatRatio(measured.cpuRatios.mcpOverWs.median)}${ciText(measured.cpuRatios.mcpOverWs)} the floor's` : ''),
       raw: { ratios },
     }),
     row('  floor: bare execute_request over the server\'s WebSocket', {

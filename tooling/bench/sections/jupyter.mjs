@@ -18,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { CLI, PY_DIR, ROOT } from '../lib/env.mjs';
 import { startServer } from '../lib/mcp.mjs';
 import { descendants, isAlive, sleep, track, untrack, waitForExit } from '../lib/procs.mjs';
+import { addCpu, perCallByLabel, withTreeCpu } from '../lib/noise.mjs';
 import { ratio, spread, summarize } from '../lib/stats.mjs';
 import { CELL, checkExecuteResult, timeLoop } from './execute.mjs';
 
@@ -218,19 +219,27 @@ async function measureOn(ctx, nodelay) {
     for (const name of names) await loops[name](0, ctx.n.warmup);
     const samples = Object.fromEntries(names.map((name) => [name, []]));
     const perRound = [];
+    const cpuPerRound = [];
+    const cpu = Object.fromEntries(names.map((name) => [name, { calls: 0, ns: 0, byLabel: {} }]));
     for (let round = 0; round < rounds; round += 1) {
       // The same fixed CPU work each round: how much of a CPU the bench got (lib/noise.mjs).
       ctx.calibrate?.();
       const medians = {};
+      const cpuUs = {};
       for (let index = 0; index < names.length; index += 1) {
         const name = names[(index + round) % names.length];
-        const got = await loops[name](block, 0);
-        samples[name].push(...got);
-        medians[name] = summarize(got).median;
+        // CPU of every process of ours over the block (Jupyter server and kernel included: the bench starts them).
+        const measured = await withTreeCpu(() => loops[name](block, 0));
+        addCpu(cpu[name], measured, block);
+        samples[name].push(...measured.value);
+        medians[name] = summarize(measured.value).median;
+        cpuUs[name] = measured.totalNs / 1000 / block;
       }
       perRound.push(medians);
+      cpuPerRound.push(cpuUs);
     }
     const over = (a, b) => spread(perRound.map((medians) => ratio(medians[a], medians[b])));
+    const cpuOver = (a, b) => spread(cpuPerRound.map((cpuUs) => ratio(cpuUs[a], cpuUs[b])));
     const versions = await mcp.structured('execute', {
       code: 'import sys, IPython, ipykernel\n{"python": sys.version.split()[0], "ipython": IPython.__version__, "ipykernel": ipykernel.__version__}',
     });
@@ -240,6 +249,9 @@ async function measureOn(ctx, nodelay) {
       perLoop: total,
       loops: Object.fromEntries(names.map((name) => [name, { samples: samples[name], summary: summarize(samples[name]) }])),
       ratios: { mcpOverWs: over('mcp', 'ws'), servicesOverWs: over('services', 'ws'), mcpOverServices: over('mcp', 'services'), wsOverZmq: over('ws', 'zmq') },
+      cpuRatios: { mcpOverWs: cpuOver('mcp', 'ws'), servicesOverWs: cpuOver('services', 'ws') },
+      // CPU µs per call of each process (the kernel, the Jupyter server, our server, the clients) in each loop.
+      cpuPerCallUs: Object.fromEntries(names.map((name) => [name, perCallByLabel(cpu[name])])),
       kernel: versions?.result?.value ?? null,
     };
   } finally {

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { PY_DIR } from '../lib/env.mjs';
 import { minimalToolCalls, startFrameChild, startPipeCall, startPipeEcho } from '../lib/pipe-echo.mjs';
 import { evaluate, settle, startHttpServer, startServer } from '../lib/mcp.mjs';
-import { treeCpu, treeCpuDelta } from '../lib/noise.mjs';
+import { addCpu, perCallByLabel, withTreeCpu } from '../lib/noise.mjs';
 import { track, untrack } from '../lib/procs.mjs';
 import { quantile, spread, summarize } from '../lib/stats.mjs';
 import { detectEngine } from './code-mode.mjs';
@@ -416,28 +416,16 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
       const cpu = {};
       const started = performance.now();
       for (const [participant, count] of order) {
-        // CPU time of every process of ours over the block (the others wait idle meanwhile): this process by
-        // process.cpuUsage() around the block alone, the children by their threads' schedstat, read outside it.
-        const childrenBefore = treeCpu({ self: false });
-        const selfBefore = process.cpuUsage();
-        const samples = await participant.run(count);
-        const self = process.cpuUsage(selfBefore);
-        const { totalNs, byLabel } = treeCpuDelta(childrenBefore, treeCpu({ self: false }));
-        const entry = (cpu[participant.key] ??= { calls: 0, ns: 0, byLabel: {} });
-        entry.calls += count + (participant.warmup ?? BLOCK_WARMUP);
-        entry.ns += totalNs + (self.user + self.system) * 1000;
-        byLabel['bench client (this process)'] = (self.user + self.system) * 1000;
-        for (const [label, ns] of Object.entries(byLabel)) entry.byLabel[label] = (entry.byLabel[label] ?? 0) + ns;
+        // CPU time of every process of ours over the block (the others wait idle meanwhile).
+        const measured = await withTreeCpu(() => participant.run(count));
+        const samples = measured.value;
+        addCpu((cpu[participant.key] ??= { calls: 0, ns: 0, byLabel: {} }), measured, count + (participant.warmup ?? BLOCK_WARMUP));
         taken[participant.key].push(...samples);
         pooled[participant.key].push(...samples);
       }
       const cpuUs = Object.fromEntries(Object.entries(cpu).map(([key, entry]) => [key, entry.ns / 1000 / entry.calls]));
       cpuUs.nested = cpuUs.nestedEngine ?? cpuUs.nestedBridge;
-      for (const [key, entry] of Object.entries(cpu)) {
-        const byProcess = (pooledCpu[key] ??= { calls: 0, byLabel: {} });
-        byProcess.calls += entry.calls;
-        for (const [label, ns] of Object.entries(entry.byLabel)) byProcess.byLabel[label] = (byProcess.byLabel[label] ?? 0) + ns;
-      }
+      for (const [key, entry] of Object.entries(cpu)) addCpu((pooledCpu[key] ??= { calls: 0, ns: 0, byLabel: {} }), { totalNs: entry.ns, byLabel: entry.byLabel }, entry.calls);
       const medians = Object.fromEntries(Object.entries(taken).map(([key, samples]) => [key, quantile(samples, 0.5)]));
       medians.nested = medians.nestedEngine ?? medians.nestedBridge;
       const ratios = {};
@@ -473,17 +461,7 @@ export async function measureRounds(ctx, { withCodeMode = true, withExecute = tr
         ratioKeys.filter((key) => perRound.every((entry) => key in entry.cpuRatios)).map((key) => [key, spread(perRound.map((entry) => entry.cpuRatios[key]))]),
       ),
       // CPU µs per call of each process over every block of a loop (warm-up calls of a block counted as calls).
-      cpuPerCallUs: Object.fromEntries(
-        Object.entries(pooledCpu).map(([key, entry]) => [
-          key,
-          Object.fromEntries(
-            Object.entries(entry.byLabel)
-              .map(([label, ns]) => [label, Number((ns / 1000 / entry.calls).toFixed(1))])
-              .filter(([, us]) => us >= 0.5)
-              .sort((a, b) => b[1] - a[1]),
-          ),
-        ]),
-      ),
+      cpuPerCallUs: Object.fromEntries(Object.entries(pooledCpu).map(([key, account]) => [key, perCallByLabel(account)])),
       perRound,
       pooled: Object.fromEntries(Object.entries(pooled).map(([key, samples]) => [key, summarize(samples)])),
       floorFacts: floor?.facts ?? null,
