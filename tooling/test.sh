@@ -3,8 +3,8 @@
 # every test: the TypeScript suites through turbo, then the worker's pytest suite. Ends with a table of where the
 # time went (set-up steps, each package's suite, the slowest test files) and the closing line "tests: N passed".
 #   tooling/test.sh           everything
-#   tooling/test.sh --quick   the inner loop: no lint/typecheck, no end-to-end files (*.e2e.test.ts), the pytest
-#                             suite without its slow-marked tests; a few minutes
+#   tooling/test.sh --quick   the inner loop: no lint/typecheck, no end-to-end files (*.e2e.test.ts), no release
+#                             matrix, no client downloads; the unit suites and the worker's pytest suite
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -12,7 +12,7 @@ quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 timings="$(mktemp -d)"
 log="$timings/test.log"
-trap 'rm -rf "$timings"' EXIT
+trap 'status=$?; [ -z "${prefetch:-}" ] || kill "$prefetch" 2>/dev/null || true; rm -rf "$timings"; exit "$status"' EXIT
 export IPYTHON_MCP_TEST_TIMINGS="$timings"
 # Every step's wall time, for the table at the end: "name<TAB>seconds".
 step() {
@@ -25,19 +25,32 @@ step() {
   return "$status"
 }
 run_started="$(date +%s.%N)"
+prefetch=''
+if [ "$quick" = 0 ]; then
+  # The end-to-end suites' client CLIs and npm servers download beside the bootstrap, lint and typecheck (network
+  # against CPU); the suites start once they are in place.
+  node tooling/scripts/prefetch-clients.mjs 2>"$timings/prefetch.log" &
+  prefetch=$!
+fi
 step 'bootstrap (install, build, test environments)' bash tooling/scripts/bootstrap.sh --dev
 export PATH="$root/.tooling/node_modules/.bin:$PATH" TURBO_TELEMETRY_DISABLED=1
 export IPYTHON_MCP_TEST_PYTHON="$root/.venv/bin/python"
 export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} --junitxml=$timings/pytest.xml"
+filter=()
 if [ "$quick" = 1 ]; then
   export IPYTHON_MCP_TEST_QUICK=1
+  filter=(--filter='!@ipython-mcp/release-matrix')
 else
   step 'lint and typecheck (turbo)' pnpm exec turbo run lint typecheck --output-logs=errors-only
   step 'tooling tests (node --test)' node --test tooling/scripts/lint-rules.test.mjs tooling/bench/lib/noise.test.mjs
 fi
+if [ -n "$prefetch" ]; then
+  step 'waiting for the client downloads' wait "$prefetch" || true
+  cat "$timings/prefetch.log" >&2
+fi
 rm -rf .turbo/runs
 status=0
-step 'test suites (turbo run test)' bash -c 'set -o pipefail; pnpm exec turbo run test --concurrency=1 --output-logs=full --summarize 2>&1 | tee "$1"' _ "$log" || status=$?
+step 'test suites (turbo run test)' bash -c 'log="$1"; shift; set -o pipefail; pnpm exec turbo run test --concurrency=1 --output-logs=full --summarize "$@" 2>&1 | tee "$log"' _ "$log" "${filter[@]}" || status=$?
 cp .turbo/runs/*.json "$timings/" 2>/dev/null || true
 step 'orphan check' bash tooling/scripts/check-orphans.sh
 printf '%s\t%s\n' 'total' "$(awk -v a="$(date +%s.%N)" -v b="$run_started" 'BEGIN { printf "%.1f", a - b }')" >>"$timings/steps.tsv"

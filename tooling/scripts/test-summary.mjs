@@ -54,8 +54,11 @@ function readTurboTasks(directory) {
   return tasks.sort((a, b) => b[1] - a[1]);
 }
 
-/** Per test file: { package, file, seconds, tests, slowest } from the vitest reporter files and pytest's JUnit XML. */
-function readFiles(directory) {
+/**
+ * Per test file: { package, file, seconds, tests, slowest } from the vitest reporter files and pytest's JUnit XML;
+ * for a package whose vitest config has no timing reporter, from the default reporter's "✓ file (N tests) T" lines.
+ */
+function readFiles(directory, text) {
   const files = [];
   for (const name of readdirSync(directory).filter((entry) => entry.startsWith('vitest-') && entry.endsWith('.json'))) {
     const run = JSON.parse(readFileSync(join(directory, name), 'utf8'));
@@ -68,6 +71,12 @@ function readFiles(directory) {
         slowest: file.slowest?.[0] ? `${file.slowest[0][0]} ${(file.slowest[0][1] / 1000).toFixed(1)} s` : '',
       });
     }
+  }
+  const reported = new Set(files.map((file) => file.package));
+  for (const line of text.split('\n')) {
+    const match = /^(\S+):test:\s+[✓×]\s+(\S+)\s+\((\d+) tests?[^)]*\)\s+([\d.]+)\s*(ms|s)\b/.exec(line);
+    if (!match || reported.has(match[1])) continue;
+    files.push({ package: match[1], file: match[2], seconds: Number(match[4]) / (match[5] === 'ms' ? 1000 : 1), tests: Number(match[3]), slowest: '(from the log)' });
   }
   const junit = join(directory, 'pytest.xml');
   if (existsSync(junit)) {
@@ -96,19 +105,26 @@ function table(rows, aligns) {
 const minutes = (seconds) => (seconds >= 60 ? `${Math.floor(seconds / 60)} min ${String(Math.round(seconds % 60)).padStart(2, '0')} s` : `${seconds.toFixed(1)} s`);
 
 /** The "where the time went" text for a timings directory, or '' when it holds nothing. */
-function timeTable(directory) {
+function timeTable(directory, text) {
   if (!directory || !existsSync(directory)) return '';
   const steps = readSteps(directory);
   const tasks = readTurboTasks(directory);
-  const files = readFiles(directory);
+  const files = readFiles(directory, text);
   const out = [];
   const total = steps.find((step) => step.name === 'total')?.seconds ?? null;
   const share = (seconds) => (total ? `${((seconds / total) * 100).toFixed(0)}%` : '');
   if (steps.length > 0) {
     out.push('', `Where the time went (wall clock${total ? `, total ${minutes(total)}` : ''}):`);
     const rows = [['step', 'time', 'share']];
+    // A step's own phases (indented: the bootstrap's) end, and are written, before the step itself.
+    let phases = [];
     for (const step of steps.filter((entry) => entry.name !== 'total')) {
-      rows.push([step.name.startsWith('  ') ? `    ${step.name.trim()}` : `  ${step.name}`, minutes(step.seconds), share(step.seconds)]);
+      if (step.name.startsWith('  ')) {
+        phases.push([`    ${step.name.trim()}`, minutes(step.seconds), share(step.seconds)]);
+        continue;
+      }
+      rows.push([`  ${step.name}`, minutes(step.seconds), share(step.seconds)], ...phases);
+      phases = [];
       if (step.name.startsWith('test suites')) for (const [name, seconds] of tasks) rows.push([`    ${name}`, minutes(seconds), share(seconds)]);
     }
     out.push(...table(rows, ['l', 'r', 'r']));
@@ -126,6 +142,6 @@ function timeTable(directory) {
 
 const text = readFileSync(process.argv[2] ?? 0, 'utf8').replace(/\u001b\[[0-9;]*m/g, '');
 const { passed, failed } = countTests(text);
-process.stdout.write(timeTable(process.argv[3]));
+process.stdout.write(timeTable(process.argv[3], text));
 process.stdout.write(`tests: ${passed} passed, ${failed} failed\n`);
 process.exitCode = failed > 0 || passed === 0 ? 1 : 0;
