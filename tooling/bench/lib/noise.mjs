@@ -2,7 +2,7 @@
 // On a shared 2-core guest a ratio can move by 2× between two minutes; a goal verdict is only given where the
 // ratio's confidence interval (bootstrap over the interleaved rounds), widened by the machine's measured noise,
 // lies wholly on one side of the goal. Otherwise the verdict says why there is none.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { cpuSnapshot, descendants, labelOf } from './procs.mjs';
 import { quantile } from './stats.mjs';
@@ -15,12 +15,16 @@ export const BUSY = 'no verdict: the machine was busy';
 export const TOO_NOISY = 'no verdict: noise larger than the gap';
 export const TOO_FEW = 'no verdict: too few rounds';
 
-/** Other processes' share of the machine's CPU, steal share or calibration spread above these: "busy". */
-export const BUSY_LIMITS = { othersShare: 0.25, stealShare: 0.05, calibrationSpread: 0.2 };
+/**
+ * Other processes' share of the machine's CPU, steal share, calibration spread, or our processes' run-queue wait per
+ * unit of their CPU time above these: "busy".
+ */
+export const BUSY_LIMITS = { othersShare: 0.25, stealShare: 0.05, calibrationSpread: 0.2, waitRatio: 0.2 };
 
 /**
  * The verdict on "ratio ≤ goal" given the ratio's interval `ci` ({lo, hi}) and the machine's noise (`machine`:
- * {busy, noise}, noise a fraction such as 0.15 for ±15 %, from the calibration loop run beside the rounds).
+ * {busy, noise}, noise a fraction such as 0.15 for ±15 %: the larger of the calibration loop's spread and our
+ * processes' run-queue wait per unit of their CPU time, both measured beside the rounds; see watchMachine).
  *   met        the whole interval is at or under the goal;
  *   MISSED     the whole interval, less the machine's noise, is over the goal;
  *   no verdict otherwise: "the machine was busy" when it was, else "noise larger than the gap".
@@ -103,19 +107,30 @@ function readLoad() {
   return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]);
 }
 
-/** Clock ticks of CPU (utime + stime + reaped children) of this process and every descendant, by pid. */
-function ownTreeTicks() {
-  const ticks = new Map();
+/**
+ * Scheduler accounting of this process and every descendant, summed over their threads
+ * (/proc/<pid>/task/<tid>/schedstat): nanoseconds on a CPU, and nanoseconds runnable but waiting for one. Keyed by
+ * thread, so threads that start or end within a window count from or up to then.
+ */
+function ownTreeSchedstat() {
+  const threads = new Map();
   for (const pid of [process.pid, ...descendants(process.pid)]) {
+    let tids = [];
     try {
-      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-      ticks.set(pid, Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]));
+      tids = readdirSync(`/proc/${pid}/task`);
     } catch {
-      // the process ended
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const [cpu, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+        threads.set(`${pid}/${tid}`, { cpu, wait });
+      } catch {
+        // the thread ended
+      }
     }
   }
-  return ticks;
+  return threads;
 }
 
 /**
@@ -196,23 +211,32 @@ export function perCallByLabel(account) {
 export function watchMachine() {
   const stat = readProcStat();
   const load = readLoad();
-  const tree = ownTreeTicks();
+  const tree = ownTreeSchedstat();
   const startedAt = performance.now();
   return {
     end(calibrations = []) {
       const after = readProcStat();
       const total = after.total - stat.total;
-      const nowTree = ownTreeTicks();
-      let ownTicks = 0;
-      for (const [pid, value] of nowTree) ownTicks += value - (tree.get(pid) ?? 0);
+      let ownCpu = 0;
+      let ownWait = 0;
+      for (const [key, now] of ownTreeSchedstat()) {
+        const then = tree.get(key) ?? { cpu: 0, wait: 0 };
+        ownCpu += Math.max(0, now.cpu - then.cpu);
+        ownWait += Math.max(0, now.wait - then.wait);
+      }
+      // Clock ticks (USER_HZ, 100 per second) of the whole machine against our nanoseconds.
       const busyTicks = after.busy - stat.busy;
-      const othersShare = total > 0 ? Math.max(0, (busyTicks - ownTicks) / total) : null;
+      const othersShare = total > 0 ? Math.max(0, (busyTicks - ownCpu / 1e7) / total) : null;
       const stealShare = total > 0 ? (after.steal - stat.steal) / total : null;
+      // How long our processes sat runnable waiting for a CPU, per unit of time they ran: every wake-up of a
+      // measured call pays such waits, so a wall-clock ratio can be off by about this much.
+      const waitRatio = ownCpu > 0 ? ownWait / ownCpu : null;
       const spread = calibrationSpread(calibrations);
       const reasons = [];
       if (othersShare !== null && othersShare > BUSY_LIMITS.othersShare) reasons.push(`other processes used ${(othersShare * 100).toFixed(0)}% of the CPUs`);
       if (stealShare !== null && stealShare > BUSY_LIMITS.stealShare) reasons.push(`steal ${(stealShare * 100).toFixed(0)}%`);
       if (spread !== null && spread > BUSY_LIMITS.calibrationSpread) reasons.push(`calibration spread ±${(spread * 100).toFixed(0)}%`);
+      if (waitRatio !== null && waitRatio > BUSY_LIMITS.waitRatio) reasons.push(`our processes waited for a CPU ${(waitRatio * 100).toFixed(0)}% as long as they ran`);
       return {
         seconds: Number(((performance.now() - startedAt) / 1000).toFixed(1)),
         cores: cpus().length,
@@ -221,7 +245,8 @@ export function watchMachine() {
         stealShare: stealShare === null ? null : Number(stealShare.toFixed(3)),
         calibrationMs: calibrations.map((value) => Number(value.toFixed(3))),
         calibrationSpread: spread === null ? null : Number(spread.toFixed(3)),
-        noise: spread ?? 0,
+        waitRatio: waitRatio === null ? null : Number(waitRatio.toFixed(3)),
+        noise: Math.max(spread ?? 0, waitRatio ?? 0),
         busy: reasons.length > 0,
         reasons,
       };
@@ -234,5 +259,6 @@ export function describeMachine(window) {
   if (!window) return 'machine not watched';
   const pct = (value) => (value === null || value === undefined ? '?' : `${(value * 100).toFixed(0)}%`);
   const calibration = window.calibrationSpread === null ? '' : `, calibration spread ±${pct(window.calibrationSpread)} over ${window.calibrationMs.length}`;
-  return `load ${window.load[0].toFixed(1)}→${window.load[1].toFixed(1)}, other processes ${pct(window.othersShare)} of the CPUs, steal ${pct(window.stealShare)}${calibration}${window.busy ? ' (busy)' : ''}`;
+  const wait = window.waitRatio === null || window.waitRatio === undefined ? '' : `, run-queue wait ${pct(window.waitRatio)} of our CPU time`;
+  return `load ${window.load[0].toFixed(1)}→${window.load[1].toFixed(1)}, other processes ${pct(window.othersShare)} of the CPUs, steal ${pct(window.stealShare)}${calibration}${wait}${window.busy ? ' (busy)' : ''}`;
 }

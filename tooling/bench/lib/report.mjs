@@ -718,7 +718,7 @@ export function printMachine(machineBySection) {
   const out = [
     '',
     'Machine noise per section (a goal verdict is given only where the ratio\'s 95 % bootstrap CI over its rounds, widened by the',
-    'calibration spread, lies on one side of the goal; otherwise "no verdict"):',
+    'noise (the larger of the calibration spread and the run-queue wait), lies on one side of the goal; otherwise "no verdict"):',
   ];
   for (const [key, window] of entries) out.push(`  ${key} (${window.seconds} s): ${describeMachine(window)}`);
   process.stdout.write(`${out.join('\n')}\n`);
