@@ -8,6 +8,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const TOP_FILES = 20;
+/** The packages tooling/test.sh runs in its Python lane. */
+const PYTHON_LANE = ['@ipython-mcp/python-worker', '@ipython-mcp/release-matrix'];
 
 /** Counts from the runners' own closing lines in the log. */
 function countTests(text) {
@@ -125,7 +127,14 @@ function timeTable(directory, text) {
       }
       rows.push([`  ${step.name}`, minutes(step.seconds), share(step.seconds)], ...phases);
       phases = [];
-      if (step.name.startsWith('test suites')) for (const [name, seconds] of tasks) rows.push([`    ${name}`, minutes(seconds), share(seconds)]);
+      if (step.name.startsWith('test suites')) {
+        // Each package's suite under the lane that ran it (tooling/test.sh: a Python lane beside a TypeScript one).
+        const lane = step.name.includes('Python lane') ? 'python' : step.name.includes('TypeScript lane') ? 'node' : 'all';
+        for (const [name, seconds] of tasks) {
+          const python = PYTHON_LANE.includes(name);
+          if (lane === 'all' || (lane === 'python') === python) rows.push([`    ${name}`, minutes(seconds), share(seconds)]);
+        }
+      }
     }
     out.push(...table(rows, ['l', 'r', 'r']));
   }
