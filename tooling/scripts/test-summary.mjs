@@ -104,7 +104,11 @@ function table(rows, aligns) {
   return rows.map((row) => row.map((cell, column) => (aligns[column] === 'r' ? String(cell).padStart(widths[column]) : String(cell).padEnd(widths[column]))).join('  ').trimEnd());
 }
 
-const minutes = (seconds) => (seconds >= 60 ? `${Math.floor(seconds / 60)} min ${String(Math.round(seconds % 60)).padStart(2, '0')} s` : `${seconds.toFixed(1)} s`);
+function minutes(seconds) {
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const whole = Math.round(seconds);
+  return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, '0')} s`;
+}
 
 /** The "where the time went" text for a timings directory, or '' when it holds nothing. */
 function timeTable(directory, text) {
