@@ -35,7 +35,6 @@ fi
 step 'bootstrap (install, build, test environments)' bash tooling/scripts/bootstrap.sh --dev
 export PATH="$root/.tooling/node_modules/.bin:$PATH" TURBO_TELEMETRY_DISABLED=1
 export IPYTHON_MCP_TEST_PYTHON="$root/.venv/bin/python"
-export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} --junitxml=$timings/pytest.xml"
 # Two lanes side by side: the TypeScript suites in one; in the other lint and typecheck, then the Python side (the
 # worker's pytest suite; the release matrix, which builds a fresh venv from PyPI and runs that suite again). Neither
 # needs the other, and on two cores the e2e suites leave a core idle much of the time (they wait on start-ups,
