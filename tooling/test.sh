@@ -49,7 +49,7 @@ checks() {
   [ "$quick" = 1 ] && return 0
   # --only: no build tasks (the bootstrap built everything), so nothing rewrites dist/ while the other lane runs it.
   step 'lint and typecheck (turbo)' pnpm exec turbo run lint typecheck --only --output-logs=errors-only &&
-    step 'tooling tests (node --test)' node --test tooling/scripts/lint-rules.test.mjs tooling/bench/lib/noise.test.mjs
+    step 'tooling tests (node --test)' node --test tooling/scripts/lint-rules.test.mjs tooling/scripts/test-summary.test.mjs tooling/bench/lib/noise.test.mjs
 }
 # turbo's own run summary (.turbo/runs/*.json) gives each package's time; --only: the bootstrap built everything.
 suites() {

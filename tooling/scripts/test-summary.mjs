@@ -47,7 +47,7 @@ function readTurboTasks(directory) {
       const summary = JSON.parse(readFileSync(join(directory, name), 'utf8'));
       for (const task of summary.tasks ?? []) {
         const { startTime, endTime } = task.execution ?? {};
-        if (task.task === 'test' && startTime && endTime) tasks.push([task.package, (endTime - startTime) / 1000]);
+        if (task.task === 'test' && Number.isFinite(startTime) && Number.isFinite(endTime)) tasks.push([task.package, (endTime - startTime) / 1000]);
       }
     } catch {
       // not a turbo summary

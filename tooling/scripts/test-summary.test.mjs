@@ -1,0 +1,81 @@
+// tooling/scripts/test-summary.mjs: the closing line and the "where the time went" table of tooling/test.sh.
+// Run by tooling/test.sh: node --test tooling/scripts/test-summary.test.mjs
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+
+const SCRIPT = new URL('./test-summary.mjs', import.meta.url).pathname;
+
+function summary(log, files = null) {
+  const directory = mkdtempSync(join(tmpdir(), 'test-summary-'));
+  try {
+    writeFileSync(join(directory, 'test.log'), log);
+    const args = [SCRIPT, join(directory, 'test.log')];
+    if (files) {
+      const timings = join(directory, 'timings');
+      spawnSync('mkdir', [timings]);
+      for (const [name, text] of Object.entries(files)) writeFileSync(join(timings, name), text);
+      args.push(timings);
+    }
+    const run = spawnSync(process.execPath, args, { encoding: 'utf8' });
+    return { code: run.status, out: run.stdout, err: run.stderr };
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+const LOG = [
+  '@ipython-mcp/protocol:test:  \u001b[32m✓\u001b[39m src/a.test.ts (3 tests) 1234ms',
+  '@ipython-mcp/protocol:test:       Tests  3 passed (3)',
+  '@ipython-mcp/python-worker:test: 2 passed, 1 skipped in 4.20s',
+].join('\n');
+
+test('counts what vitest and pytest reported, and exits 0 when nothing failed', () => {
+  const { code, out } = summary(LOG);
+  assert.equal(code, 0);
+  assert.equal(out, 'tests: 5 passed, 0 failed\n');
+});
+
+test('a failure or an error, or nothing passed at all, exits 1', () => {
+  assert.equal(summary(`${LOG}\n@x:test:       Tests  1 failed | 2 passed (3)`).code, 1);
+  assert.equal(summary(`${LOG}\n@y:test: 1 passed, 1 error in 1.00s`).code, 1);
+  const none = summary('nothing here');
+  assert.equal(none.code, 1);
+  assert.equal(none.out, 'tests: 0 passed, 0 failed\n');
+});
+
+test('the table: steps with their phases under them, each package under its lane, files slowest first', () => {
+  const { code, out } = summary(LOG, {
+    'steps.tsv': ['  bootstrap: build (turbo)\t30.5', 'bootstrap (install, build, test environments)\t40', 'test suites, TypeScript lane (vitest)\t600', 'test suites, Python lane (pytest, release matrix)\t300', 'total\t700'].join('\n'),
+    'run.json': JSON.stringify({
+      tasks: [
+        { task: 'test', package: '@ipython-mcp/protocol', execution: { startTime: 0, endTime: 61_000 } },
+        { task: 'test', package: '@ipython-mcp/python-worker', execution: { startTime: 0, endTime: 250_000 } },
+        { task: 'build', package: '@ipython-mcp/protocol', execution: { startTime: 0, endTime: 9_000 } },
+      ],
+    }),
+    'vitest-app-1.json': JSON.stringify({
+      runner: 'vitest',
+      package: 'ipython-mcp',
+      files: [{ file: 'test/slow.e2e.test.ts', ms: 90_000, importMs: 400, passed: 4, failed: 0, skipped: 1, slowest: [['starts a server', 30_000]] }],
+    }),
+    'pytest.xml': '<testsuite><testcase classname="tests.test_channel" name="test_a" time="100.4"/><testcase classname="tests.test_channel" name="test_b" time="20"/></testsuite>',
+  });
+  assert.equal(code, 0);
+  const lines = out.split('\n');
+  const at = (text) => lines.findIndex((line) => line.includes(text));
+  assert.match(out, /total 11 min 40 s/);
+  assert.ok(at('bootstrap (install') < at('bootstrap: build (turbo)'), 'a phase is listed under its step');
+  assert.ok(at('TypeScript lane') < at('@ipython-mcp/protocol ') && at('@ipython-mcp/protocol ') < at('Python lane'));
+  assert.ok(at('Python lane') < at('@ipython-mcp/python-worker'));
+  assert.equal(lines.filter((line) => line.includes('@ipython-mcp/protocol')).length, 2, 'once as a task, once as a file from the log');
+  assert.match(lines[at('1 min 01 s')], /@ipython-mcp\/protocol/);
+  // Files: pytest's two cases add up per file; the vitest reporter's file; the log's line for a package without one.
+  assert.ok(at('tests/test_channel.py') < at('test/slow.e2e.test.ts') && at('test/slow.e2e.test.ts') < at('src/a.test.ts'));
+  assert.match(lines[at('tests/test_channel.py')], /2 min 00 s\s+2\s+python \(pytest\)\s+tests\/test_channel.py\s+test_a 100.4 s/);
+  assert.match(lines[at('test/slow.e2e.test.ts')], /1 min 30 s\s+5\s+ipython-mcp/);
+  assert.match(out, /3 of 3; 10 tests/);
+});
