@@ -1,13 +1,14 @@
 import { INTERRUPT_GRACE_MS } from '@ipython-mcp/code-mode';
 import { defaultMemoryLimitMb, type Logger } from '@ipython-mcp/worker-supervisor';
 import { ServersFileError, readServersFile } from './code-mode-config.js';
+import { ConsentFlagError, consentFlags as readConsentFlags } from './code-mode-consent.js';
 import { serveCodeModeStdio, type CodeModeKernelBackend } from './code-mode-server.js';
 import type { JupyterRequest } from './jupyter-request.js';
 import { VERSION } from './version.js';
 
 /**
- * `ipython-mcp code-mode --servers FILE` (with `--jupyter URL` and a kernel flag: run_code runs in that kernel):
- * serves until stdin ends or a signal, then exits 0.
+ * `ipython-mcp code-mode --servers FILE` (with `--jupyter URL` and a kernel flag: run_code runs in that kernel;
+ * `--consent` flags before the file's consent policies): serves until stdin ends or a signal, then exits 0.
  */
 export async function codeModeCommand(
   serversFile: string,
@@ -15,6 +16,7 @@ export async function codeModeCommand(
   logger: Logger,
   fail: (message: string) => never,
   jupyter?: JupyterRequest | undefined,
+  consent: readonly string[] = [],
 ): Promise<void> {
   let config;
   try {
@@ -23,8 +25,15 @@ export async function codeModeCommand(
     if (error instanceof ServersFileError) fail(error.message);
     throw error;
   }
+  let consentFlags;
+  try {
+    consentFlags = readConsentFlags(consent, config.servers.map((server) => server.name));
+  } catch (error) {
+    if (error instanceof ConsentFlagError) fail(error.message);
+    throw error;
+  }
   const kernelBackend = jupyter === undefined ? undefined : await jupyterKernel(jupyter, logger);
-  const { closed } = await serveCodeModeStdio({ config, python, logger, version: VERSION, kernelBackend });
+  const { closed } = await serveCodeModeStdio({ config, python, logger, version: VERSION, kernelBackend, consentFlags });
   const names = config.servers.map((server) => server.name).join(', ') || 'none';
   const where = jupyter === undefined ? `python: ${python}` : `Jupyter kernel at ${jupyter.url}`;
   process.stderr.write(`ipython-mcp ${VERSION} code-mode ready on stdio (${where}; upstream servers: ${names})\n`);
