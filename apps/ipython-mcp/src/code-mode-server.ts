@@ -270,6 +270,7 @@ export class CodeModeMcpServer {
       timeout: this.config.timeoutMs,
       maxCodeRetries: UNLIMITED_RETRIES,
       descriptionBudget: this.config.descriptionBudget,
+      consent: this.consent,
       groups: this.upstreams.map((upstream) => ({ name: upstream.config.name, status: serverStatus(upstream) })),
       descriptionNote:
         'The functions are the tools of these MCP servers, listed by server. A tool whose name several servers offer ' +
