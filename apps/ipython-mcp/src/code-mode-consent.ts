@@ -31,14 +31,22 @@ export function consentElicitation(question: ConsentQuestion): { mode: 'form'; m
   return { mode: 'form', message: consentQuestionText(question), requestedSchema: CONSENT_SCHEMA };
 }
 
-/** An elicitation result read as an answer: only an accepted "yes" (or the session yes) allows; anything else is no. */
-export function consentAnswerOf(result: unknown, by: string): ConsentAnswer {
+/**
+ * An elicitation result read as an answer: only an accepted "yes" (or the session yes) allows; anything else is no.
+ * A decline or cancel is the client's "no" (headless clients answer so without asking anyone), said as such.
+ */
+export function consentAnswerOf(result: unknown, clientName: string | undefined): ConsentAnswer {
   const { action, content } = (typeof result === 'object' && result !== null ? result : {}) as { action?: unknown; content?: { answer?: unknown } };
+  const client = clientName === undefined ? 'the MCP client' : `the MCP client "${clientName}"`;
   if (action === 'accept') {
+    const by = `the person through ${client}`;
     if (content?.answer === CONSENT_CHOICES.yes) return { answer: 'yes', by };
     if (content?.answer === CONSENT_CHOICES.session) return { answer: 'session', by };
+    if (content?.answer === CONSENT_CHOICES.no) return { answer: 'no', by };
+    return { answer: 'no', by: `${client} (an answer that is none of the choices)`, dismissed: true };
   }
-  return { answer: 'no', by };
+  const how = action === 'decline' ? 'it declined the question' : action === 'cancel' ? 'it dismissed the question without an answer' : 'it gave no answer';
+  return { answer: 'no', by: `${client} (${how})`, dismissed: true };
 }
 
 /** Whether client capabilities include form elicitation (`elicitation: {}` or `elicitation: {form: {}}`). */
@@ -48,11 +56,6 @@ export function canElicitForm(capabilities: unknown): boolean {
   const modes = elicitation as { form?: unknown; url?: unknown };
   // 2025-06-18 clients declare `{}`; 2025-11-25 and later name their modes.
   return modes.form !== undefined || modes.url === undefined;
-}
-
-/** Who answered: the person, through the client that asked them. */
-export function answeredBy(clientName: string | undefined): string {
-  return clientName === undefined ? 'the person through the MCP client' : `the person through the MCP client "${clientName}"`;
 }
 
 /** Why a client that cannot ask is refused. */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AskConsent, ConsentAnswer, ConsentQuestion } from '@ipython-mcp/code-mode';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ASK_TIMEOUT_MS, answeredBy, canElicitForm, cannotElicit, consentAnswerOf, consentElicitation } from './code-mode-consent.js';
+import { ASK_TIMEOUT_MS, canElicitForm, cannotElicit, consentAnswerOf, consentElicitation } from './code-mode-consent.js';
 
 /** The key of the one embedded request a consent round carries. */
 const INPUT_KEY = 'consent';
@@ -63,7 +63,7 @@ export class ConsentRounds {
       if (run === undefined) return refusedState();
       this.waiting.delete(request.requestState);
       clearTimeout(run.timer);
-      run.answer(consentAnswerOf(request.inputResponses?.[INPUT_KEY], answeredBy(name)));
+      run.answer(consentAnswerOf(request.inputResponses?.[INPUT_KEY], name));
       return this.whileOpen(request.signal, run);
     }
     const run = this.startRun(start, canElicitForm(capabilities), name);

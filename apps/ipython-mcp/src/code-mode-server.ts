@@ -28,7 +28,7 @@ import { closeOnStdioEnd, StdioEraRouter, stdioTransport } from '@ipython-mcp/mc
 import { Server as ModernServer } from '@modelcontextprotocol/server';
 import type { Logger, WorkerBackend } from '@ipython-mcp/worker-supervisor';
 import type { CodeModeServersConfig } from './code-mode-config.js';
-import { ASK_TIMEOUT_MS, answeredBy, canElicitForm, cannotElicit, codeModeConsentGate, consentAnswerOf, consentElicitation } from './code-mode-consent.js';
+import { ASK_TIMEOUT_MS, canElicitForm, cannotElicit, codeModeConsentGate, consentAnswerOf, consentElicitation } from './code-mode-consent.js';
 import { functionNames } from './code-mode-names.js';
 import { ConsentRounds } from './code-mode-rounds.js';
 import { UpstreamServer } from './upstream-server.js';
@@ -142,7 +142,7 @@ export class CodeModeMcpServer {
         timeout: ASK_TIMEOUT_MS,
         ...(signal === undefined ? {} : { signal }),
       });
-      return consentAnswerOf(result, answeredBy(clientName));
+      return consentAnswerOf(result, clientName);
     };
   }
 

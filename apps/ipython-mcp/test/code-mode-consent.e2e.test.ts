@@ -235,9 +235,10 @@ describe.each(SUITES)('consent for nested calls, $era over $over', ({ era, over 
     const again = outcome(await connection.call('write_note(name="c", text="x")'));
     expect(again.summary).toBe('Tool calls from this code: notes.write-note: allowed for the session.');
     expect(person.asked.length).toBe(asked + 1);
-    // Another tool still asks (declined: no answer queued).
+    // Another tool still asks; the client declines this time (no answer queued): the client's "no", said as such.
     const other = outcome(await connection.call(CATCH('delete_note(name="b")')));
-    expect(other.value).toMatch(/refused by the person/);
+    expect(other.value).toContain('was refused by the MCP client "consent-test" (it declined the question) when asked; nothing ran');
+    expect(other.summary).toBe('Tool calls from this code: notes.delete-note: refused by the client.');
     expect(person.asked.length).toBe(asked + 2);
   });
 

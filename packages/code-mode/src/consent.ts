@@ -118,7 +118,14 @@ function settingOf(subject: PolicySubject, settings: PolicySettings): { policy: 
 }
 
 /** What became of a nested call at the consent gate, as the journal and run_code's summary name it. */
-export type ConsentDecision = 'allowed by policy' | 'asked and allowed' | 'allowed for the session' | 'refused by policy' | 'refused by the person' | 'refused: cannot ask';
+export type ConsentDecision =
+  | 'allowed by policy'
+  | 'asked and allowed'
+  | 'allowed for the session'
+  | 'refused by policy'
+  | 'refused by the person'
+  | 'refused by the client'
+  | 'refused: cannot ask';
 
 /** The question put to the person about one nested call. */
 export interface ConsentQuestion {
@@ -132,9 +139,12 @@ export interface ConsentQuestion {
 
 /**
  * The person's answer: yes for this call, no, yes for this tool for the rest of the session; or `cannot-ask` with
- * why (the client has no way to ask), which refuses the call.
+ * why (the client has no way to ask), which refuses the call. `by` names who answered; `dismissed`: the client
+ * answered "no" without the person choosing (a decline or cancel, as headless clients do).
  */
-export type ConsentAnswer = { answer: 'yes' | 'no' | 'session'; by?: string | undefined } | { answer: 'cannot-ask'; why: string };
+export type ConsentAnswer =
+  | { answer: 'yes' | 'no' | 'session'; by?: string | undefined; dismissed?: boolean | undefined }
+  | { answer: 'cannot-ask'; why: string };
 
 /** Asks the person about one nested call; rejects only when the run_code call itself ends. */
 export type AskConsent = (question: ConsentQuestion, signal: AbortSignal | undefined) => Promise<ConsentAnswer>;
@@ -200,7 +210,8 @@ export class ConsentGate {
     return ask(question, signal).then((answer): GateOutcome => {
       if (answer.answer === 'cannot-ask') return this.cannotAsk(subject, answer.why);
       if (answer.answer === 'no') {
-        return { allowed: false, decision: 'refused by the person', message: `${named} was refused by ${answer.by ?? 'the person'} when asked; nothing ran` };
+        const decision = answer.dismissed === true ? 'refused by the client' : 'refused by the person';
+        return { allowed: false, decision, message: `${named} was refused by ${answer.by ?? 'the person'} when asked; nothing ran` };
       }
       if (answer.answer === 'session') this.allowedForSession.add(subjectKey(subject));
       return { allowed: true, decision: answer.answer === 'session' ? 'allowed for the session' : 'asked and allowed' };

@@ -179,6 +179,18 @@ export function buildRows(results, errors) {
       );
     }
   }
+  if (codeMode?.consent) {
+    rows.push(
+      row('  same through the consent gate, the policy allowing each call', {
+        median: codeMode.consent.perCallMs,
+        goal: '≤ 1.05× without the policy',
+        comparison: `paired per-round ratio ${formatRatio(codeMode.consent.ratioToNone)} (${codeMode.consent.rounds.length} rounds, alternating order)`,
+        verdict: codeMode.consent.ratioToNone <= 1.05 ? MET : MISSED,
+        raw: { ratioToNone: codeMode.consent.ratioToNone },
+      }),
+    );
+  }
+  if (codeMode?.consentError) rows.push(failedRow('  same through the consent gate', codeMode.consentError));
   failed('codeMode', 'Code Mode nested tool call (ours)');
 
   // code-mode --servers: an upstream call from run_code vs the same call made directly by an MCP client

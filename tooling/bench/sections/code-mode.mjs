@@ -36,9 +36,15 @@ export function detectEngine() {
  * trivial `echo` tool; the engine validates each call's input against the tool's JSON Schema, runs `execute` and
  * records the call, as it does for an agent.
  */
-async function measureEngine(ctx, engineDist) {
+async function measureEngine(ctx, engineDist, withConsent = false) {
   const engine = await import(pathToFileURL(engineDist).href);
   if (typeof engine.CodeMode !== 'function') return null;
+  // With `withConsent`, every call passes the consent gate, whose policy allows the tool (the common case of
+  // `ipython-mcp code-mode`: a read-only tool, or one the servers file allows).
+  if (withConsent && typeof engine.ConsentGate !== 'function') return null;
+  const consent = withConsent
+    ? new engine.ConsentGate({ policyOf: () => ({ policy: 'run', source: 'servers file', reason: 'bench' }), howToAllow: () => '' })
+    : undefined;
   const count = ctx.n.toolCalls;
   let served = 0;
   const tool = {
@@ -50,7 +56,7 @@ async function measureEngine(ctx, engineDist) {
       return input;
     },
   };
-  const codeMode = new engine.CodeMode({ tools: [tool], maxToolCalls: count + WARMUP_CALLS, timeout: null, kernelOptions: { python: ctx.python } });
+  const codeMode = new engine.CodeMode({ tools: [tool], maxToolCalls: count + WARMUP_CALLS, timeout: null, kernelOptions: { python: ctx.python }, consent });
   try {
     const pidRun = await codeMode.runCode({ code: 'import os as _bench_os\n_bench_os.getpid()' });
     const workerPid = pidRun.return.value;
@@ -90,16 +96,31 @@ export async function measureCodeMode(ctx) {
   const engine = detectEngine();
   // ABBA order (bridge, engine, engine, bridge): both paths see the same drift in machine load; each figure is the
   // mean of its two rounds.
-  const rounds = { bridge: [], engine: [] };
+  const rounds = { bridge: [], engine: [], consent: [] };
   let engineError = null;
+  let consentError = null;
+  // Each engine round also measures the same loop through the consent gate (policy "run"), in alternating order
+  // (none first, then consent first), so the paired ratio sees the same load drift on both sides.
   const engineRound = async () => {
     if (!engine.engineDist || engineError) return;
+    const consentFirst = rounds.engine.length % 2 === 1;
+    const withConsent = async () => {
+      if (consentError) return;
+      try {
+        const result = await measureEngine(ctx, engine.engineDist, true);
+        if (result) rounds.consent.push(result);
+      } catch (error) {
+        consentError = String(error?.message ?? error).slice(0, 500);
+      }
+    };
+    if (consentFirst) await withConsent();
     try {
       const result = await measureEngine(ctx, engine.engineDist);
       if (result) rounds.engine.push(result);
     } catch (error) {
       engineError = String(error?.message ?? error).slice(0, 500);
     }
+    if (!consentFirst) await withConsent();
   };
   // The alternative, the Jupyter stdin channel (ipykernel + jupyter_client, bench venv), runs in the middle.
   let stdin = null;
@@ -115,7 +136,15 @@ export async function measureCodeMode(ctx) {
   rounds.bridge.push(await measureBridge(ctx, engine));
   const bridge = combine(rounds.bridge);
   const viaEngine = rounds.engine.length > 0 ? combine(rounds.engine) : null;
-  return { ...(viaEngine ?? bridge), engine: viaEngine, bridge, engineError, stdin, stdinError };
+  const paired = rounds.consent.length === rounds.engine.length && rounds.consent.length > 0;
+  const consent = paired
+    ? {
+        ...combine(rounds.consent),
+        // Mean of the per-round ratios (consent / none), each pair measured back to back.
+        ratioToNone: rounds.consent.reduce((sum, item, index) => sum + item.perCallMs / rounds.engine[index].perCallMs, 0) / rounds.consent.length,
+      }
+    : null;
+  return { ...(viaEngine ?? bridge), engine: viaEngine, bridge, engineError, consent, consentError, stdin, stdinError };
 }
 
 /** Mean of the rounds' per-call figures (and CPU split); the rounds themselves are kept. */
