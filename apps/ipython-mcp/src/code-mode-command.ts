@@ -6,18 +6,25 @@ import { serveCodeModeStdio, type CodeModeKernelBackend } from './code-mode-serv
 import type { JupyterRequest } from './jupyter-request.js';
 import { VERSION } from './version.js';
 
+/** What `ipython-mcp code-mode` was given. */
+export interface CodeModeCommandOptions {
+  serversFile: string;
+  python: string;
+  logger: Logger;
+  /** Ends the process with exit code 2 and the message. */
+  fail: (message: string) => never;
+  /** `--jupyter URL` and its kernel: run_code runs in that kernel. */
+  jupyter?: JupyterRequest | undefined;
+  /** The `--consent [SERVER[.TOOL]=]POLICY` flags. */
+  consent?: readonly string[] | undefined;
+}
+
 /**
  * `ipython-mcp code-mode --servers FILE` (with `--jupyter URL` and a kernel flag: run_code runs in that kernel;
  * `--consent` flags before the file's consent policies): serves until stdin ends or a signal, then exits 0.
  */
-export async function codeModeCommand(
-  serversFile: string,
-  python: string,
-  logger: Logger,
-  fail: (message: string) => never,
-  jupyter?: JupyterRequest | undefined,
-  consent: readonly string[] = [],
-): Promise<void> {
+export async function codeModeCommand(options: CodeModeCommandOptions): Promise<void> {
+  const { serversFile, python, logger, fail, jupyter } = options;
   let config;
   try {
     config = readServersFile(serversFile);
@@ -27,7 +34,7 @@ export async function codeModeCommand(
   }
   let consentFlags;
   try {
-    consentFlags = readConsentFlags(consent, config.servers.map((server) => server.name));
+    consentFlags = readConsentFlags(options.consent ?? [], config.servers.map((server) => server.name));
   } catch (error) {
     if (error instanceof ConsentFlagError) fail(error.message);
     throw error;
