@@ -36,15 +36,9 @@ export function detectEngine() {
  * trivial `echo` tool; the engine validates each call's input against the tool's JSON Schema, runs `execute` and
  * records the call, as it does for an agent.
  */
-async function measureEngine(ctx, engineDist, withConsent = false) {
+async function measureEngine(ctx, engineDist) {
   const engine = await import(pathToFileURL(engineDist).href);
   if (typeof engine.CodeMode !== 'function') return null;
-  // With `withConsent`, every call passes the consent gate, whose policy allows the tool (the common case of
-  // `ipython-mcp code-mode`: a read-only tool, or one the servers file allows).
-  if (withConsent && typeof engine.ConsentGate !== 'function') return null;
-  const consent = withConsent
-    ? new engine.ConsentGate({ policyOf: () => ({ policy: 'run', source: 'servers file', reason: 'bench' }), howToAllow: () => '' })
-    : undefined;
   const count = ctx.n.toolCalls;
   let served = 0;
   const tool = {
@@ -56,7 +50,7 @@ async function measureEngine(ctx, engineDist, withConsent = false) {
       return input;
     },
   };
-  const codeMode = new engine.CodeMode({ tools: [tool], maxToolCalls: count + WARMUP_CALLS, timeout: null, kernelOptions: { python: ctx.python }, consent });
+  const codeMode = new engine.CodeMode({ tools: [tool], maxToolCalls: count + WARMUP_CALLS, timeout: null, kernelOptions: { python: ctx.python } });
   try {
     const pidRun = await codeMode.runCode({ code: 'import os as _bench_os\n_bench_os.getpid()' });
     const workerPid = pidRun.return.value;
@@ -96,31 +90,16 @@ export async function measureCodeMode(ctx) {
   const engine = detectEngine();
   // ABBA order (bridge, engine, engine, bridge): both paths see the same drift in machine load; each figure is the
   // mean of its two rounds.
-  const rounds = { bridge: [], engine: [], consent: [] };
+  const rounds = { bridge: [], engine: [] };
   let engineError = null;
-  let consentError = null;
-  // Each engine round also measures the same loop through the consent gate (policy "run"), in alternating order
-  // (none first, then consent first), so the paired ratio sees the same load drift on both sides.
   const engineRound = async () => {
     if (!engine.engineDist || engineError) return;
-    const consentFirst = rounds.engine.length % 2 === 1;
-    const withConsent = async () => {
-      if (consentError) return;
-      try {
-        const result = await measureEngine(ctx, engine.engineDist, true);
-        if (result) rounds.consent.push(result);
-      } catch (error) {
-        consentError = String(error?.message ?? error).slice(0, 500);
-      }
-    };
-    if (consentFirst) await withConsent();
     try {
       const result = await measureEngine(ctx, engine.engineDist);
       if (result) rounds.engine.push(result);
     } catch (error) {
       engineError = String(error?.message ?? error).slice(0, 500);
     }
-    if (!consentFirst) await withConsent();
   };
   // The alternative, the Jupyter stdin channel (ipykernel + jupyter_client, bench venv), runs in the middle.
   let stdin = null;
@@ -136,15 +115,67 @@ export async function measureCodeMode(ctx) {
   rounds.bridge.push(await measureBridge(ctx, engine));
   const bridge = combine(rounds.bridge);
   const viaEngine = rounds.engine.length > 0 ? combine(rounds.engine) : null;
-  const paired = rounds.consent.length === rounds.engine.length && rounds.consent.length > 0;
-  const consent = paired
-    ? {
-        ...combine(rounds.consent),
-        // Mean of the per-round ratios (consent / none), each pair measured back to back.
-        ratioToNone: rounds.consent.reduce((sum, item, index) => sum + item.perCallMs / rounds.engine[index].perCallMs, 0) / rounds.consent.length,
-      }
-    : null;
+  let consent = null;
+  let consentError = null;
+  if (engine.engineDist) {
+    try {
+      consent = await measureConsentGate(ctx, engine.engineDist);
+    } catch (error) {
+      consentError = String(error?.message ?? error).slice(0, 500);
+    }
+  }
   return { ...(viaEngine ?? bridge), engine: viaEngine, bridge, engineError, consent, consentError, stdin, stdinError };
+}
+
+/**
+ * The consent gate's cost on the path it takes most: a nested call whose policy allows the tool (`ipython-mcp
+ * code-mode`'s read-only tools, or tools the servers file allows). Two CodeModes on one kernel, the same tool, one
+ * with a gate whose policy is "run"; short loops alternate between them (none first, then the gate first), and the
+ * ratio is the median of the per-pair ratios, so load drift touches both sides of each pair alike.
+ */
+async function measureConsentGate(ctx, engineDist) {
+  const engine = await import(pathToFileURL(engineDist).href);
+  if (typeof engine.ConsentGate !== 'function') return null;
+  const count = Math.max(200, Math.round(ctx.n.toolCalls / 5));
+  const rounds = Math.max(4, ctx.n.rounds ?? 7);
+  const tool = {
+    name: 'echo',
+    inputSchema: { type: 'object', properties: { x: { type: 'integer' } }, required: ['x'], additionalProperties: false },
+    execute: (input) => input,
+  };
+  const kernel = new engine.IPythonKernel({ python: ctx.python, warmStandby: false });
+  const gate = new engine.ConsentGate({ policyOf: () => ({ policy: 'run', source: 'servers file', reason: 'bench' }), howToAllow: () => '' });
+  const limits = { maxToolCalls: count + WARMUP_CALLS, timeout: null };
+  const modes = { none: new engine.CodeMode({ tools: [tool], kernel, ...limits }), gate: new engine.CodeMode({ tools: [tool], kernel, ...limits, consent: gate }) };
+  const samples = { none: [], gate: [] };
+  try {
+    for (let round = 0; round < rounds; round += 1) {
+      for (const name of round % 2 === 0 ? ['none', 'gate'] : ['gate', 'none']) {
+        const cpu = process.cpuUsage();
+        const result = await modes[name].runCode({ code: loopCode(count, (arg) => `echo(x=${arg})`) });
+        const used = process.cpuUsage(cpu);
+        const elapsedS = Number(result.return.value);
+        if (!Number.isFinite(elapsedS)) throw new Error(`CodeMode run returned ${JSON.stringify(result.return).slice(0, 200)}`);
+        samples[name].push({ perCallMs: (elapsedS * 1000) / count, clientCpuUs: (used.user + used.system) / (count + WARMUP_CALLS) });
+      }
+    }
+  } finally {
+    await kernel.shutdown();
+  }
+  const median = (values) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)];
+  };
+  const paired = (pick) => median(samples.gate.map((item, index) => pick(item) / pick(samples.none[index])));
+  return {
+    calls: count,
+    rounds,
+    noneMs: median(samples.none.map((item) => item.perCallMs)),
+    gateMs: median(samples.gate.map((item) => item.perCallMs)),
+    ratio: paired((item) => item.perCallMs),
+    clientCpuRatio: paired((item) => item.clientCpuUs),
+    samples,
+  };
 }
 
 /** Mean of the rounds' per-call figures (and CPU split); the rounds themselves are kept. */
