@@ -167,6 +167,8 @@ const ALLOWED_BY_POLICY: GateOutcome = { allowed: true, decision: 'allowed by po
  * rest of the session. The `run` path is a map lookup, so a call the policy allows costs next to nothing.
  */
 export class ConsentGate {
+  /** By subject object: Code Mode keeps one subject per tool, so the common lookup builds no key. */
+  private resolved = new WeakMap<PolicySubject, ResolvedPolicy>();
   private readonly policies = new Map<string, ResolvedPolicy>();
   private readonly allowedForSession = new Set<string>();
 
@@ -174,18 +176,22 @@ export class ConsentGate {
 
   /** The policy of a tool (resolved once). */
   policy(subject: PolicySubject): ResolvedPolicy {
+    const known = this.resolved.get(subject);
+    if (known !== undefined) return known;
     const key = subjectKey(subject);
     let resolved = this.policies.get(key);
     if (resolved === undefined) {
       resolved = this.options.policyOf(subject);
       this.policies.set(key, resolved);
     }
+    this.resolved.set(subject, resolved);
     return resolved;
   }
 
   /** Forgets the resolved policies (the tool list changed); allowances for the session stay. */
   reset(): void {
     this.policies.clear();
+    this.resolved = new WeakMap();
   }
 
   /** Whether the person allowed this tool for the rest of the session. */

@@ -188,7 +188,8 @@ export function buildRows(results, errors) {
         comparison:
           `paired median ratio ${formatRatio(gate.ratio)} over ${gate.rounds} alternating pairs of ${gate.calls} calls ` +
           `(without: ${formatMs(gate.noneMs)}); client CPU per call ${formatRatio(gate.clientCpuRatio)}`,
-        verdict: gate.ratio <= 1.05 ? MET : MISSED,
+        // MISSED only when the middle half of the pairs is above the target too; else the machine's noise hides it.
+        verdict: gate.ratio <= 1.05 ? MET : gate.quartiles[0] > 1.05 ? MISSED : `not told from noise (middle half ${formatRatio(gate.quartiles[0])}–${formatRatio(gate.quartiles[1])})`,
         raw: { ratio: gate.ratio, clientCpuRatio: gate.clientCpuRatio },
       }),
     );

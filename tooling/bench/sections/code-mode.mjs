@@ -136,7 +136,8 @@ export async function measureCodeMode(ctx) {
 async function measureConsentGate(ctx, engineDist) {
   const engine = await import(pathToFileURL(engineDist).href);
   if (typeof engine.ConsentGate !== 'function') return null;
-  const count = Math.max(200, Math.round(ctx.n.toolCalls / 5));
+  // Loops long enough (a second or so each) that one scheduler hiccup on a loaded machine is a small part of one.
+  const count = Math.max(1000, Math.round(ctx.n.toolCalls / 2));
   const rounds = Math.max(4, ctx.n.rounds ?? 7);
   const tool = {
     name: 'echo',
@@ -167,7 +168,10 @@ async function measureConsentGate(ctx, engineDist) {
     return sorted[Math.floor(sorted.length / 2)];
   };
   const paired = (pick) => median(samples.gate.map((item, index) => pick(item) / pick(samples.none[index])));
+  const ratios = samples.gate.map((item, index) => item.perCallMs / samples.none[index].perCallMs).sort((a, b) => a - b);
   return {
+    // The middle half of the per-pair ratios: the verdict says "noise" when it straddles the target.
+    quartiles: [ratios[Math.floor(ratios.length / 4)], ratios[Math.floor((3 * ratios.length) / 4)]],
     calls: count,
     rounds,
     noneMs: median(samples.none.map((item) => item.perCallMs)),
