@@ -32,10 +32,10 @@ export interface RoundRequest {
 /** One run_code call that spans several rounds: its result once done, or the question it waits on. */
 interface WaitingRun {
   done: Promise<CallToolResult>;
-  /** The run's next question, resolved by its `ask`. */
-  nextQuestion: Promise<ConsentQuestion>;
-  /** Puts the next question out (resolves `nextQuestion`). */
-  putQuestion: (question: ConsentQuestion) => void;
+  /** A question the run put while no round was listening. */
+  question: ConsentQuestion | undefined;
+  /** Set while a round listens for the run's next question. */
+  onQuestion: ((question: ConsentQuestion) => void) | undefined;
   /** Answers the question the run waits on. */
   answer: (answer: ConsentAnswer) => void;
   /** Stops the run (the client cancelled a round). */
@@ -95,30 +95,39 @@ export class ConsentRounds {
   }
 
   private startRun(start: (ask: AskConsent, signal: AbortSignal) => Promise<CallToolResult>, canAsk: boolean, clientName: string | undefined): WaitingRun {
-    const run = { abort: new AbortController(), timer: undefined, answer: () => undefined } as unknown as WaitingRun;
-    const armNextQuestion = (): void => {
-      run.nextQuestion = new Promise<ConsentQuestion>((resolve) => {
-        run.putQuestion = resolve;
-      });
-    };
-    armNextQuestion();
-    // The kernel makes one nested call at a time, so a run has at most one question out.
+    const run: WaitingRun = { done: Promise.resolve({ content: [] }), question: undefined, onQuestion: undefined, answer: () => undefined, abort: new AbortController(), timer: undefined };
+    // The kernel makes one nested call at a time, so a run has at most one question out. It may ask before a round
+    // listens (at once, on its first line): the question then waits in `question` for the round.
     const ask: AskConsent = (question, signal) => {
       if (!canAsk) return Promise.resolve(cannotElicit(clientName));
       return new Promise<ConsentAnswer>((resolve) => {
         run.answer = resolve;
         signal?.addEventListener('abort', () => resolve({ answer: 'no', by: 'nobody (the call was cancelled)' }), { once: true });
-        const put = run.putQuestion;
-        armNextQuestion();
-        put(question);
+        if (run.onQuestion !== undefined) run.onQuestion(question);
+        else run.question = question;
       });
     };
     run.done = start(ask, run.abort.signal);
     return run;
   }
 
+  /** The run's next question: one it already put, or the next it puts. */
+  private nextQuestion(run: WaitingRun): Promise<ConsentQuestion> {
+    const put = run.question;
+    if (put !== undefined) {
+      run.question = undefined;
+      return Promise.resolve(put);
+    }
+    return new Promise<ConsentQuestion>((resolve) => {
+      run.onQuestion = (question) => {
+        run.onQuestion = undefined;
+        resolve(question);
+      };
+    });
+  }
+
   private async next(run: WaitingRun): Promise<RoundAnswer> {
-    const outcome = await Promise.race([run.done.then((result) => ({ result })), run.nextQuestion.then((question) => ({ question }))]);
+    const outcome = await Promise.race([run.done.then((result) => ({ result })), this.nextQuestion(run).then((question) => ({ question }))]);
     if ('result' in outcome) return outcome.result;
     if (this.waiting.size >= MAX_WAITING) {
       run.answer({ answer: 'cannot-ask', why: `${MAX_WAITING} other calls already wait for an answer` });
