@@ -6,6 +6,7 @@
  * unaffected.
  */
 import type { YCodeCell, YNotebook } from '@jupyter/ydoc';
+import { CellOutputs, type NbOutput } from './cell-outputs.js';
 
 /** A MIME bundle as Jupyter sends it. */
 export type Bundle = Readonly<Record<string, unknown>>;
@@ -44,11 +45,11 @@ export interface AgentCellsOptions {
 }
 
 interface Running {
-  readonly cell: YCodeCell;
-  readonly outputs: Array<Record<string, unknown>>;
-  /** The display id of each output (kept beside it: nbformat has no place for it in a saved output). */
-  readonly displayIds: Array<string | undefined>;
-  chars: number;
+  /** The cell in the notebook (a new object when the person's undo brought it back). */
+  cell: YCodeCell;
+  /** The cell's id: how the cell is found again after the person's undo. */
+  readonly id: string;
+  readonly outputs: CellOutputs;
   deleted: boolean;
   cut: boolean;
   clearOnNext: boolean;
@@ -93,7 +94,7 @@ export class AgentCells {
     }) as YCodeCell;
     cell.executionState = 'running';
     this.counts.inserted += 1;
-    this.#running.set(key, { cell, outputs: [], displayIds: [], chars: 0, cut: false, deleted: false, clearOnNext: false, timer: undefined });
+    this.#running.set(key, { cell, id: cell.id, outputs: new CellOutputs(), cut: false, deleted: false, clearOnNext: false, timer: undefined });
   }
 
   /** Adds one output to request `key`'s cell (written within {@link FLUSH_MS}). */
@@ -108,24 +109,15 @@ export class AgentCells {
     }
     if (running.clearOnNext) this.#clear(running);
     if (output.type === 'update_display_data') {
-      for (const [index, each] of running.outputs.entries()) {
-        if (output.displayId !== undefined && running.displayIds[index] === output.displayId) {
-          running.outputs[index] = { ...each, data: output.data, metadata: output.metadata };
-        }
-      }
+      if (output.displayId !== undefined) running.outputs.updateDisplay(output.displayId, output.data, output.metadata);
       this.#schedule(running);
       return;
     }
-    const converted = toNbformat(output);
-    const last = running.outputs.at(-1);
-    if (converted.output_type === 'stream' && last?.output_type === 'stream' && last.name === converted.name) {
-      const text = String(converted.text);
-      if (!this.#fits(running, text.length)) return;
-      running.outputs[running.outputs.length - 1] = { ...last, text: String(last.text) + text };
+    if (output.type === 'stream') {
+      if (this.#fits(running, output.text.length)) running.outputs.appendStream(output.name, output.text);
     } else {
-      if (!this.#fits(running, JSON.stringify(converted).length)) return;
-      running.outputs.push(converted);
-      running.displayIds.push(output.type === 'display_data' ? output.displayId : undefined);
+      const converted = toNbformat(output);
+      if (this.#fits(running, JSON.stringify(converted).length)) running.outputs.add(converted, output.type === 'display_data' ? output.displayId : undefined);
     }
     this.#schedule(running);
   }
@@ -138,11 +130,14 @@ export class AgentCells {
     clearTimeout(running.timer);
     if (end.status === 'interrupted' || end.status === 'failed') {
       const note = end.status === 'interrupted' ? 'the agent\'s cell was interrupted; the namespace is kept' : 'the agent\'s call ended without a reply from the kernel';
-      running.outputs.push({ output_type: 'stream', name: 'stderr', text: `[ipython-mcp: ${note}]\n` });
+      running.outputs.appendStream('stderr', `[ipython-mcp: ${note}]\n`);
     }
-    this.#write(running, () => {
-      running.cell.execution_count = end.executionCount;
-      running.cell.executionState = 'idle';
+    this.#write(running);
+    if (!this.#present(running)) return;
+    const cell = running.cell;
+    this.#notebook.transact(() => {
+      cell.execution_count = end.executionCount;
+      cell.executionState = 'idle';
     });
   }
 
@@ -153,23 +148,19 @@ export class AgentCells {
 
   #fits(running: Running, chars: number): boolean {
     if (running.cut) return false;
-    if (running.chars + chars <= this.#maxChars) {
-      running.chars += chars;
+    if (running.outputs.chars + chars <= this.#maxChars) {
+      running.outputs.chars += chars;
       return true;
     }
     running.cut = true;
-    running.outputs.push({
-      output_type: 'stream',
-      name: 'stderr',
-      text: `[ipython-mcp: this cell's further output is not shown here (over ${this.#maxChars} characters); the agent's result has its own head and tail]\n`,
-    });
+    running.outputs.appendStream(
+      'stderr', `[ipython-mcp: this cell's further output is not shown here (over ${this.#maxChars} characters); the agent's result has its own head and tail]\n`,
+    );
     return false;
   }
 
   #clear(running: Running): void {
-    running.outputs.length = 0;
-    running.displayIds.length = 0;
-    running.chars = 0;
+    running.outputs.clear();
     running.cut = false;
     running.clearOnNext = false;
   }
@@ -178,35 +169,39 @@ export class AgentCells {
     if (running.timer !== undefined) return;
     running.timer = setTimeout(() => {
       running.timer = undefined;
-      this.#write(running, () => undefined);
+      this.#write(running);
     }, FLUSH_MS);
   }
 
-  /** Writes the outputs (and `more`) into the cell, if the cell is still in the notebook. */
-  #write(running: Running, more: () => void): void {
+  /** Writes what changed of the outputs into the cell, if the cell is in the notebook. */
+  #write(running: Running): void {
     if (!this.#present(running)) return;
-    this.#notebook.transact(() => {
-      running.cell.setOutputs(running.outputs.map((each) => ({ ...each })) as never);
-      more();
-    });
+    running.outputs.write(running.cell);
   }
 
-  /** Whether the cell is still in the notebook (the person may have deleted it while it ran). */
+  /**
+   * Whether the cell is in the notebook. The person may have deleted it while it ran (then its outputs wait, and go
+   * into it if the person's undo brings it back: the same id, a new cell object holding what was written).
+   */
   #present(running: Running): boolean {
-    if (running.deleted) return false;
-    if (running.cell.isDisposed || !this.#notebook.cells.includes(running.cell)) {
+    if (!running.cell.isDisposed && this.#notebook.cells.includes(running.cell)) return true;
+    const back = this.#notebook.cells.find((each) => each.id === running.id && each.cell_type === 'code') as YCodeCell | undefined;
+    if (back !== undefined) {
+      running.cell = back;
+      running.outputs.adopt(back);
+      running.deleted = false;
+      return true;
+    }
+    if (!running.deleted) {
       running.deleted = true;
       this.counts.deletedWhileRunning += 1;
-      return false;
     }
-    return true;
+    return false;
   }
 }
 
-function toNbformat(output: Exclude<AgentOutput, { type: 'clear_output' } | { type: 'update_display_data' }>): Record<string, unknown> {
+function toNbformat(output: Exclude<AgentOutput, { type: 'clear_output' } | { type: 'update_display_data' } | { type: 'stream' }>): NbOutput {
   switch (output.type) {
-    case 'stream':
-      return { output_type: 'stream', name: output.name, text: output.text };
     case 'execute_result':
       return { output_type: 'execute_result', execution_count: output.executionCount, data: output.data, metadata: output.metadata };
     case 'display_data':
