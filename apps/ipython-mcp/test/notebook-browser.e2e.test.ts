@@ -67,7 +67,7 @@ describe('the person sees the agent in their notebook (JupyterLab, chromium)', (
 
   it("the agent's presence is visible among the notebook's collaborators", async () => {
     await person.page.locator('.jp-SideBar [data-id="jp-collaboration-panel"]').first().click();
-    await person.page.locator('.jp-CollaboratorsList', { hasText: 'ipython-mcp agent' }).waitFor({ timeout: STEP_MS });
+    await person.page.locator('.jp-CollaboratorsList', { hasText: 'ipython-mcp-tests (agent)' }).waitFor({ timeout: STEP_MS });
     await shot('presence');
   });
 });

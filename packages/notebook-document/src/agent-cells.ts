@@ -6,6 +6,7 @@
  * unaffected.
  */
 import type { YCodeCell, YNotebook } from '@jupyter/ydoc';
+import { createRelativePositionFromTypeIndex } from 'yjs';
 import { CellOutputs, type NbOutput } from './cell-outputs.js';
 
 /** A MIME bundle as Jupyter sends it. */
@@ -94,6 +95,7 @@ export class AgentCells {
     }) as YCodeCell;
     cell.executionState = 'running';
     this.counts.inserted += 1;
+    this.#pointAt(cell, agentCellHeader(client).length);
     this.#running.set(key, { cell, id: cell.id, outputs: new CellOutputs(), cut: false, deleted: false, clearOnNext: false, timer: undefined });
   }
 
@@ -139,6 +141,15 @@ export class AgentCells {
       cell.execution_count = end.executionCount;
       cell.executionState = 'idle';
     });
+  }
+
+  /**
+   * Puts the agent's cursor at `index` of `cell`'s source: JupyterLab draws it in the agent's colour with its name
+   * above it, as it draws a collaborator's, so the cell the agent works in is marked on the page.
+   */
+  #pointAt(cell: YCodeCell, index: number): void {
+    const position = createRelativePositionFromTypeIndex(cell.ysource, index);
+    this.#notebook.awareness.setLocalStateField('cursors', [{ anchor: position, head: position, primary: true, empty: true }]);
   }
 
   /** Ends every running cell (the kernel connection ended). */

@@ -15,7 +15,7 @@ export interface NotebookMirrorOptions {
   readonly path: string;
   /** Write the agent's cells into the notebook (`--notebook-cells on`); reading it as a resource works either way. */
   readonly cells: boolean;
-  /** The collaborator's name shown in JupyterLab; default `ipython-mcp agent`. */
+  /** The collaborator's name shown in JupyterLab; default `CLIENT (agent)` (the MCP client's name), else `ipython-mcp agent`. */
   readonly displayName?: string | undefined;
   readonly maxCellOutputChars?: number | undefined;
   readonly timeoutMs?: number | undefined;
@@ -42,6 +42,11 @@ export interface CellEvents {
   cellEnded(id: number, end: AgentCellEnd): void;
 }
 
+/** The agent's name among the notebook's collaborators: its MCP client's (`claude-code (agent)`). */
+export function agentDisplayName(client: string | undefined): string {
+  return client === undefined ? 'ipython-mcp agent' : `${client.replace(/[\r\n]/g, ' ')} (agent)`;
+}
+
 const INSTALL_FIX = 'install jupyter-collaboration in the Jupyter server\'s environment (pip install jupyter-collaboration) and restart the server';
 
 /** One attached notebook's shared document, for the agent's cells and the notebook resource. */
@@ -62,6 +67,7 @@ export class NotebookMirror {
   /** The MCP client's name (its `clientInfo.name`), written into each later agent cell's metadata. */
   set client(name: string | undefined) {
     this.#client = name === undefined || name.trim() === '' ? undefined : name.trim().slice(0, 64);
+    if (this.#options.displayName === undefined) this.#shared?.rename(agentDisplayName(this.#client));
   }
 
   /**
@@ -91,7 +97,7 @@ export class NotebookMirror {
         url: this.#options.url,
         token: this.#options.token,
         path: this.#options.path,
-        displayName: this.#options.displayName ?? 'ipython-mcp agent',
+        displayName: this.#options.displayName ?? agentDisplayName(this.#client),
         timeoutMs: this.#options.timeoutMs,
       });
       if (this.#closed) {
