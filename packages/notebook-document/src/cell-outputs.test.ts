@@ -6,9 +6,13 @@
 // The real page is in apps/ipython-mcp/test/notebook-page-outputs.e2e.test.ts; this one runs thousands of sequences.
 import { YNotebook, type CellChange, type YCodeCell } from '@jupyter/ydoc';
 import fc from 'fast-check';
-import { applyUpdate } from 'yjs';
+import { applyAwarenessUpdate, Awareness, encodeAwarenessUpdate } from 'y-protocols/awareness';
+import { applyUpdate, encodeStateAsUpdate } from 'yjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentCells, type AgentOutput } from './agent-cells.js';
+import { renderNotebook } from './notebook-view.js';
+import { watchPersonEdits } from './person-marks.js';
+import { agentUser } from './shared-notebook.js';
 
 interface PageOutput {
   output_type: string;
@@ -174,5 +178,46 @@ describe('the agent cell on a page that applies changes as JupyterLab does', () 
     expect(cell.executionState).toBe('idle');
     expect(cell.execution_count).toBe(4);
     expect(cell.getOutputs()).toEqual([{ output_type: 'stream', name: 'stdout', text: 'before\nwhile gone\nafter\n' }]);
+  });
+});
+
+describe("an agent cell the person edits or runs is the person's too", () => {
+  it("the person's edit and run mark the metadata and the notebook resource; the agent's own writes and another agent's edit do not", async () => {
+    const { agent, page } = agentAndPage();
+    const stop = watchPersonEdits(agent);
+    try {
+      const cells = new AgentCells(agent);
+      cells.start(1, 'x = 1', 'claude-code');
+      cells.output(1, stdout('agent output\n'));
+      cells.end(1, { executionCount: 1, status: 'ok' });
+      cells.start(2, 'y = 2', 'claude-code');
+      cells.end(2, { executionCount: 2, status: 'ok' });
+      await pause(10);
+      expect(agent.cells[0]!.getMetadata('ipython_mcp')).toEqual({ agent: true, client: 'claude-code' });
+      // Another ipython-mcp (its awareness names it) edits the second cell: still the agent's alone.
+      const other = new Awareness(page.ydoc);
+      other.setLocalState({ user: agentUser('codex (agent)', 'c0ffee') });
+      applyAwarenessUpdate(agent.awareness, encodeAwarenessUpdate(other, [page.ydoc.clientID]), 'test');
+      (page.cells[1] as YCodeCell).setSource('y = 3');
+      await pause(10);
+      expect(agent.cells[1]!.getMetadata('ipython_mcp')).toEqual({ agent: true, client: 'claude-code' });
+      other.destroy();
+      // The person (no ipython-mcp awareness) edits the first cell, then runs it.
+      const person = new YNotebook({ disableDocumentWideUndoRedo: true });
+      notebooks.push(person);
+      person.ydoc.on('update', (update: Uint8Array, origin: unknown) => {
+        if (origin !== 'agent') applyUpdate(agent.ydoc, update, 'person');
+      });
+      applyUpdate(person.ydoc, encodeStateAsUpdate(agent.ydoc), 'agent');
+      (person.cells[0] as YCodeCell).setSource('x = 10');
+      await pause(10);
+      expect(agent.cells[0]!.getMetadata('ipython_mcp')).toEqual({ agent: true, client: 'claude-code', edited_by_person: true });
+      (person.cells[0] as YCodeCell).executionState = 'running';
+      await pause(10);
+      expect(agent.cells[0]!.getMetadata('ipython_mcp')).toEqual({ agent: true, client: 'claude-code', edited_by_person: true, run_by_person: true });
+      expect(renderNotebook(agent, 'n.ipynb', 10_000)).toContain("· the agent's, edited and run by the person ·");
+    } finally {
+      stop();
+    }
   });
 });

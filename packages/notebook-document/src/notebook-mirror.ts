@@ -6,6 +6,7 @@
  */
 import { AgentCells, type AgentCellEnd, type AgentOutput } from './agent-cells.js';
 import { notebookImage, renderNotebook } from './notebook-view.js';
+import { watchPersonEdits } from './person-marks.js';
 import { openSharedNotebook, SharedNotebookError, type SharedNotebook } from './shared-notebook.js';
 
 /** Options of {@link NotebookMirror}. */
@@ -54,6 +55,7 @@ export class NotebookMirror {
   readonly #options: NotebookMirrorOptions;
   #shared: SharedNotebook | undefined;
   #cells: AgentCells | undefined;
+  #unwatch: (() => void) | undefined;
   #opening: Promise<SharedNotebook | undefined> | undefined;
   #failure: SharedNotebookError | undefined;
   #client: string | undefined;
@@ -88,6 +90,7 @@ export class NotebookMirror {
     if (previous !== undefined) {
       this.#options.warn?.('notebook.room_closed', { reason: previous.closedReason() ?? 'closed' });
       this.#cells?.endAll('failed');
+      this.#unwatch?.();
       previous.close();
       this.#shared = undefined;
       this.#cells = undefined;
@@ -107,6 +110,7 @@ export class NotebookMirror {
       this.#failure = undefined;
       this.#shared = shared;
       this.#cells = new AgentCells(shared.notebook, { maxCellOutputChars: this.#options.maxCellOutputChars });
+      this.#unwatch = watchPersonEdits(shared.notebook);
       return shared;
     } catch (error) {
       this.#failure = error instanceof SharedNotebookError ? error : new SharedNotebookError('refused', (error as Error).message);
@@ -198,6 +202,7 @@ export class NotebookMirror {
   close(): void {
     this.#closed = true;
     this.#cells?.endAll('failed');
+    this.#unwatch?.();
     this.#shared?.close();
     this.#shared = undefined;
   }
