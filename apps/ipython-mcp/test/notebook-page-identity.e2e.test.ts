@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 describe("the agent's identity on the person's page (JupyterLab, chromium)", () => {
-  it('two agents attached at once are two collaborators, each named by its client, each with its cursor on its own cell', async () => {
+  it("two agents attached at once are two collaborators, each named by its client, each with its cursor on its own cell; the person's edit makes a cell theirs too", async () => {
     const agents: TestServer[] = [];
     try {
       agents.push(await startKernelServer(lab, ['--notebook', PATH], {}, [], 'claude-code'));
@@ -45,6 +45,16 @@ describe("the agent's identity on the person's page (JupyterLab, chromium)", () 
       await list.filter({ hasText: 'claude-code (agent)' }).waitFor({ timeout: STEP_MS });
       await list.filter({ hasText: 'codex (agent)' }).waitFor({ timeout: STEP_MS });
       await person.shot('two-agents');
+      // The person edits claude-code's cell: the metadata and the agent's view of the notebook say it is theirs too.
+      await claudeCell.locator('.cm-content').click();
+      await person.page.keyboard.press('Control+End');
+      await person.page.keyboard.type('  # checked');
+      await until(async () => {
+        const saved = (await savedCells(lab, PATH)).find((each) => textOf(each.source).includes("print('from claude')"));
+        expect(saved?.metadata.ipython_mcp).toEqual({ agent: true, client: 'claude-code', edited_by_person: true });
+        const read = await agents[0]!.client.readResource({ uri: 'ipython-mcp://notebook' });
+        expect(String((read.contents[0] as { text?: string }).text)).toMatch(/the agent's, edited by the person · id [^\n]+\n# agent \(claude-code\)[^\n]*\nprint\('from claude'\)  # checked/);
+      }, 20_000);
     } finally {
       await Promise.all(agents.map((agent) => agent.close()));
     }
