@@ -102,3 +102,24 @@ describe('AgentCells', () => {
     );
   });
 });
+
+describe('the order agent cells ran in', () => {
+  it("an agent cell that ended below another agent's cell still running moves above it (the kernel ran it first)", () => {
+    const notebook = notebookWithPersonCells();
+    const ours = new AgentCells(notebook);
+    const theirs = new AgentCells(notebook);
+    theirs.start(1, 'their_cell()', 'codex');
+    ours.start(1, 'our_cell()', 'claude-code');
+    ours.end(1, { executionCount: 24, status: 'ok' });
+    expect(notebook.cells.map((cell) => cell.getSource().split('\n')[1])).toEqual([undefined, undefined, 'our_cell()', 'their_cell()']);
+    const moved = notebook.cells[2] as YCodeCell;
+    expect(moved.execution_count).toBe(24);
+    expect(moved.getMetadata('ipython_mcp')).toEqual({ agent: true, client: 'claude-code' });
+    theirs.end(1, { executionCount: 25, status: 'ok' });
+    expect((notebook.cells[3] as YCodeCell).execution_count).toBe(25);
+    // A cell above that has ended (whatever its count: a restarted kernel counts from 1 again) is left where it is.
+    ours.start(2, 'later()', 'claude-code');
+    ours.end(2, { executionCount: 1, status: 'ok' });
+    expect(notebook.cells.at(-1)!.getSource()).toContain('later()');
+  });
+});

@@ -141,6 +141,29 @@ export class AgentCells {
       cell.execution_count = end.executionCount;
       cell.executionState = 'idle';
     });
+    this.#keepRunOrder(cell);
+  }
+
+  /**
+   * Keeps agent cells in the order the kernel ran them. Two ipython-mcp inserting at the end at once can land in
+   * either order (the document orders concurrent inserts by client, not by time); the kernel runs one cell at a time,
+   * so an agent cell above this one that is still running when this one has ended ran after it: this cell moves above
+   * every such cell. Only this ipython-mcp's own cell is moved, once, as it ends.
+   */
+  #keepRunOrder(cell: YCodeCell): void {
+    const cells = this.#notebook.cells;
+    const index = cells.indexOf(cell);
+    let target = index;
+    while (target > 0) {
+      const above = cells[target - 1]!;
+      const agent = (above.getMetadata(AGENT_METADATA_KEY) as { agent?: unknown } | undefined)?.agent === true;
+      if (above.cell_type !== 'code' || !agent || (above as YCodeCell).executionState !== 'running') break;
+      target -= 1;
+    }
+    if (target === index) return;
+    this.#notebook.moveCell(index, target);
+    const moved = this.#notebook.cells[target] as YCodeCell;
+    this.#pointAt(moved, moved.getSource().indexOf('\n') === -1 ? moved.getSource().length : moved.getSource().indexOf('\n'));
   }
 
   /**
