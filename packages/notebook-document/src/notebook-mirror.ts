@@ -58,6 +58,8 @@ export class NotebookMirror {
   #unwatch: (() => void) | undefined;
   #opening: Promise<SharedNotebook | undefined> | undefined;
   #failure: SharedNotebookError | undefined;
+  /** Why the room closed, while the document is opened again after it did. */
+  #reopening: string | undefined;
   #client: string | undefined;
   #nextKey = 1;
   #closed = false;
@@ -88,7 +90,8 @@ export class NotebookMirror {
   async #open(): Promise<SharedNotebook | undefined> {
     const previous = this.#shared;
     if (previous !== undefined) {
-      this.#options.warn?.('notebook.room_closed', { reason: previous.closedReason() ?? 'closed' });
+      this.#reopening = previous.closedReason() ?? 'closed';
+      this.#options.warn?.('notebook.room_closed', { reason: this.#reopening });
       this.#cells?.endAll('failed');
       this.#unwatch?.();
       previous.close();
@@ -108,11 +111,13 @@ export class NotebookMirror {
         return undefined;
       }
       this.#failure = undefined;
+      this.#reopening = undefined;
       this.#shared = shared;
       this.#cells = new AgentCells(shared.notebook, { maxCellOutputChars: this.#options.maxCellOutputChars });
       this.#unwatch = watchPersonEdits(shared.notebook);
       return shared;
     } catch (error) {
+      this.#reopening = undefined;
       this.#failure = error instanceof SharedNotebookError ? error : new SharedNotebookError('refused', (error as Error).message);
       this.#options.warn?.('notebook.open_failed', { reason: this.#failure.reason, message: this.#failure.message.slice(0, 300) });
       return undefined;
@@ -191,6 +196,9 @@ export class NotebookMirror {
         reason: this.#failure.message,
         ...(this.#failure.reason === 'no_collaboration' ? { fix: INSTALL_FIX } : {}),
       };
+    }
+    if (this.#shared === undefined && this.#reopening !== undefined) {
+      return { mirrored: false, state: 'reconnecting', reason: `the notebook's room closed (${this.#reopening}); opening it again`, ...tallies };
     }
     if (this.#shared === undefined) return { mirrored: false, state: 'pending', reason: 'the notebook\'s shared document opens with the first agent cell' };
     const state = this.#shared.state();
