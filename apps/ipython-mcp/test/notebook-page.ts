@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { retry } from './http-harness.js';
 import type { RunningJupyter } from './jupyter-harness.js';
 
 /** Debian's chromium (tooling/scripts/browser-deps.sh installs it); IPYTHON_MCP_TEST_CHROMIUM names another. */
@@ -70,18 +71,12 @@ export async function savedCells(server: RunningJupyter, path: string): Promise<
   return ((saved.body as { content?: { cells?: Array<Record<string, any>> } }).content?.cells ?? []) as Array<Record<string, any>>;
 }
 
-/** Retries `check` (its assertions) until it passes or `ms` have passed; the last failure is thrown. */
-export async function until(check: () => Promise<void>, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
+/**
+ * Retries `check` (its assertions) every 200 ms until it passes or `ms` have passed; the last failure is thrown. Not
+ * faster: a check reads the whole notebook from the server or the page, on a machine the server shares.
+ */
+export function until(check: () => Promise<void>, ms: number): Promise<void> {
+  return retry(check, ms, 200);
 }
 
 /** An nbformat multiline string as one string. */
