@@ -1,9 +1,11 @@
 /**
  * The agent's cells in a shared notebook: one code cell per agent `execute`, inserted after the last cell when the
  * request is sent to the kernel, its outputs written as they arrive (bounded per cell, as the session journal bounds
- * a cell), its execution count set when it ends. A cell that has ended is the person's: nothing here touches it
- * again. A cell the person deleted while it ran is let go: its later outputs go nowhere, the agent's answer is
- * unaffected.
+ * a cell) as ranged changes a JupyterLab page applies (cell-outputs.ts), its execution count set when it ends; the
+ * agent's cursor marks the cell it runs. A cell that has ended is the person's: nothing here touches it again (the
+ * one exception: as it ends, it moves above another agent's cell still running, which the kernel ran after it). A cell
+ * the person deleted while it ran waits: the person's undo brings it back (the same id) and its outputs and end go
+ * there; otherwise its later outputs go nowhere. The agent's answer is unaffected either way.
  */
 import type { YCodeCell, YNotebook } from '@jupyter/ydoc';
 import { createRelativePositionFromTypeIndex } from 'yjs';
