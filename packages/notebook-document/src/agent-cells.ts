@@ -39,6 +39,9 @@ export const AGENT_TAG = 'agent';
 /** Default bound on one cell's outputs, in characters of their JSON (the journal's default per-cell bound). */
 export const DEFAULT_CELL_OUTPUT_CHARS = 4 * 1024 * 1024;
 
+/** How long an ended cell waits before it checks the order of agent cells above it (see `#keepRunOrder`). */
+export const ORDER_GRACE_MS = 500;
+
 /** How long outputs gather before they are written: one document update per burst, not one per line printed. */
 const FLUSH_MS = 25;
 
@@ -149,23 +152,43 @@ export class AgentCells {
   /**
    * Keeps agent cells in the order the kernel ran them. Two ipython-mcp inserting at the end at once can land in
    * either order (the document orders concurrent inserts by client, not by time); the kernel runs one cell at a time,
-   * so an agent cell above this one that is still running when this one has ended ran after it: this cell moves above
-   * every such cell. Only this ipython-mcp's own cell is moved, once, as it ends.
+   * so another mirror's agent cell above this one that is still running a moment after this one ended ran after it:
+   * this cell moves above every such cell. The moment ({@link ORDER_GRACE_MS}) lets the other mirror write the end
+   * of a cell that ran before this one (its reply reaches it over another connection). This mirror's own cells are
+   * never passed: it inserts them in the order it sends them, which is the kernel's. Only a cell's own mirror moves
+   * it, once.
    */
   #keepRunOrder(cell: YCodeCell): void {
-    const cells = this.#notebook.cells;
-    const index = cells.indexOf(cell);
-    let target = index;
-    while (target > 0) {
-      const above = cells[target - 1]!;
-      const agent = (above.getMetadata(AGENT_METADATA_KEY) as { agent?: unknown } | undefined)?.agent === true;
-      if (above.cell_type !== 'code' || !agent || (above as YCodeCell).executionState !== 'running') break;
-      target -= 1;
-    }
-    if (target === index) return;
-    this.#notebook.moveCell(index, target);
-    const moved = this.#notebook.cells[target] as YCodeCell;
-    this.#pointAt(moved, moved.getSource().indexOf('\n') === -1 ? moved.getSource().length : moved.getSource().indexOf('\n'));
+    const above = (): number => {
+      const cells = this.#notebook.cells;
+      const index = cells.indexOf(cell);
+      let target = index;
+      while (target > 0) {
+        const each = cells[target - 1]! as YCodeCell;
+        const agent = (each.getMetadata(AGENT_METADATA_KEY) as { agent?: unknown } | undefined)?.agent === true;
+        if (each.cell_type !== 'code' || !agent || each.executionState !== 'running' || this.#ownRunning(each)) break;
+        target -= 1;
+      }
+      return index - target;
+    };
+    if (above() === 0) return;
+    const timer = setTimeout(() => {
+      if (this.#notebook.isDisposed || cell.isDisposed || cell.executionState !== 'idle') return;
+      const count = above();
+      if (count === 0) return;
+      const index = this.#notebook.cells.indexOf(cell);
+      this.#notebook.moveCell(index, index - count);
+      const moved = this.#notebook.cells[index - count] as YCodeCell;
+      const source = moved.getSource();
+      this.#pointAt(moved, source.includes('\n') ? source.indexOf('\n') : source.length);
+    }, ORDER_GRACE_MS);
+    timer.unref?.();
+  }
+
+  /** Whether `cell` is one of this mirror's running cells. */
+  #ownRunning(cell: YCodeCell): boolean {
+    for (const running of this.#running.values()) if (running.cell === cell || running.id === cell.id) return true;
+    return false;
   }
 
   /**

@@ -200,6 +200,7 @@ export class NotebookMirror {
     if (this.#shared === undefined && this.#reopening !== undefined) {
       return { mirrored: false, state: 'reconnecting', reason: `the notebook's room closed (${this.#reopening}); opening it again`, ...tallies };
     }
+    if (this.#shared === undefined && this.#opening !== undefined) return { mirrored: false, state: 'pending', reason: 'the notebook\'s shared document is being opened', ...tallies };
     if (this.#shared === undefined) return { mirrored: false, state: 'pending', reason: 'the notebook\'s shared document opens with the first agent cell' };
     const state = this.#shared.state();
     if (state === 'connected') return { mirrored: true, state: 'on', ...tallies };
