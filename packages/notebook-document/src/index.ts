@@ -6,3 +6,9 @@ export type { CellEvents, NotebookMirrorOptions, NotebookMirrorStatus } from './
 export { NOTEBOOK_OUTPUT_URI_PREFIX, notebookImage, renderNotebook } from './notebook-view.js';
 export { DEFAULT_SYNC_TIMEOUT_MS, SharedNotebookError, agentUser, openSharedNotebook } from './shared-notebook.js';
 export type { SharedNotebook, SharedNotebookOptions, SharedNotebookState } from './shared-notebook.js';
+export { agentMarks, readCells, renderCellJson } from './notebook-cells-read.js';
+export type { AgentMarks, CellJson, CellsPage, ReadCellsOptions } from './notebook-cells-read.js';
+export { NotebookEditError, applyEditsToCells, planEdits, sourceSpan, withChangedMark } from './notebook-edits.js';
+export type { EditContext, EditPlace, EditPlan, EditRefusal, EditStep, NotebookEdit } from './notebook-edits.js';
+export { AGENT_EDIT_ORIGIN, TYPING_WINDOW_MS, TypingTracker, applyEditsToShared } from './notebook-shared-edits.js';
+export { CellRunClaims } from './cell-run-claims.js';
