@@ -188,7 +188,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
     ...(options.reportSessions ? { namespace: name, sessions: sessions.size } : {}),
   });
   const maxTimeoutSeconds = settings.maxOperationTimeoutSeconds;
-  const caller = new ToolCaller({ runtime, catalog, journal, restore, status, maxTimeoutSeconds, namespace: name });
+  const caller = new ToolCaller({ runtime, catalog, journal, restore, status, maxTimeoutSeconds, namespace: name, documentTools: options.documents?.tools });
   const modernTasks = new ModernTasks({ caller });
   return {
     name,
