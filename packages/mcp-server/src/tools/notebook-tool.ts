@@ -174,6 +174,8 @@ export function notebookTools(actions: NotebookActions): DocumentTools {
   return {
     list: (maxTimeoutSeconds) => {
       const inputSchema = publishedInputSchema(NOTEBOOK_INPUT);
+      // zod writes an integer's safe bound as its maximum; the model needs only the minimum (the server checks both).
+      for (const name of ['start', 'count']) delete (inputSchema.properties?.[name] as Record<string, unknown> | undefined)?.maximum;
       inputSchema.properties = { ...inputSchema.properties, [TIMEOUT_ARGUMENT]: timeoutProperty(maxTimeoutSeconds) };
       return [
         {
