@@ -2,11 +2,11 @@
 // test, the built binary with --notebook and a real SDK client as the agent. What the person would find is read
 // through the contents API (the saved file: jupyter-collaboration saves the shared document) and through a second
 // document client (a reader of the room, as another browser tab is).
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { openSharedNotebook, type SharedNotebook } from '@ipython-mcp/notebook-document';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { retry } from './http-harness.js';
 import { humanExecute, kernelIds, runCli, startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
+import { cellText, openNotebookSession, savedCells, writeNotebookCells } from './notebook-harness.js';
 
 let lab: RunningJupyter;
 let plain: RunningJupyter;
@@ -18,39 +18,7 @@ const PERSON_CELLS = [
 ];
 
 function writeNotebook(server: RunningJupyter, path: string): void {
-  writeFileSync(
-    join(server.rootDir, path),
-    JSON.stringify({ cells: PERSON_CELLS, metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } }, nbformat: 4, nbformat_minor: 5 }),
-  );
-}
-
-async function openSession(server: RunningJupyter, path: string): Promise<string> {
-  const session = await server.rest('POST', 'api/sessions', { path, type: 'notebook', name: '', kernel: { name: 'python3' } });
-  expect(session.status).toBe(201);
-  return (session.body as { kernel: { id: string } }).kernel.id;
-}
-
-async function savedCells(server: RunningJupyter, path: string): Promise<Array<Record<string, any>>> {
-  const saved = await server.rest('GET', `api/contents/${path}?content=1`);
-  return ((saved.body as { content?: { cells?: Array<Record<string, any>> } }).content?.cells ?? []) as Array<Record<string, any>>;
-}
-
-/** Retries `check` (its assertions) until it passes or `ms` have passed; the last failure is thrown. */
-async function until(check: () => Promise<void>, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-}
-
-function textOf(value: unknown): string {
-  return Array.isArray(value) ? value.join('') : String(value ?? '');
+  writeNotebookCells(server, path, PERSON_CELLS);
 }
 
 beforeAll(async () => {
@@ -64,7 +32,7 @@ afterAll(async () => {
 describe("the agent's cells in the notebook (JupyterLab with jupyter-collaboration)", () => {
   it("each execute becomes a cell after the person's, with source, outputs, count and the agent's metadata; the person's cells are unchanged", async () => {
     writeNotebook(lab, 'sales.ipynb');
-    const kernelId = await openSession(lab, 'sales.ipynb');
+    const kernelId = await openNotebookSession(lab, 'sales.ipynb');
     humanExecute(lab, kernelId, 'rows = 7');
     const agent = await startKernelServer(lab, ['--notebook', 'sales.ipynb']);
     try {
@@ -72,12 +40,12 @@ describe("the agent's cells in the notebook (JupyterLab with jupyter-collaborati
       expect(ran.result.value).toBe(42);
       const failed = await agent.structured('execute', { code: 'raise ValueError("nope")' });
       expect(JSON.stringify(failed)).toContain('ValueError');
-      await until(async () => {
+      await retry(async () => {
         const cells = await savedCells(lab, 'sales.ipynb');
         expect(cells).toHaveLength(4);
-        expect(cells.slice(0, 2).map((cell) => [cell.cell_type, textOf(cell.source)])).toEqual(PERSON_CELLS.map((cell) => [cell.cell_type, cell.source]));
+        expect(cells.slice(0, 2).map((cell) => [cell.cell_type, cellText(cell.source)])).toEqual(PERSON_CELLS.map((cell) => [cell.cell_type, cell.source]));
         const [first, second] = cells.slice(2);
-        expect(textOf(first!.source)).toContain('print("agent was here")\nrows * 6');
+        expect(cellText(first!.source)).toContain('print("agent was here")\nrows * 6');
         expect(first!.metadata.ipython_mcp).toEqual({ agent: true, client: 'ipython-mcp-tests' });
         expect(first!.metadata.tags).toEqual(['agent']);
         expect(typeof first!.execution_count).toBe('number');
@@ -99,7 +67,7 @@ describe("the agent's cells in the notebook (JupyterLab with jupyter-collaborati
 
   it("the notebook resource is listed and reads the live document: the person's markdown, the cells in order, counts and outputs", async () => {
     writeNotebook(lab, 'read.ipynb');
-    await openSession(lab, 'read.ipynb');
+    await openNotebookSession(lab, 'read.ipynb');
     const agent = await startKernelServer(lab, ['--notebook', 'read.ipynb']);
     let person: SharedNotebook | undefined;
     try {
@@ -109,7 +77,7 @@ describe("the agent's cells in the notebook (JupyterLab with jupyter-collaborati
       // The person types a cell and does not save: the resource still has it.
       person = await openSharedNotebook({ url: lab.url, token: lab.token, path: 'read.ipynb', displayName: 'person' });
       person.notebook.insertCell(person.notebook.cells.length, { cell_type: 'markdown', source: 'typed, not saved' });
-      await until(async () => {
+      await retry(async () => {
         const read = await agent.client.readResource({ uri: 'ipython-mcp://notebook' });
         const text = String((read.contents[0] as { text?: string }).text);
         expect(text).toContain('# Sales analysis\nThe **person** wrote this.');
@@ -133,7 +101,7 @@ describe("the agent's cells in the notebook (JupyterLab with jupyter-collaborati
       expect((await agent.structured('execute', { code: '3 * 3' })).result.value).toBe(9);
       kernelId = (await agent.structured('runtime_status', {})).backend.kernel_id;
       expect(before).not.toContain(kernelId);
-      await until(async () => expect(await savedCells(lab, 'closed.ipynb')).toHaveLength(3), 20_000);
+      await retry(async () => expect(await savedCells(lab, 'closed.ipynb')).toHaveLength(3), 20_000);
     } finally {
       await agent.close();
     }
@@ -147,7 +115,7 @@ describe("the agent's cells in the notebook (JupyterLab with jupyter-collaborati
 
   it("the notebook deleted while attached: the agent's calls still answer in full; runtime_status says what became of the mirror", async () => {
     writeNotebook(lab, 'doomed.ipynb');
-    await openSession(lab, 'doomed.ipynb');
+    await openNotebookSession(lab, 'doomed.ipynb');
     const agent = await startKernelServer(lab, ['--notebook', 'doomed.ipynb']);
     try {
       expect((await agent.structured('execute', { code: '1 + 1' })).result.value).toBe(2);
@@ -179,11 +147,11 @@ describe("the agent's cells in the notebook (JupyterLab with jupyter-collaborati
 
   it('at --log-level error, mirroring writes nothing to stderr but the banner (the document libraries log as events)', async () => {
     writeNotebook(lab, 'quiet.ipynb');
-    await openSession(lab, 'quiet.ipynb');
+    await openNotebookSession(lab, 'quiet.ipynb');
     const agent = await startKernelServer(lab, ['--notebook', 'quiet.ipynb'], {}, ['--log-level', 'error']);
     try {
       for (const code of ['print("one")', 'raise ValueError("two")', '3']) await agent.call('execute', { code });
-      await until(async () => expect(await savedCells(lab, 'quiet.ipynb')).toHaveLength(5), 20_000);
+      await retry(async () => expect(await savedCells(lab, 'quiet.ipynb')).toHaveLength(5), 20_000);
       const status = await agent.structured('runtime_status', {});
       expect(status.backend.notebook_cells).toMatchObject({ mirrored: true, state: 'on' });
       const stray = agent
@@ -199,7 +167,7 @@ describe("the agent's cells in the notebook (JupyterLab with jupyter-collaborati
 
   it('--notebook-cells off leaves the notebook alone; runtime_status says so', async () => {
     writeNotebook(lab, 'off.ipynb');
-    await openSession(lab, 'off.ipynb');
+    await openNotebookSession(lab, 'off.ipynb');
     const agent = await startKernelServer(lab, ['--notebook', 'off.ipynb'], {}, ['--notebook-cells', 'off']);
     try {
       expect((await agent.structured('execute', { code: '1 + 1' })).result.value).toBe(2);
@@ -215,11 +183,11 @@ describe("the agent's cells in the notebook (JupyterLab with jupyter-collaborati
 describe('a Jupyter server without collaboration', () => {
   it("the agent's call answers as before; runtime_status says why cells are not mirrored and what to install", async () => {
     writeNotebook(plain, 'plain.ipynb');
-    await openSession(plain, 'plain.ipynb');
+    await openNotebookSession(plain, 'plain.ipynb');
     const agent = await startKernelServer(plain, ['--notebook', 'plain.ipynb']);
     try {
       expect((await agent.structured('execute', { code: 'print("hi")\n2 * 21' })).result.value).toBe(42);
-      await until(async () => {
+      await retry(async () => {
         const status = await agent.structured('runtime_status', {});
         expect(status.backend.notebook_cells).toMatchObject({ mirrored: false, state: 'unavailable', fix: expect.stringContaining('pip install jupyter-collaboration') });
       }, 10_000);

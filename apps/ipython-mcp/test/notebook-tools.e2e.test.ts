@@ -8,6 +8,8 @@ import { openSharedNotebook, type SharedNotebook } from '@ipython-mcp/notebook-d
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
 import type { TestServer } from './harness.js';
+import { retry } from './http-harness.js';
+import { cellText, openNotebookSession, savedCells, writeNotebookCells } from './notebook-harness.js';
 
 let lab: RunningJupyter;
 let plain: RunningJupyter;
@@ -21,37 +23,7 @@ const PERSON_CELLS = [
 ];
 
 function writeNotebook(server: RunningJupyter, path: string): void {
-  writeFileSync(
-    join(server.rootDir, path),
-    JSON.stringify({ cells: PERSON_CELLS, metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } }, nbformat: 4, nbformat_minor: 5 }),
-  );
-}
-
-async function openSession(server: RunningJupyter, path: string): Promise<void> {
-  const session = await server.rest('POST', 'api/sessions', { path, type: 'notebook', name: '', kernel: { name: 'python3' } });
-  expect(session.status).toBe(201);
-}
-
-async function savedCells(server: RunningJupyter, path: string): Promise<Array<Record<string, any>>> {
-  const saved = await server.rest('GET', `api/contents/${path}?content=1`);
-  return ((saved.body as { content?: { cells?: Array<Record<string, any>> } }).content?.cells ?? []) as Array<Record<string, any>>;
-}
-
-async function until(check: () => Promise<void> | void, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      await check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}
-
-function textOf(value: unknown): string {
-  return Array.isArray(value) ? value.join('') : String(value ?? '');
+  writeNotebookCells(server, path, PERSON_CELLS);
 }
 
 function answer(result: CallToolResult): string {
@@ -76,7 +48,7 @@ afterAll(async () => {
 describe('the notebook tool on JupyterLab with collaboration', () => {
   it("the flow: read → insert a markdown cell after a cell → fix the person's cell → run it and the cells below → read again", async () => {
     writeNotebook(lab, 'flow.ipynb');
-    await openSession(lab, 'flow.ipynb');
+    await openNotebookSession(lab, 'flow.ipynb');
     const agent = await startKernelServer(lab, ['--notebook', 'flow.ipynb']);
     const person = await openSharedNotebook({ url: lab.url, token: lab.token, path: 'flow.ipynb', displayName: 'person' });
     try {
@@ -96,7 +68,7 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
       });
       expect(edited.isError).toBeFalsy();
       expect(answer(edited)).toMatch(/^inserted markdown cell \S+ after load\nreplaced one match in cell total/);
-      await until(() => {
+      await retry(() => {
         const cells = live(person);
         expect(cells.map((cell) => cell.id)).toEqual(['intro', 'load', expect.any(String), 'total', 'after']);
         expect(cells[2]).toMatchObject({ cell_type: 'markdown', source: 'The **total** doubles the rows.', metadata: { ipython_mcp: { agent: true, client: 'ipython-mcp-tests' }, tags: ['agent'] } });
@@ -113,7 +85,7 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
       expect(answer(below)).toContain('14');
       expect(answer(below)).toContain('--- cell 5 · id after');
       expect(answer(below)).toContain('15');
-      await until(() => {
+      await retry(() => {
         const cells = live(person);
         expect(cells).toHaveLength(5);
         expect(cells[3]).toMatchObject({ outputs: [expect.objectContaining({ output_type: 'stream', name: 'stdout', text: '14\n' })], execution_count: expect.any(Number), metadata: { ipython_mcp: { run_by: 'ipython-mcp-tests' } } });
@@ -123,10 +95,11 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
       const again = answer(await notebook(agent, { action: 'read', start: 4 }));
       expect(again).toMatch(/--- cell 4 · code \[\d+\] · edited by the agent \(ipython-mcp-tests\), run by the agent \(ipython-mcp-tests\) · id total\ntotal = rows \* 2\nprint\(total\)\n→ stdout: 14/);
       expect(again).not.toContain('id intro');
-      await until(async () => {
+      await retry(async () => {
         const saved = await savedCells(lab, 'flow.ipynb');
-        expect(saved.map((cell) => textOf(cell.source))).toEqual(['# Sales', 'rows = 7', 'The **total** doubles the rows.', 'total = rows * 2\nprint(total)', 'print(total + 1)']);
-        expect(textOf(saved[4]!.outputs[0].text)).toBe('15\n');
+        const shown = `saved ${JSON.stringify(saved.map((cell) => [cellText(cell.source), cell.outputs?.length]))}; live ${JSON.stringify(live(person).map((cell) => [cellText(cell.source), cell.outputs?.length]))}`;
+        expect(saved.map((cell) => cellText(cell.source)), shown).toEqual(['# Sales', 'rows = 7', 'The **total** doubles the rows.', 'total = rows * 2\nprint(total)', 'print(total + 1)']);
+        expect(cellText(saved[4]!.outputs[0].text)).toBe('15\n');
       }, 20_000);
       // Generous bound here; the bench measures it.
       expect(visibleMs).toBeLessThan(5_000);
@@ -138,7 +111,7 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
 
   it('bad input answers a structured error and changes nothing', async () => {
     writeNotebook(lab, 'bad.ipynb');
-    await openSession(lab, 'bad.ipynb');
+    await openNotebookSession(lab, 'bad.ipynb');
     const agent = await startKernelServer(lab, ['--notebook', 'bad.ipynb']);
     const person = await openSharedNotebook({ url: lab.url, token: lab.token, path: 'bad.ipynb', displayName: 'person' });
     try {
@@ -170,14 +143,14 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
 
   it("the person typing in a cell: a whole replace is refused, a find/replace merges with their keystrokes", async () => {
     writeNotebook(lab, 'typing.ipynb');
-    await openSession(lab, 'typing.ipynb');
+    await openNotebookSession(lab, 'typing.ipynb');
     const agent = await startKernelServer(lab, ['--notebook', 'typing.ipynb']);
     const person = await openSharedNotebook({ url: lab.url, token: lab.token, path: 'typing.ipynb', displayName: 'person' });
     try {
       await notebook(agent, { action: 'read' });
       const cell = person.notebook.cells[2]!;
       cell.updateSource(cell.source.length, cell.source.length, '\n# the person types');
-      await until(async () => expect(answer(await notebook(agent, { action: 'read' }))).toContain('# the person types'), 10_000);
+      await retry(async () => expect(answer(await notebook(agent, { action: 'read' }))).toContain('# the person types'), 10_000);
       const refused = await notebook(agent, { action: 'edit', edits: [{ op: 'replace', cell: 'total', source: 'total = 0' }] });
       expect(refused.isError).toBe(true);
       expect(refused.structuredContent).toMatchObject({ error: { code: 'invalid_arguments', details: { reason: 'cell_being_edited', cell: 'total' } } });
@@ -185,8 +158,8 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
       const fixing = notebook(agent, { action: 'edit', edits: [{ op: 'replace', cell: 'total', find: 'totl', source: 'total' }] });
       cell.updateSource(cell.source.length, cell.source.length, ' more');
       expect((await fixing).isError).toBeFalsy();
-      await until(() => expect(person.notebook.cells[2]!.source).toBe('total = rows * 2\nprint(total)\n# the person types more'), 10_000);
-      await until(async () => expect(answer(await notebook(agent, { action: 'read', start: 3, count: 1 }))).toContain('print(total)\n# the person types more'), 10_000);
+      await retry(() => expect(person.notebook.cells[2]!.source).toBe('total = rows * 2\nprint(total)\n# the person types more'), 10_000);
+      await retry(async () => expect(answer(await notebook(agent, { action: 'read', start: 3, count: 1 }))).toContain('print(total)\n# the person types more'), 10_000);
     } finally {
       person.close();
       await agent.close();
@@ -195,7 +168,7 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
 
   it('two agents edit one notebook at once: both batches land whole, in the file too', async () => {
     writeNotebook(lab, 'two.ipynb');
-    await openSession(lab, 'two.ipynb');
+    await openNotebookSession(lab, 'two.ipynb');
     const [one, two] = await Promise.all([startKernelServer(lab, ['--notebook', 'two.ipynb']), startKernelServer(lab, ['--notebook', 'two.ipynb'])]);
     try {
       await Promise.all([notebook(one, { action: 'read' }), notebook(two, { action: 'read' })]);
@@ -205,8 +178,8 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
       ]);
       expect(a.isError).toBeFalsy();
       expect(b.isError).toBeFalsy();
-      await until(async () => {
-        const saved = (await savedCells(lab, 'two.ipynb')).map((cell) => textOf(cell.source));
+      await retry(async () => {
+        const saved = (await savedCells(lab, 'two.ipynb')).map((cell) => cellText(cell.source));
         expect(saved).toEqual(['from one', '# Sales', 'rows = 8', 'total = rows * 2\nprint(total)', 'print(total + 1)', 'from two']);
       }, 20_000);
       const ran = answer(await notebook(two, { action: 'run' }));
@@ -221,7 +194,7 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
 describe('the notebook tool on a Jupyter server without collaboration (the contents API)', () => {
   it('reads the saved file, writes a batch into it, runs cells with their answers (the file is not changed by a run)', async () => {
     writeNotebook(plain, 'plain.ipynb');
-    await openSession(plain, 'plain.ipynb');
+    await openNotebookSession(plain, 'plain.ipynb');
     const agent = await startKernelServer(plain, ['--notebook', 'plain.ipynb']);
     try {
       const read = answer(await notebook(agent, { action: 'read' }));
@@ -231,7 +204,7 @@ describe('the notebook tool on a Jupyter server without collaboration (the conte
       expect(edited.isError).toBeFalsy();
       expect(answer(edited)).toContain('written to the saved file');
       const saved = await savedCells(plain, 'plain.ipynb');
-      expect(saved.map((cell) => textOf(cell.source))).toEqual(['rows = 7', 'note', 'total = rows * 2\nprint(total)', 'print(total + 1)', '# Sales']);
+      expect(saved.map((cell) => cellText(cell.source))).toEqual(['rows = 7', 'note', 'total = rows * 2\nprint(total)', 'print(total + 1)', '# Sales']);
       expect(saved[2]!.metadata).toMatchObject({ ipython_mcp: { changed_by: 'ipython-mcp-tests' } });
       const ran = await notebook(agent, { action: 'run' });
       expect(ran.isError).toBeFalsy();
@@ -247,7 +220,7 @@ describe('the notebook tool on a Jupyter server without collaboration (the conte
 
   it('a notebook that turned into something not JSON answers a clear error; nothing is written', async () => {
     writeNotebook(plain, 'broken.ipynb');
-    await openSession(plain, 'broken.ipynb');
+    await openNotebookSession(plain, 'broken.ipynb');
     const agent = await startKernelServer(plain, ['--notebook', 'broken.ipynb']);
     try {
       expect(answer(await notebook(agent, { action: 'read' }))).toContain('id load');

@@ -107,6 +107,38 @@ describe('planEdits and the two appliers', () => {
     tracker.dispose();
   });
 
+  it('any batch: refused whole with nothing changed, or the shared document and the file end alike (property)', () => {
+    const ids = ['intro', 'load', 'total', 'ghost'];
+    const id = fc.constantFrom(...ids);
+    const text = fc.string({ maxLength: 12 });
+    const place = fc.oneof(fc.record({ after: id }), fc.record({ at: fc.constantFrom('start' as const, 'end' as const) }), fc.constant({}));
+    const edit: fc.Arbitrary<NotebookEdit> = fc.oneof(
+      fc.tuple(fc.constantFrom('code' as const, 'markdown' as const), text, place).map(([type, source, where]) => ({ op: 'insert' as const, type, source, ...where })),
+      fc.tuple(id, text, fc.option(fc.constantFrom('rows', 'total', 'o', 'x'), { nil: undefined })).map(([cell, source, find]) => ({ op: 'replace' as const, cell, source, ...(find === undefined ? {} : { find }) })),
+      id.map((cell) => ({ op: 'delete' as const, cell })),
+      fc.tuple(id, place).map(([cell, where]) => ({ op: 'move' as const, cell, ...where })),
+    );
+    fc.assert(
+      fc.property(fc.array(edit, { minLength: 1, maxLength: 6 }), (edits) => {
+        const notebook = shared();
+        const before = JSON.stringify(notebook.toJSON());
+        let plan;
+        try {
+          plan = planEdits(PERSON, edits, { newId, client: 'c' });
+        } catch (error) {
+          expect(error).toBeInstanceOf(NotebookEditError);
+          expect(JSON.stringify(notebook.toJSON())).toBe(before);
+          return;
+        }
+        applyEditsToShared(notebook, plan, 'c');
+        const file = applyEditsToCells(PERSON, plan, 'c');
+        const shape = (cells: readonly CellJson[]) => cells.map((cell) => [cell.id, cell.cell_type, cell.source]);
+        expect(shape(notebook.toJSON().cells as unknown as CellJson[])).toEqual(shape(file));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('sourceSpan: replacing the span gives the new source (property)', () => {
     fc.assert(
       fc.property(fc.string(), fc.string(), (before, after) => {
