@@ -97,7 +97,8 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
       expect(again).not.toContain('id intro');
       await retry(async () => {
         const saved = await savedCells(lab, 'flow.ipynb');
-        const shown = `saved ${JSON.stringify(saved.map((cell) => [cellText(cell.source), cell.outputs?.length]))}; live ${JSON.stringify(live(person).map((cell) => [cellText(cell.source), cell.outputs?.length]))}`;
+        const log = lab.stderr().split('\n').filter((line) => /flow\.ipynb|band|overwrit|Saving/i.test(line)).slice(-30).join('\n');
+        const shown = `${log}\nsaved ${JSON.stringify(saved.map((cell) => [cellText(cell.source), cell.outputs?.length]))}; live ${JSON.stringify(live(person).map((cell) => [cellText(cell.source), cell.outputs?.length]))}`;
         expect(saved.map((cell) => cellText(cell.source)), shown).toEqual(['# Sales', 'rows = 7', 'The **total** doubles the rows.', 'total = rows * 2\nprint(total)', 'print(total + 1)']);
         expect(cellText(saved[4]!.outputs[0].text)).toBe('15\n');
       }, 20_000);
@@ -180,7 +181,8 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
       expect(b.isError).toBeFalsy();
       await retry(async () => {
         const saved = (await savedCells(lab, 'two.ipynb')).map((cell) => cellText(cell.source));
-        expect(saved).toEqual(['from one', '# Sales', 'rows = 8', 'total = rows * 2\nprint(total)', 'print(total + 1)', 'from two']);
+        const log = lab.stderr().split('\n').filter((line) => /two\.ipynb|band|overwrit|Saving/i.test(line)).slice(-30).join('\n');
+        expect(saved, log).toEqual(['from one', '# Sales', 'rows = 8', 'total = rows * 2\nprint(total)', 'print(total + 1)', 'from two']);
       }, 20_000);
       const ran = answer(await notebook(two, { action: 'run' }));
       expect(ran).toContain('16');
