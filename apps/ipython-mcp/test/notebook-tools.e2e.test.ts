@@ -220,6 +220,20 @@ describe('the notebook tool on a Jupyter server without collaboration (the conte
     }
   });
 
+  it('a file changed between the read and the write is not overwritten (notebook_changed)', async () => {
+    writeNotebook(plain, 'race.ipynb');
+    const { readNotebookFile, writeNotebookFile, NotebookFileError } = await import('@ipython-mcp/notebook-document');
+    const access = { url: plain.url, token: plain.token, path: 'race.ipynb' };
+    const read = await readNotebookFile(access);
+    // The person saves from JupyterLab meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    writeNotebookCells(plain, 'race.ipynb', [{ cell_type: 'markdown', id: 'mine', metadata: {}, source: 'saved by the person' }]);
+    const error = await writeNotebookFile(access, { ...read.content, cells: [] }, read.lastModified).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(NotebookFileError);
+    expect((error as InstanceType<typeof NotebookFileError>).reason).toBe('changed');
+    expect((await savedCells(plain, 'race.ipynb')).map((cell) => cellText(cell.source))).toEqual(['saved by the person']);
+  });
+
   it('a notebook that turned into something not JSON answers a clear error; nothing is written', async () => {
     writeNotebook(plain, 'broken.ipynb');
     await openNotebookSession(plain, 'broken.ipynb');
