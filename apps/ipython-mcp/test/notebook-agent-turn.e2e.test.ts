@@ -9,9 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, testPython } from './harness.js';
 import { agentSuite, expectRun, runClaudeCode } from './fixtures/agent-runs.js';
 import { startStandInModel, type ModelTurn } from './fixtures/stand-in-model.js';
-import { retry } from './http-harness.js';
 import { startJupyter, type RunningJupyter } from './jupyter-harness.js';
-import { cellText, openNotebookSession, savedCells, writeNotebookCells } from './notebook-harness.js';
+import { cellText, openNotebookSession, savedEventually, writeNotebookCells } from './notebook-harness.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'ipython-mcp-notebook-agent-'));
 let lab: RunningJupyter;
@@ -59,11 +58,10 @@ describe('Claude Code on the person\'s notebook (claude -p)', () => {
       expect(seen(model.turns[2])).toContain('inserted code cell');
       expect(seen(model.turns[3])).toContain('--- cell 3');
       expect(result.stdout, seen(model.turns[3]).slice(0, 3000)).toContain('The cell printed 42.');
-      await retry(async () => {
-        const cells = await savedCells(lab, 'turn.ipynb');
+      await savedEventually(lab, 'turn.ipynb', (cells) => {
         expect(cells.map((cell) => cellText(cell.source))).toEqual(['# Rows', 'rows = 7', 'print(rows * 6)']);
         expect(cellText(cells[2]!.outputs[0]?.text)).toBe('42\n');
-      }, 20_000);
+      });
     } finally {
       await model.close();
     }

@@ -30,3 +30,21 @@ export async function savedCells(server: RunningJupyter, path: string): Promise<
 export function cellText(value: unknown): string {
   return Array.isArray(value) ? value.join('') : String(value ?? '');
 }
+
+/**
+ * Runs `check` on the saved file's cells until it passes or `ms` have gone by. The file is read every 500 ms, not
+ * faster: each read makes the server parse and validate the notebook, and a tighter loop on a loaded machine starves
+ * the very save it waits for.
+ */
+export async function savedEventually(server: RunningJupyter, path: string, check: (cells: Array<Record<string, any>>) => void, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      check(await savedCells(server, path));
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}

@@ -57,7 +57,7 @@ describe('the person sees the notebook tool at work (JupyterLab, chromium)', () 
     const total = page.locator('.jp-Notebook .jp-CodeCell', { hasText: 'print(total)' });
     await total.waitFor({ timeout: STEP_MS });
     const ran = await agent.call('notebook', { action: 'run', from: 'load' });
-    expect(ran.isError).toBeFalsy();
+    expect(ran.isError, JSON.stringify(ran.content).slice(0, 2000)).toBeFalsy();
     const log = () => lab.stderr().split('\n').filter((line) => /tool\.ipynb|band|overwrit|Saving/i.test(line)).slice(-20).join('\n');
     await total.locator('.jp-OutputArea-output', { hasText: '14' }).waitFor({ timeout: STEP_MS }).catch((error: unknown) => {
       throw new Error(`${(error as Error).message}\nthe server's save log:\n${log()}`);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
 import type { TestServer } from './harness.js';
 import { retry } from './http-harness.js';
-import { cellText, openNotebookSession, savedCells, writeNotebookCells } from './notebook-harness.js';
+import { cellText, openNotebookSession, savedCells, savedEventually, writeNotebookCells } from './notebook-harness.js';
 
 let lab: RunningJupyter;
 let plain: RunningJupyter;
@@ -105,13 +105,12 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
       const again = answer(await notebook(agent, { action: 'read', start: 4 }));
       expect(again).toMatch(/--- cell 4 · code \[\d+\] · edited by the agent \(ipython-mcp-tests\), run by the agent \(ipython-mcp-tests\) · id total\ntotal = rows \* 2\nprint\(total\)\n→ stdout: 14/);
       expect(again).not.toContain('id intro');
-      await retry(async () => {
-        const saved = await savedCells(lab, 'flow.ipynb');
+      await savedEventually(lab, 'flow.ipynb', (saved) => {
         const log = saveLog(lab);
         const shown = `${log}\nsaved ${JSON.stringify(saved.map((cell) => [cellText(cell.source), cell.outputs?.length]))}; live ${JSON.stringify(live(person).map((cell) => [cellText(cell.source), cell.outputs?.length]))}`;
         expect(saved.map((cell) => cellText(cell.source)), shown).toEqual(['# Sales', 'rows = 7', 'The **total** doubles the rows.', 'total = rows * 2\nprint(total)', 'print(total + 1)']);
         expect(cellText(saved[4]!.outputs[0].text)).toBe('15\n');
-      }, 20_000);
+      });
       // Generous bound here; the bench measures it.
       expect(visibleMs).toBeLessThan(5_000);
     } finally {
@@ -189,11 +188,11 @@ describe('the notebook tool on JupyterLab with collaboration', () => {
       ]);
       expect(a.isError).toBeFalsy();
       expect(b.isError).toBeFalsy();
-      await retry(async () => {
-        const saved = (await savedCells(lab, 'two.ipynb')).map((cell) => cellText(cell.source));
+      await savedEventually(lab, 'two.ipynb', (cells) => {
+        const saved = cells.map((cell) => cellText(cell.source));
         const log = saveLog(lab);
         expect(saved, log).toEqual(['from one', '# Sales', 'rows = 8', 'total = rows * 2\nprint(total)', 'print(total + 1)', 'from two']);
-      }, 20_000);
+      });
       const ran = answer(await notebook(two, { action: 'run' }));
       expect(ran).toContain('16');
       expect(ran).toContain('17');
