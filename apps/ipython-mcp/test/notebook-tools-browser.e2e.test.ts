@@ -59,8 +59,9 @@ describe('the person sees the notebook tool at work (JupyterLab, chromium)', () 
     const ran = await agent.call('notebook', { action: 'run', from: 'load' });
     expect(ran.isError, JSON.stringify(ran.content).slice(0, 2000)).toBeFalsy();
     const log = () => lab.stderr().split('\n').filter((line) => /tool\.ipynb|band|overwrit|Saving/i.test(line)).slice(-20).join('\n');
-    await total.locator('.jp-OutputArea-output', { hasText: '14' }).waitFor({ timeout: STEP_MS }).catch((error: unknown) => {
-      throw new Error(`${(error as Error).message}\nthe server's save log:\n${log()}`);
+    await total.locator('.jp-OutputArea-output', { hasText: '14' }).waitFor({ timeout: STEP_MS }).catch(async (error: unknown) => {
+      const read = await agent.call('notebook', { action: 'read' });
+      throw new Error(`${(error as Error).message}\nthe run answered: ${JSON.stringify(ran.content).slice(0, 1000)}\nthe agent reads: ${JSON.stringify(read.content).slice(0, 2000)}\nthe server's save log:\n${log()}`);
     });
     await total.locator('.jp-InputPrompt', { hasText: /\[\d+\]/ }).waitFor({ timeout: STEP_MS });
     // No cell was added for the run: the outputs are in the person's cells.
