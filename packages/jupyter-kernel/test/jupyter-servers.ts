@@ -43,6 +43,8 @@ export interface RunningJupyter {
   readonly pid: number;
   /** Kills the server and its kernels (SIGKILL) and starts it again on the same port, token and directories. */
   restart(): Promise<void>;
+  /** The server's last stderr lines (its log), for a failing test's message. */
+  stderr(): string;
   /** Calls the REST API with the token; returns the status and the parsed body (or `undefined`). */
   rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
   /** Every process under the server (kernels), recursively. */
@@ -214,6 +216,7 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
       return child.pid as number;
     },
     restart,
+    stderr: () => stderr,
     rest,
     descendants: () => descendantsOf(child.pid as number),
     stop,
