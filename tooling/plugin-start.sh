@@ -36,7 +36,7 @@ set_up_running() {
   local pid
   [ -d "$lock" ] || return 1
   pid="$(cat "$lock/pid" 2>/dev/null || true)"
-  # Just made by another start, which writes the set-up's pid as soon as it has started it.
+  # Just made by another start, which writes its pid at once.
   for _ in 1 2 3 4 5 6 7 8 9 10; do
     [ -n "$pid" ] && break
     sleep 0.5
@@ -50,10 +50,14 @@ set_up_running() {
 if [ ! -f "$root/apps/ipython-mcp/dist/cli.js" ] || [ "$(cat "$stamp" 2>/dev/null || true)" != "$(revision)" ]; then
   mkdir -p "$state"
   if ! set_up_running && mkdir "$lock" 2>/dev/null; then
+    # This start holds the lock until the set-up's own pid replaces its own (starting node may take seconds).
+    echo "$$" >"$lock/pid"
     echo "ipython-mcp: first start: setting up (Node dependencies, build, Python environment; a few minutes; log: $log)" >&2
     # Node's detached spawn makes a new session (setsid) on every POSIX system, macOS included.
-    node -e 'const c = require("child_process").spawn("bash", process.argv.slice(1), { detached: true, stdio: "ignore" }); c.unref(); process.stdout.write(String(c.pid))' \
-      "$root/tooling/plugin-start.sh" --set-up-now >"$lock/pid"
+    set_up_pid="$(node -e 'const c = require("child_process").spawn("bash", process.argv.slice(1), { detached: true, stdio: "ignore" }); c.unref(); process.stdout.write(String(c.pid))' \
+      "$root/tooling/plugin-start.sh" --set-up-now)"
+    # The set-up removes the lock when it ends: write its pid only while the lock is still there.
+    [ -d "$lock" ] && echo "$set_up_pid" >"$lock/pid.new" && mv "$lock/pid.new" "$lock/pid" 2>/dev/null || true
   else
     echo "ipython-mcp: waiting for the set-up another start began (log: $log)" >&2
   fi
