@@ -21,6 +21,7 @@ skip='node_modules dist .tooling .git .turbo .venv .venv-eg __pycache__ .pytest_
 
 if [ "${1:-}" = "--set-up-now" ]; then
   build="$2"
+  cd "$(dirname "$build")"
   status=0
   {
     rm -rf "$build"
@@ -39,8 +40,10 @@ fi
 key="$(SKIP="$skip" node -e '
   const { createHash } = require("crypto"); const { readdirSync, readFileSync } = require("fs"); const { join } = require("path");
   const skip = new Set(process.env.SKIP.split(" ")); const hash = createHash("sha256");
+  // At the top, a client may add files of its own (Claude Code `.in_use`, Codex `.codex-marketplace-install.json`).
+  const topDotted = new Set([".claude-plugin", ".mcp.json", ".npmrc"]);
   const walk = (dir, rel) => { for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    if (skip.has(entry.name)) continue;
+    if (skip.has(entry.name) || (rel === "" && entry.name.startsWith(".") && !topDotted.has(entry.name))) continue;
     const path = join(dir, entry.name), name = rel + "/" + entry.name;
     if (entry.isDirectory()) walk(path, name);
     else if (entry.isFile()) hash.update(name + "\0").update(readFileSync(path)).update("\0");
@@ -108,4 +111,7 @@ if [ -n "$url" ]; then
 fi
 unset IPYTHON_MCP_PLUGIN_JUPYTER_URL IPYTHON_MCP_PLUGIN_JUPYTER_TOKEN IPYTHON_MCP_PLUGIN_JUPYTER_NOTEBOOK \
   IPYTHON_MCP_PLUGIN_PYTHON IPYTHON_MCP_PLUGIN_SANDBOX token
+# Codex starts the server in the plugin's folder, which it replaces when a later session starts (a worker started
+# in a removed directory cannot start): there, work from HOME. Claude Code starts it in the project; stay there.
+if [ "$(pwd -P 2>/dev/null)" = "$root" ] || ! pwd -P >/dev/null 2>&1; then cd "$HOME"; fi
 exec node "$build/apps/ipython-mcp/dist/cli.js" ${flags[@]+"${flags[@]}"}

@@ -19,7 +19,7 @@ import { startStandInModel, type ModelTurn, type Step } from './fixtures/stand-i
 
 const CODEX_CATALOG = fileURLToPath(new URL('./fixtures/codex-model-catalog.json', import.meta.url));
 /** The first start's set-up may take minutes (pnpm install and a build on two cores). */
-const SET_UP_MS = 600_000;
+const SET_UP_MS = 900_000;
 const CLAUDE_PREFIX = 'mcp__plugin_ipython-mcp_ipython__';
 
 const scratch = mkdtempSync(join(tmpdir(), 'ipython-mcp-plugin-'));
@@ -204,7 +204,7 @@ describe('Codex: the plugin from the git source a user types', () => {
       expectRun(result);
       expect(model.turns[0]?.offered).toContain('mcp__ipython__execute');
       expect(JSON.stringify(model.turns[0]?.body)).toContain('data-session');
-      expect(seen(model.turns[1])).toContain('42');
+      expect(seen(model.turns[1]), seen(model.turns[1]).slice(0, 2000)).toContain('42');
       expect(setUps(codexData)).toHaveLength(1);
     } finally {
       await model.close();
@@ -228,8 +228,10 @@ describe('Codex: the plugin from the git source a user types', () => {
       });
       expectRun(result);
       expect(seen(model.turns[1])).toContain('42');
-      // Codex starts a plugin's server in the plugin's folder (its copy in Codex's cache), not in the project.
-      expect(seen(model.turns[1])).toContain(join(other, '.codex', 'plugins', 'cache'));
+      // Codex starts a plugin's server in the plugin's folder, which it replaces at a session's start: the server
+      // works from HOME there.
+      expect(seen(model.turns[1])).toContain(other);
+      expect(seen(model.turns[1])).not.toContain('plugins/cache');
     } finally {
       await model.close();
     }
