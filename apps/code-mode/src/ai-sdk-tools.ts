@@ -6,7 +6,22 @@ import {
   type ToolInputValidation,
 } from '@ipython-mcp/code-mode';
 import { asSchema, type Tool, type ToolExecutionOptions, type ToolSet } from 'ai';
+import type { ApproveToolCall } from './consent.js';
 import { isMcpResult, mcpResultValue } from './mcp-tools.js';
+
+/** The host's approval callback and the tools it allowed for the rest of the session. */
+export interface ToolApprover {
+  approve: ApproveToolCall;
+  allowedForSession: Set<string>;
+}
+
+/** A nested call the host's approval callback refused: the code sees ToolCallError with this message. */
+export class ToolApprovalRefusedError extends Error {
+  constructor(toolName: string) {
+    super(`${toolName} was refused by the host's approval callback when asked; nothing ran`);
+    this.name = 'ToolApprovalRefusedError';
+  }
+}
 
 /** Which tools become kernel functions: all eligible ones, the named ones, or those a predicate accepts. */
 export type ToolSelector = 'all' | readonly string[] | ((name: string, tool: Tool) => boolean);
@@ -25,7 +40,7 @@ export interface SplitTools {
  * still call it with approval; `needsApproval: true` tools are not selected by `'all'` at all, since every call
  * from code would be refused.
  */
-export async function splitTools(tools: ToolSet, selector: ToolSelector): Promise<SplitTools> {
+export async function splitTools(tools: ToolSet, selector: ToolSelector, approver?: ToolApprover): Promise<SplitTools> {
   const definitions: ToolDefinition[] = [];
   const native: ToolSet = {};
   for (const [name, tool] of Object.entries(tools)) {
@@ -33,7 +48,7 @@ export async function splitTools(tools: ToolSet, selector: ToolSelector): Promis
     const selected =
       eligible &&
       (selector === 'all' ? tool.needsApproval !== true : typeof selector === 'function' ? selector(name, tool) : selector.includes(name));
-    if (selected) definitions.push(await toToolDefinition(name, tool));
+    if (selected) definitions.push(await toToolDefinition(name, tool, approver));
     if (!selected || tool.needsApproval !== undefined) native[name] = tool;
   }
   return { definitions, native };
@@ -42,11 +57,12 @@ export async function splitTools(tools: ToolSet, selector: ToolSelector): Promis
 /**
  * An AI SDK tool as a Code Mode tool definition. Nested calls run like a direct call would: the input is checked
  * with the tool's own schema (`asSchema(...).validate`; a JSON-Schema-only tool falls back to Code Mode's JSON
- * Schema check), `needsApproval` is honoured by refusing calls that need approval, and `execute` gets call options
+ * Schema check), `needsApproval` is honoured by asking the host's approval callback (`approver`) or, without one,
+ * refusing calls that need approval, and `execute` gets call options
  * derived from the run_code call's own. A streaming `execute` resolves to its last value; an MCP tool's result is
  * unwrapped like {@link mcpResultValue}.
  */
-export async function toToolDefinition(name: string, tool: Tool): Promise<ToolDefinition> {
+export async function toToolDefinition(name: string, tool: Tool, approver?: ToolApprover): Promise<ToolDefinition> {
   const schema = asSchema(tool.inputSchema);
   const inputSchema = (await schema.jsonSchema) as JsonSchema;
   const outputSchema = tool.outputSchema === undefined ? undefined : ((await asSchema(tool.outputSchema).jsonSchema) as JsonSchema);
@@ -66,7 +82,13 @@ export async function toToolDefinition(name: string, tool: Tool): Promise<ToolDe
     ...(validate === undefined ? {} : { validate }),
     execute: async (input: unknown, context: NestedCallContext) => {
       const options = executionOptions(context);
-      if (await needsApproval(tool, input, options)) throw new ToolApprovalRequiredError(name);
+      if (!approver?.allowedForSession.has(name) && (await needsApproval(tool, input, options))) {
+        if (approver === undefined) throw new ToolApprovalRequiredError(name);
+        const reason = 'its needsApproval says this call needs approval';
+        const answer = await approver.approve({ server: undefined, toolName: name, functionName: context.functionName, input: input as Record<string, unknown>, reason, toolCallId: context.toolCallId });
+        if (answer === 'session') approver.allowedForSession.add(name);
+        else if (answer !== true) throw new ToolApprovalRefusedError(name);
+      }
       const execute = tool.execute as (input: unknown, options: ToolExecutionOptions) => unknown;
       const output = await lastValue(execute(input, options));
       return tool.type === 'dynamic' && isMcpResult(output) ? mcpResultValue(output) : output;

@@ -1,6 +1,8 @@
 // Any new export here becomes public API of ipython-code-mode.
-export { splitTools, toToolDefinition } from './ai-sdk-tools.js';
-export type { SplitTools, ToolSelector } from './ai-sdk-tools.js';
+export { ToolApprovalRefusedError, splitTools, toToolDefinition } from './ai-sdk-tools.js';
+export type { SplitTools, ToolApprover, ToolSelector } from './ai-sdk-tools.js';
+export { askThroughApproval, capabilityConsentGate } from './consent.js';
+export type { ApprovalAnswer, ApprovalRequest, ApproveToolCall, CodeModeConsentOptions } from './consent.js';
 export { RUN_CODE_TOOL_NAME, ipythonCodeMode, modelOutput, runCodeTool } from './ipython-code-mode.js';
 export type { IPythonCodeMode, IPythonCodeModeOptions, ModelOutput, RunCodeOutput } from './ipython-code-mode.js';
 export { ACTIVE_CONTEXT, RUN_CODE_CALL_ID_ATTRIBUTE, reportNestedCalls, withActiveContext } from './nested-call-telemetry.js';
@@ -16,6 +18,7 @@ export {
   CodeModeError,
   CodeModeMemoryLimitError,
   CodeModeTimeoutError,
+  ConsentGate,
   DEFAULT_DESCRIPTION_BUDGET,
   IPythonKernel,
   InvalidCodeModeOptionsError,
@@ -33,6 +36,10 @@ export {
 } from '@ipython-mcp/code-mode';
 export type {
   CodeModeErrorCode,
+  ConsentDecision,
+  PolicySettings,
+  ToolAnnotations,
+  ToolPolicy,
   MemoryLimitOutcome,
   TimeoutOutcome,
   CodeModeReturn,

@@ -4,6 +4,7 @@ import {
   InvalidCodeModeOptionsError,
   MaxRetriesExceededError,
   RESTART_INPUT_DESCRIPTION,
+  type AskConsent,
   type CodeModeOptions,
   type CodeModeReturn,
   type RunCodeInput,
@@ -11,6 +12,7 @@ import {
 } from '@ipython-mcp/code-mode';
 import { jsonSchema, tool, type StopCondition, type Tool, type ToolSet } from 'ai';
 import { splitTools, type ToolSelector } from './ai-sdk-tools.js';
+import { askThroughApproval, capabilityConsentGate, type CodeModeConsentOptions } from './consent.js';
 import { reportNestedCalls, withActiveContext, type NestedCallReporting } from './nested-call-telemetry.js';
 
 /** The name of the tool that runs code. */
@@ -37,6 +39,13 @@ export interface IPythonCodeModeOptions extends NestedCallReporting, CodeModeEng
   definitions?: CodeModeOptions['tools'];
   /** Which of `tools` become kernel functions (default `'all'`). */
   select?: ToolSelector | undefined;
+  /**
+   * Consent for nested calls, on the same rule as `ipython-mcp code-mode`: an MCP tool (from
+   * {@link mcpToolDefinitions}) runs from code only when it declares itself read-only and closed-world, or the
+   * policies say "run", or `approve` says yes; an AI SDK tool runs unless its `needsApproval` says so, and then only
+   * with `approve`'s yes. Without `approve`, calls that need a yes are refused, and the code sees ToolCallError.
+   */
+  consent?: CodeModeConsentOptions | undefined;
 }
 
 /** The output of the run_code tool: what the model sees plus the nested-call metadata. */
@@ -76,7 +85,9 @@ export interface IPythonCodeMode extends AsyncDisposable {
  * ```
  */
 export async function ipythonCodeMode(options: IPythonCodeModeOptions = {}): Promise<IPythonCodeMode> {
-  const { definitions, native } = await splitTools(options.tools ?? {}, options.select ?? 'all');
+  const approve = options.consent?.approve;
+  const approver = approve === undefined ? undefined : { approve, allowedForSession: new Set<string>() };
+  const { definitions, native } = await splitTools(options.tools ?? {}, options.select ?? 'all', approver);
   if (RUN_CODE_TOOL_NAME in native) {
     throw new InvalidCodeModeOptionsError(`a tool that stays native is already named ${RUN_CODE_TOOL_NAME}`, { option: 'tools' });
   }
@@ -90,8 +101,9 @@ export async function ipythonCodeMode(options: IPythonCodeModeOptions = {}): Pro
     timeout: options.timeout,
     descriptionBudget: options.descriptionBudget,
     groups: options.groups,
+    consent: capabilityConsentGate(options.consent),
   });
-  const runCode = runCodeTool(codeMode);
+  const runCode = runCodeTool(codeMode, approve === undefined ? undefined : askThroughApproval(approve));
   const close = (): Promise<void> => codeMode.close();
   return {
     tools: { ...native, [RUN_CODE_TOOL_NAME]: runCode },
@@ -116,8 +128,11 @@ class RetriesExhausted {
   }
 }
 
-/** The run_code tool over a {@link CodeMode} engine. Failures the model should see are thrown (a tool error). */
-export function runCodeTool(codeMode: CodeMode): Tool<RunCodeInput, RunCodeOutput> {
+/**
+ * The run_code tool over a {@link CodeMode} engine. Failures the model should see are thrown (a tool error). `ask`
+ * answers the engine's consent questions (calls whose policy is "ask"); unset, they are refused.
+ */
+export function runCodeTool(codeMode: CodeMode, ask?: AskConsent): Tool<RunCodeInput, RunCodeOutput> {
   return tool<RunCodeInput, RunCodeOutput>({
     description: codeMode.description,
     inputSchema: jsonSchema<RunCodeInput>(
@@ -135,7 +150,7 @@ export function runCodeTool(codeMode: CodeMode): Tool<RunCodeInput, RunCodeOutpu
     ),
     execute: async (input, options) => {
       try {
-        return await codeMode.runCode(input, { signal: options.abortSignal, context: withActiveContext(options), toolCallId: options.toolCallId });
+        return await codeMode.runCode(input, { signal: options.abortSignal, context: withActiveContext(options), toolCallId: options.toolCallId, ask });
       } catch (error) {
         if (MaxRetriesExceededError.isInstance(error)) return new RetriesExhausted(error) as unknown as RunCodeOutput;
         throw error;

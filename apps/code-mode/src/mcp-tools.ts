@@ -1,4 +1,4 @@
-import type { JsonSchema, ToolDefinition } from '@ipython-mcp/code-mode';
+import type { JsonSchema, ToolAnnotations, ToolDefinition } from '@ipython-mcp/code-mode';
 
 /** One tool as an MCP server lists it. */
 export interface McpToolInfo {
@@ -6,6 +6,8 @@ export interface McpToolInfo {
   description?: string | undefined;
   inputSchema: object;
   outputSchema?: object | undefined;
+  /** What the server declares about the tool's effects; the consent policy's default reads it. */
+  annotations?: ToolAnnotations | undefined;
 }
 
 /**
@@ -40,7 +42,9 @@ export class McpToolError extends Error {
 /**
  * Lists an MCP client's tools (every page) as Code Mode tool definitions. In the kernel they are functions like
  * any other; names that are not Python identifiers are renamed (`get-weather` → `get_weather`). Each call goes
- * to the server through `callTool`; see {@link mcpResultValue} for what the code gets back.
+ * to the server through `callTool`; see {@link mcpResultValue} for what the code gets back. Their annotations go
+ * with them: a tool that does not declare itself read-only and closed-world asks the host's `consent.approve`
+ * before each call from code (see `IPythonCodeModeOptions.consent`).
  */
 export async function mcpToolDefinitions(client: McpClientLike, options: McpToolOptions = {}): Promise<ToolDefinition[]> {
   const tools: McpToolInfo[] = [];
@@ -58,6 +62,8 @@ export async function mcpToolDefinitions(client: McpClientLike, options: McpTool
       ...(options.group === undefined ? {} : { group: options.group }),
       inputSchema: tool.inputSchema as JsonSchema,
       outputSchema: tool.outputSchema as JsonSchema | undefined,
+      // Always an object: a tool of an MCP server is judged by MCP's rule, with its defaults for what it leaves out.
+      annotations: tool.annotations ?? {},
       execute: async (input: Record<string, unknown>, context) =>
         mcpResultValue(
           await client.callTool({ name: tool.name, arguments: input }, undefined, context.signal === undefined ? {} : { signal: context.signal }),

@@ -15,8 +15,8 @@ describe('error classes', () => {
   it('the app exports exactly the error classes the engine exports', () => {
     const engineErrors = errorClasses(engine);
     expect(engineErrors.length).toBeGreaterThan(10);
-    // The app's own errors (an MCP tool's failure) come on top of the engine's.
-    const own = ['McpToolError'];
+    // The app's own errors (an MCP tool's failure, a refusal by the host's approval callback) come on top of the engine's.
+    const own = ['McpToolError', 'ToolApprovalRefusedError'];
     expect(errorClasses(app).filter((name) => !own.includes(name))).toEqual(engineErrors);
   });
 

@@ -241,4 +241,32 @@ describe.each(BACKENDS)('failures the model is told about (%s)', (backend) => {
       },
     });
   });
+
+  it("asks the host's approval callback where needsApproval says so: no, yes, and yes for the session", async () => {
+    const asked: Array<{ toolName: string; input: unknown }> = [];
+    const answers: Array<boolean | 'session'> = [false, true, 'session'];
+    const codeMode = await open({
+      consent: {
+        approve: ({ toolName, input }) => {
+          asked.push({ toolName, input });
+          return answers.shift() ?? false;
+        },
+      },
+    });
+    const attempt = (call: string): string => `try:\n    print(${call})\nexcept ToolCallError as error:\n    print('ToolCallError:', error)`;
+    const calls = ['transfer(amount=5)', 'transfer(amount=500)', 'transfer(amount=600)', 'transfer(amount=700)', 'transfer(amount=800)'];
+    const run = await runScript(codeMode.tools, [[{ code: calls.map(attempt).join('\n') }]]);
+    expect(only(run, 0)).toEqual({
+      type: 'json',
+      value: {
+        output: ['moved 5', "ToolCallError: transfer was refused by the host's approval callback when asked; nothing ran", 'moved 600', 'moved 700', 'moved 800', ''].join('\n'),
+      },
+    });
+    // 5 needs no approval; 500 refused, 600 allowed once, 700 allowed for the session (800 not asked).
+    expect(asked).toEqual([
+      { toolName: 'transfer', input: { amount: 500 } },
+      { toolName: 'transfer', input: { amount: 600 } },
+      { toolName: 'transfer', input: { amount: 700 } },
+    ]);
+  });
 });

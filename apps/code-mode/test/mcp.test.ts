@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ipythonCodeMode, mcpToolDefinitions, type IPythonCodeMode } from '../src/index.js';
+import { ipythonCodeMode, mcpToolDefinitions, type ApprovalAnswer, type ApprovalRequest, type IPythonCodeMode } from '../src/index.js';
 import { isAlive, only, runScript, survivors, testPython } from './harness.js';
 
 const SERVER = fileURLToPath(new URL('./fixtures/weather-mcp-server.mjs', import.meta.url));
@@ -11,13 +11,26 @@ let client: Client;
 let transport: StdioClientTransport;
 let codeMode: IPythonCodeMode;
 let serverPid: number;
+/** What the host's approval callback was asked, and what it answers next (yes when nothing is queued). */
+const approvals: ApprovalRequest[] = [];
+const answers: ApprovalAnswer[] = [];
 
 beforeAll(async () => {
   transport = new StdioClientTransport({ command: process.execPath, args: [SERVER], stderr: 'pipe' });
   client = new Client({ name: 'code-mode-tests', version: '1.0.0' });
   await client.connect(transport);
   serverPid = transport.pid ?? 0;
-  codeMode = await ipythonCodeMode({ definitions: await mcpToolDefinitions(client), kernelOptions: { python: testPython() } });
+  codeMode = await ipythonCodeMode({
+    definitions: await mcpToolDefinitions(client, { group: 'weather' }),
+    kernelOptions: { python: testPython() },
+    // The fixture's tools declare nothing, so MCP's defaults apply: each call from code asks the host first.
+    consent: {
+      approve: (request) => {
+        approvals.push(request);
+        return answers.shift() ?? true;
+      },
+    },
+  });
 });
 
 afterAll(async () => {
@@ -62,5 +75,26 @@ describe('tools from a real stdio MCP server', () => {
       ['get-weather', { city: 'Atlantis' }],
       ['weather.alerts', { city: 'Oslo' }],
     ]);
+  });
+});
+
+describe('consent for MCP tools called from code', () => {
+  const call = async (code: string): Promise<unknown> => only(await runScript(codeMode.tools, [[{ code }]]), 0);
+
+  it('asks the host about a tool that declares nothing, naming its server, tool and arguments', async () => {
+    approvals.length = 0;
+    await call("get_weather(city='Oslo')");
+    expect(approvals).toEqual([expect.objectContaining({ server: 'weather', toolName: 'get-weather', functionName: 'get_weather', input: { city: 'Oslo' } })]);
+    expect(approvals[0]?.reason).toContain('does not declare itself read-only');
+  });
+
+  it('a refusal raises ToolCallError naming who refused; "session" allows the tool from then on', async () => {
+    approvals.length = 0;
+    answers.push(false, 'session');
+    const refused = await call("try:\n    get_weather(city='Oslo')\nexcept ToolCallError as error:\n    out = str(error)\nout");
+    expect(refused).toEqual({ type: 'json', value: 'the tool "get-weather" of the MCP server "weather" was refused by the host\'s approval callback when asked; nothing ran' });
+    const allowed = await call("[get_weather(city='Oslo')['city'], get_weather(city='Rome')['city']]");
+    expect(allowed).toEqual({ type: 'json', value: ['Oslo', 'Rome'] });
+    expect(approvals).toHaveLength(2);
   });
 });

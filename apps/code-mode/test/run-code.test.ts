@@ -82,7 +82,8 @@ describe.each(BACKENDS)('run_code in an AI SDK generateText loop (%s)', (backend
     expect(salesCalls).toEqual(['north', 'south']);
     const output = run.result.steps[1]?.toolResults[0]?.output as RunCodeOutput;
     expect(output.metadata).toEqual({
-      toolCalls: [{ toolCallId: 'call-2-0:1', toolName: 'get_sales', functionName: 'get_sales', input: { region: 'south' } }],
+      // An AI SDK tool without needsApproval runs as the AI SDK would run it: allowed by the consent policy.
+      toolCalls: [{ toolCallId: 'call-2-0:1', toolName: 'get_sales', functionName: 'get_sales', input: { region: 'south' }, decision: 'allowed by policy' }],
       toolReturns: [{ toolCallId: 'call-2-0:1', toolName: 'get_sales', output: [{ month: 1, total: 80 }] }],
     });
   });

@@ -16,6 +16,8 @@ export interface CommandLine {
   withPackages: string[];
   /** `code-mode --servers FILE`: the upstream servers file. */
   servers: string | undefined;
+  /** `code-mode --consent [SERVER[.TOOL]=]POLICY` (repeatable): consent policies before the servers file's. */
+  consent: string[];
   /** `--sandbox` and its flags (or IPYTHON_MCP_SANDBOX*): the opt-in sandbox around the worker. */
   sandbox: SandboxRequest;
   /** `--http [HOST:]PORT` (env IPYTHON_MCP_HTTP): serve Streamable HTTP instead of stdio. */
@@ -43,6 +45,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
     upgrade: { type: 'boolean' },
     with: { type: 'string', multiple: true },
     servers: { type: 'string' },
+    consent: { type: 'string', multiple: true },
     http: { type: 'string' },
     'http-allow-remote': { type: 'boolean' },
     url: { type: 'string' },
@@ -71,6 +74,8 @@ export function parseCommandLine(argv: string[]): CommandLine {
   const servers = typeof values.servers === 'string' ? values.servers : undefined;
   if (servers !== undefined && command !== 'code-mode') throw new UsageError('--servers only applies to `ipython-mcp code-mode`');
   if (command === 'code-mode' && servers === undefined) throw new UsageError('code-mode needs --servers FILE (an {"mcpServers": {...}} JSON file)');
+  const consent = (values.consent as string[] | undefined) ?? [];
+  if (consent.length > 0 && command !== 'code-mode') throw new UsageError('--consent only applies to `ipython-mcp code-mode`');
   const http = typeof values.http === 'string' ? values.http : undefined;
   const httpFlagGiven = values['http-allow-remote'] === true || HTTP_SETTINGS.some((definition) => values[definition.flag.slice(2)] !== undefined);
   if ((http !== undefined || httpFlagGiven) && command !== 'serve') throw new UsageError('--http and its --http-* flags only apply to serving');
@@ -121,6 +126,7 @@ export function parseCommandLine(argv: string[]): CommandLine {
     upgrade: values.upgrade === true,
     withPackages,
     servers,
+    consent,
     // An empty IPYTHON_MCP_HTTP counts as unset (stdio), as other empty settings do.
     http: http ?? (command === 'serve' && process.env.IPYTHON_MCP_HTTP ? process.env.IPYTHON_MCP_HTTP : undefined),
     httpAllowRemote: values['http-allow-remote'] === true,
@@ -182,6 +188,9 @@ export function helpText(version: string): string {
     '  ipython-mcp code-mode --servers FILE',
     '                                  serve one run_code tool in whose kernel the tools of the MCP servers in FILE',
     '                                  ({"mcpServers": {name: {command, args, env, tools?}}}) are Python functions',
+    '  ipython-mcp code-mode --servers FILE --consent [SERVER[.TOOL]=]run|ask|refuse',
+    '                                  (repeatable) the consent policy of upstream tools called from code, before the',
+    '                                  file\'s: a tool that may change things or reach outside asks the person by default',
     '',
     'Examples:',
     '  ipython-mcp setup && ipython-mcp doctor',

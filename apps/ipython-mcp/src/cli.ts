@@ -68,7 +68,8 @@ async function main(): Promise<void> {
   }
   if (jupyter !== undefined && commandLine.command === 'code-mode') {
     // run_code runs in the kernel: the local interpreter is not used.
-    await codeModeCommand(commandLine.servers ?? '', choice.python, createStderrLogger(commandLine.logLevel as LogLevel), fail, jupyter);
+    const logger = createStderrLogger(commandLine.logLevel as LogLevel);
+    await codeModeCommand({ serversFile: commandLine.servers ?? '', python: choice.python, logger, fail, jupyter, consent: commandLine.consent });
     return;
   }
   if (jupyter !== undefined) {
@@ -82,7 +83,7 @@ async function main(): Promise<void> {
   if (noDill !== undefined) fail(noDill);
   const logger = createStderrLogger(commandLine.logLevel as LogLevel);
   if (commandLine.command === 'code-mode') {
-    await codeModeCommand(commandLine.servers ?? '', choice.python, logger, fail);
+    await codeModeCommand({ serversFile: commandLine.servers ?? '', python: choice.python, logger, fail, consent: commandLine.consent });
     return;
   }
   let sandbox: RunningSandbox | undefined;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { DEFAULT_DESCRIPTION_BUDGET, toPythonIdentifier } from '@ipython-mcp/code-mode';
+import { DEFAULT_DESCRIPTION_BUDGET, TOOL_POLICIES, toPythonIdentifier, type PolicySettings, type ServerPolicySettings, type ToolPolicy } from '@ipython-mcp/code-mode';
 import { z } from 'zod';
 
 /** One upstream MCP server as the servers file describes it. */
@@ -31,10 +31,20 @@ export interface CodeModeServersConfig {
   timeoutMs: number | null;
   /** Characters run_code's description may take with every stub before it lists names only; null: no limit. */
   descriptionBudget: number | null;
+  /** The consent policies the file sets (`codeMode.consent`, `mcpServers.NAME.consent`); the rest follow annotations. */
+  consent: PolicySettings;
 }
 
 /** A servers file that cannot be used; the command exits with code 2. */
 export class ServersFileError extends Error {}
+
+const policySchema = z.enum(TOOL_POLICIES as [ToolPolicy, ...ToolPolicy[]]);
+
+/** A server's `consent`: one policy for all its tools, or a default and policies per tool (by name or Python name). */
+const serverConsentSchema = z.union([
+  policySchema,
+  z.object({ default: policySchema.optional(), tools: z.record(z.string().min(1), policySchema).optional() }).strict(),
+]);
 
 const serverSchema = z
   .object({
@@ -46,6 +56,7 @@ const serverSchema = z
     prefix: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a Python identifier').optional(),
     startupTimeoutSeconds: z.number().positive().default(30),
     callTimeoutSeconds: z.number().positive().default(300),
+    consent: serverConsentSchema.optional(),
   })
   // Other clients' keys (type, url, disabled, ...) are tolerated: the same file may serve several clients.
   .loose();
@@ -58,6 +69,7 @@ const fileSchema = z
         maxToolCalls: z.number().int().nonnegative().default(100),
         timeoutSeconds: z.number().positive().nullable().default(60),
         descriptionBudget: z.number().int().nonnegative().nullable().default(DEFAULT_DESCRIPTION_BUDGET),
+        consent: policySchema.optional(),
       })
       .strict()
       .default({ maxToolCalls: 100, timeoutSeconds: 60, descriptionBudget: DEFAULT_DESCRIPTION_BUDGET }),
@@ -66,8 +78,8 @@ const fileSchema = z
 
 /**
  * Reads a servers file in the common `{"mcpServers": {name: {command, args, env}}}` shape, with the Code Mode
- * additions (`tools`, `prefix`, timeouts per server; `codeMode.maxToolCalls`, `codeMode.timeoutSeconds` and
- * `codeMode.descriptionBudget`).
+ * additions (`tools`, `prefix`, timeouts and `consent` per server; `codeMode.maxToolCalls`, `codeMode.timeoutSeconds`,
+ * `codeMode.descriptionBudget` and `codeMode.consent`).
  * Throws {@link ServersFileError} with the path and the first problem.
  */
 export function readServersFile(path: string): CodeModeServersConfig {
@@ -102,8 +114,19 @@ export function readServersFile(path: string): CodeModeServersConfig {
     startupTimeoutMs: server.startupTimeoutSeconds * 1000,
     callTimeoutMs: server.callTimeoutSeconds * 1000,
   }));
-  const { maxToolCalls, timeoutSeconds, descriptionBudget } = parsed.data.codeMode;
-  return { servers, maxToolCalls, timeoutMs: timeoutSeconds === null ? null : timeoutSeconds * 1000, descriptionBudget };
+  const { maxToolCalls, timeoutSeconds, descriptionBudget, consent } = parsed.data.codeMode;
+  const perServer: Record<string, ServerPolicySettings> = {};
+  for (const [name, server] of Object.entries(parsed.data.mcpServers)) {
+    if (server.consent === undefined) continue;
+    perServer[name] = typeof server.consent === 'string' ? { default: server.consent } : { default: server.consent.default, tools: server.consent.tools };
+  }
+  return {
+    servers,
+    maxToolCalls,
+    timeoutMs: timeoutSeconds === null ? null : timeoutSeconds * 1000,
+    descriptionBudget,
+    consent: { default: consent, servers: perServer },
+  };
 }
 
 /**

@@ -1,7 +1,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
+  ElicitResultSchema,
   ListToolsRequestSchema,
+  type ServerNotification,
+  type ServerRequest,
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -11,7 +15,12 @@ import {
   CodeModeError,
   IPythonKernel,
   RESTART_INPUT_DESCRIPTION,
+  consentSummary,
+  type AskConsent,
   type CodeModeReturn,
+  type ConsentGate,
+  type NestedToolCall,
+  type PolicySettings,
   type JsonSchema,
   type ToolDefinition,
 } from '@ipython-mcp/code-mode';
@@ -19,7 +28,9 @@ import { closeOnStdioEnd, StdioEraRouter, stdioTransport } from '@ipython-mcp/mc
 import { Server as ModernServer } from '@modelcontextprotocol/server';
 import type { Logger, WorkerBackend } from '@ipython-mcp/worker-supervisor';
 import type { CodeModeServersConfig } from './code-mode-config.js';
+import { ASK_TIMEOUT_MS, canElicitForm, cannotElicit, codeModeConsentGate, consentAnswerOf, consentElicitation } from './code-mode-consent.js';
 import { functionNames } from './code-mode-names.js';
+import { ConsentRounds } from './code-mode-rounds.js';
 import { UpstreamServer } from './upstream-server.js';
 
 /** The one tool this server offers. */
@@ -34,6 +45,8 @@ export interface CodeModeMcpServerOptions {
   logger?: Logger | undefined;
   /** Where the kernel lives when it is not a local worker: a Jupyter kernel (`--jupyter`), closed with the server. */
   kernelBackend?: CodeModeKernelBackend | undefined;
+  /** `--consent` flags as settings: they come before the servers file's (`consent` in {@link CodeModeServersConfig}). */
+  consentFlags?: PolicySettings | undefined;
 }
 
 /** A worker backend for run_code's kernel, with whether a warm standby may run beside it and how to let it go. */
@@ -67,6 +80,11 @@ export class CodeModeMcpServer {
   private readonly kernelBackend: CodeModeKernelBackend | undefined;
   private readonly config: CodeModeServersConfig;
   private codeMode: CodeMode;
+  /** The session's consent: each tool's policy and the tools the person allowed for the rest of it. */
+  readonly consent: ConsentGate;
+  private readonly rounds = new ConsentRounds();
+  /** `server.tool` of each function, for run_code's summary of what ran. */
+  private labels = new Map<string, string>();
   private description = '';
   private ready: Promise<void> = Promise.resolve();
   private closing: Promise<void> | undefined;
@@ -85,21 +103,47 @@ export class CodeModeMcpServer {
       ...(kernelBackend === undefined ? {} : { backend: kernelBackend.backend, attached: kernelBackend.attached }),
     });
     this.upstreams = options.config.servers.map((config) => new UpstreamServer(config, options.version));
+    this.consent = codeModeConsentGate(options.config.consent, options.consentFlags ?? {});
     this.codeMode = this.build();
     this.server = new Server(
       { name: 'ipython-mcp-code-mode', version: options.version },
       { capabilities: { tools: { listChanged: true } } },
     );
     this.server.setRequestHandler(ListToolsRequestSchema, () => this.listTools());
-    this.server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(request.params, extra.signal));
+    this.server.setRequestHandler(CallToolRequestSchema, (request, extra) => this.callTool(request.params, extra.signal, this.legacyAsk(extra)));
   }
 
   /** The same run_code for a protocol 2026-07-28 client (`server/discover`), on the v2 SDK's server. */
   modernServer(): ModernServer {
     const server = new ModernServer({ name: 'ipython-mcp-code-mode', version: this.version }, { capabilities: { tools: { listChanged: true } } });
     server.setRequestHandler('tools/list', async () => (await this.listTools()) as never);
-    server.setRequestHandler('tools/call', async (request, ctx) => (await this.callTool(request.params, ctx.mcpReq.signal)) as never);
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const round = {
+        requestState: ctx.mcpReq.requestState<string>(),
+        inputResponses: ctx.mcpReq.inputResponses,
+        envelope: ctx.mcpReq.envelope as Record<string, unknown> | undefined,
+        signal: ctx.mcpReq.signal,
+      };
+      // A question for the person is an `input_required` answer; the run waits for the retried call.
+      return (await this.rounds.round(round, (ask, signal) => this.callTool(request.params, signal, ask))) as never;
+    });
     return server;
+  }
+
+  /**
+   * Asking on the 2025 era: an `elicitation/create` request to the client, sent as part of the tools/call (over HTTP
+   * it travels on that call's stream). A client that did not declare elicitation is not asked: the call is refused.
+   */
+  private legacyAsk(extra: RequestHandlerExtra<ServerRequest, ServerNotification>): AskConsent {
+    return async (question, signal) => {
+      const clientName = this.server.getClientVersion()?.name;
+      if (!canElicitForm(this.server.getClientCapabilities())) return cannotElicit(clientName);
+      const result = await extra.sendRequest({ method: 'elicitation/create', params: consentElicitation(question) }, ElicitResultSchema, {
+        timeout: ASK_TIMEOUT_MS,
+        ...(signal === undefined ? {} : { signal }),
+      });
+      return consentAnswerOf(result, clientName);
+    };
   }
 
   private async listTools(): Promise<{ tools: Tool[] }> {
@@ -107,10 +151,10 @@ export class CodeModeMcpServer {
     return { tools: [this.runCodeTool()] };
   }
 
-  private async callTool(params: { name: string; arguments?: Record<string, unknown> | undefined }, signal: AbortSignal): Promise<CallToolResult> {
+  private async callTool(params: { name: string; arguments?: Record<string, unknown> | undefined }, signal: AbortSignal, ask: AskConsent): Promise<CallToolResult> {
     await this.ready;
     if (params.name !== RUN_CODE_TOOL) return errorResult(`unknown tool "${params.name}": this server has only run_code`);
-    return this.runCode(params.arguments ?? {}, signal);
+    return this.runCode(params.arguments ?? {}, signal, ask);
   }
 
   /**
@@ -140,6 +184,7 @@ export class CodeModeMcpServer {
   /** Ends every upstream server and the kernel. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
+      this.rounds.close();
       await Promise.allSettled([...this.upstreams.map((upstream) => upstream.close()), this.kernel.shutdown()]);
       // Every kernel the backend started is shut down; an attached one is left running.
       await this.kernelBackend?.close().catch(() => undefined);
@@ -153,14 +198,22 @@ export class CodeModeMcpServer {
     for (const upstream of this.upstreams) upstream.killNow();
   }
 
-  private async runCode(input: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+  private async runCode(input: Record<string, unknown>, signal: AbortSignal, ask: AskConsent): Promise<CallToolResult> {
+    const calls: NestedToolCall[] = [];
     try {
-      const result = await this.codeMode.runCode(input, { signal });
-      return toMcpResult(result.return);
+      const result = await this.codeMode.runCode(input, { signal, ask, nestedCalls: calls });
+      return this.withSummary(toMcpResult(result.return), calls);
     } catch (error) {
-      if (CodeModeError.isInstance(error)) return errorResult(error.message);
+      if (CodeModeError.isInstance(error)) return this.withSummary(errorResult(error.message), calls);
       throw error;
     }
+  }
+
+  /** The result with a last text block saying what each nested call's consent decision was, counted per tool. */
+  private withSummary(result: CallToolResult, calls: readonly NestedToolCall[]): CallToolResult {
+    const summary = consentSummary(calls.map((call) => ({ label: this.labels.get(call.toolName) ?? call.toolName, decision: call.decision })));
+    if (summary === '') return result;
+    return { ...result, content: [...result.content, { type: 'text', text: summary }] };
   }
 
   private runCodeTool(): Tool {
@@ -190,6 +243,9 @@ export class CodeModeMcpServer {
   private build(): CodeMode {
     const entries = this.upstreams.flatMap((upstream) => upstream.tools.map((tool) => ({ upstream, tool })));
     const names = functionNames(entries.map(({ upstream, tool }) => ({ server: upstream.config.name, prefix: upstream.config.prefix, tool: tool.name })));
+    // Annotations may have changed with the list: policies are resolved again (the session's yeses stay).
+    this.consent.reset();
+    this.labels = new Map(entries.map(({ upstream, tool }, index) => [names[index] ?? tool.name, `${upstream.config.name}.${tool.name}`]));
     const definitions = entries.map(({ upstream, tool }, index): ToolDefinition => {
       const name = names[index] ?? tool.name;
       // After the tool's own words, so the summary line the description shows is still its first sentence.
@@ -200,6 +256,8 @@ export class CodeModeMcpServer {
         description: `${tool.description ?? ''}${origin}`.trim(),
         inputSchema: tool.inputSchema as JsonSchema,
         outputSchema: tool.outputSchema as JsonSchema | undefined,
+        annotations: tool.annotations,
+        originalName: tool.name,
         // The upstream server validates its own input; a second check here could only disagree with it.
         validate: (value) => ({ success: true, value }),
         execute: (value: Record<string, unknown>, context) => upstream.call(tool.name, value, context.signal),
@@ -212,6 +270,7 @@ export class CodeModeMcpServer {
       timeout: this.config.timeoutMs,
       maxCodeRetries: UNLIMITED_RETRIES,
       descriptionBudget: this.config.descriptionBudget,
+      consent: this.consent,
       groups: this.upstreams.map((upstream) => ({ name: upstream.config.name, status: serverStatus(upstream) })),
       descriptionNote:
         'The functions are the tools of these MCP servers, listed by server. A tool whose name several servers offer ' +

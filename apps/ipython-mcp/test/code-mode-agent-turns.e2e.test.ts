@@ -39,7 +39,9 @@ function upstreams(directory: string): { filesystem: McpServerEntry; memory: Mcp
  */
 function codeModeServer(directory: string, servers: Record<string, McpServerEntry>, jupyter?: RunningJupyter): McpServerEntry {
   const file = join(directory, 'servers.json');
-  writeFileSync(file, JSON.stringify({ mcpServers: servers }));
+  // A trusted headless run: headless clients decline every consent question (code-mode-consent-clients.e2e.test.ts),
+  // so the writes of the many-call task are allowed in the file, as docs/clients.md says to.
+  writeFileSync(file, JSON.stringify({ mcpServers: servers, codeMode: { consent: 'run' } }));
   const args = [CLI, 'code-mode', '--servers', file];
   if (jupyter === undefined) return { command: process.execPath, args, env: { IPYTHON_MCP_PYTHON: testPython() } };
   return { command: process.execPath, args: [...args, '--jupyter', jupyter.url, '--kernel-name', 'python3'], env: { JUPYTER_TOKEN: jupyter.token } };

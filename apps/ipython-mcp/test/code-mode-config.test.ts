@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ServersFileError, readServersFile, selectsTool } from '../src/code-mode-config.js';
+import { ConsentFlagError, codeModeConsentGate, consentFlags } from '../src/code-mode-consent.js';
 import { functionNames } from '../src/code-mode-names.js';
 import { UpstreamToolError, upstreamValue } from '../src/upstream-result.js';
 
@@ -38,6 +39,29 @@ describe('readServersFile', () => {
     for (const descriptionBudget of [-1, 2.5, '8000']) {
       expect(() => readServersFile(file(JSON.stringify({ mcpServers: {}, codeMode: { descriptionBudget } })))).toThrow(/codeMode\.descriptionBudget/);
     }
+  });
+});
+
+describe('consent settings', () => {
+  it('reads codeMode.consent and each server\'s consent (one policy, or a default and tools), and refuses bad ones', () => {
+    const config = readServersFile(
+      file(JSON.stringify({ mcpServers: { a: { command: 'x', consent: 'run' }, b: { command: 'x', consent: { default: 'refuse', tools: { 'get-x': 'ask' } } }, c: { command: 'x' } }, codeMode: { consent: 'ask' } })),
+    );
+    expect(config.consent).toEqual({ default: 'ask', servers: { a: { default: 'run' }, b: { default: 'refuse', tools: { 'get-x': 'ask' } } } });
+    expect(() => readServersFile(file(JSON.stringify({ mcpServers: { a: { command: 'x', consent: 'always' } } })))).toThrow(/mcpServers\.a\.consent/);
+    expect(() => readServersFile(file(JSON.stringify({ mcpServers: { a: { command: 'x', consent: { tool: {} } } } })))).toThrow(/mcpServers\.a\.consent/);
+    expect(() => readServersFile(file(JSON.stringify({ mcpServers: {}, codeMode: { consent: true } })))).toThrow(/codeMode\.consent/);
+  });
+
+  it('reads --consent flags (a later one wins), and the command line comes before the file', () => {
+    const flags = consentFlags(['ask', 'a=run', 'a.write.x=refuse', 'a=refuse'], ['a', 'b']);
+    expect(flags).toEqual({ default: 'ask', servers: { a: { default: 'refuse', tools: { 'write.x': 'refuse' } } } });
+    expect(() => consentFlags(['a=yes'], ['a'])).toThrow(ConsentFlagError);
+    expect(() => consentFlags(['z.tool=run'], ['a'])).toThrow(/no server "z"/);
+    const gate = codeModeConsentGate({ servers: { b: { default: 'refuse' } } }, consentFlags(['b.read=run'], ['a', 'b']));
+    expect(gate.policy({ server: 'b', tool: 'read' })).toEqual({ policy: 'run', source: 'command line', reason: 'set by --consent b.read=POLICY' });
+    expect(gate.policy({ server: 'b', tool: 'write' })).toEqual({ policy: 'refuse', source: 'servers file', reason: 'set by mcpServers.b.consent in the servers file' });
+    expect(gate.policy({ server: 'a', tool: 'write', annotations: { readOnlyHint: true, openWorldHint: false } }).policy).toBe('run');
   });
 });
 

@@ -62,7 +62,8 @@ describe('found on demand', () => {
     const set = fortySevenToolServers({ env });
     directory = set.directory;
     const file = join(directory, 'servers.json');
-    writeFileSync(file, JSON.stringify({ mcpServers: set.mcpServers }));
+    // A trusted test run: every upstream tool runs without asking (code-mode-consent.e2e.test.ts tests the asking).
+    writeFileSync(file, JSON.stringify({ mcpServers: set.mcpServers, codeMode: { consent: 'run' } }));
     server = await startServer({}, ['code-mode', '--servers', file]);
   }, 120_000);
 

@@ -16,7 +16,11 @@ const UPSTREAM = fileURLToPath(new URL('./fixtures/upstream-server.mjs', import.
 const HUMAN_INPUT = fileURLToPath(new URL('./fixtures/human-input.py', import.meta.url));
 const directory = mkdtempSync(join(tmpdir(), 'code-mode-jupyter-'));
 const serversFile = join(directory, 'servers.json');
-writeFileSync(serversFile, JSON.stringify({ mcpServers: { a: { command: process.execPath, args: [UPSTREAM], env: { UPSTREAM_LABEL: 'a' } } } }));
+// A trusted test run: the fixture's tools run without asking (code-mode-consent.e2e.test.ts tests the asking).
+writeFileSync(
+  serversFile,
+  JSON.stringify({ mcpServers: { a: { command: process.execPath, args: [UPSTREAM], env: { UPSTREAM_LABEL: 'a' } } }, codeMode: { consent: 'run' } }),
+);
 
 let jupyter: RunningJupyter;
 beforeAll(async () => {
@@ -34,7 +38,9 @@ function text(result: CallToolResult): string {
 async function value(server: TestServer, code: string): Promise<any> {
   const result = await server.call('run_code', { code });
   if (result.isError === true) throw new Error(`run_code failed: ${text(result)}`);
-  return JSON.parse(text(result));
+  // The value is the first block; a summary of the nested calls' consent decisions may follow it.
+  const first = result.content[0];
+  return JSON.parse(first?.type === 'text' ? first.text : '');
 }
 
 function codeMode(kernel: ['--kernel', string] | ['--kernel-name', string]): Promise<TestServer> {

@@ -25,9 +25,10 @@ function fixture(label: string, extra: Record<string, unknown> = {}): Record<str
   return { command: process.execPath, args: [UPSTREAM], env: { UPSTREAM_LABEL: label }, ...extra };
 }
 
+/** A trusted test run: every upstream tool runs without asking (code-mode-consent.e2e.test.ts tests the asking). */
 async function startCodeMode(file: string, jupyter?: RunningJupyter): Promise<TestServer> {
-  if (jupyter === undefined) return startServer({}, ['code-mode', '--servers', file]);
-  return startServer({ JUPYTER_TOKEN: jupyter.token }, ['code-mode', '--servers', file, '--jupyter', jupyter.url, '--kernel-name', 'python3']);
+  if (jupyter === undefined) return startServer({}, ['code-mode', '--servers', file, '--consent', 'run']);
+  return startServer({ JUPYTER_TOKEN: jupyter.token }, ['code-mode', '--servers', file, '--consent', 'run', '--jupyter', jupyter.url, '--kernel-name', 'python3']);
 }
 
 /** Where run_code's kernel lives: the local worker, or a kernel ipython-mcp starts on a Jupyter server or gateway. */
@@ -41,7 +42,9 @@ function text(result: CallToolResult): string {
 async function value(server: TestServer, code: string): Promise<any> {
   const result = await server.call('run_code', { code });
   if (result.isError === true) throw new Error(`run_code failed: ${text(result)}`);
-  return JSON.parse(text(result));
+  // The value is the first block; a summary of the nested calls' consent decisions may follow it.
+  const first = result.content[0];
+  return JSON.parse(first?.type === 'text' ? first.text : '');
 }
 
 async function description(server: TestServer): Promise<string> {

@@ -346,7 +346,10 @@ describe.each(ERAS)('code-mode --servers over stdio, %s', (era) => {
   it('run_code calls an upstream server\'s tool as a function, and keeps its kernel state', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'eras-code-mode-')), 'servers.json');
     const upstream = fileURLToPath(new URL('./fixtures/upstream-server.mjs', import.meta.url));
-    writeFileSync(file, JSON.stringify({ mcpServers: { fixture: { command: process.execPath, args: [upstream], env: { UPSTREAM_LABEL: 'up' } } } }));
+    writeFileSync(
+      file,
+      JSON.stringify({ mcpServers: { fixture: { command: process.execPath, args: [upstream], env: { UPSTREAM_LABEL: 'up' } } }, codeMode: { consent: 'run' } }),
+    );
     const client = await connect(era, { kind: 'stdio' }, ['code-mode', '--servers', file]);
     try {
       if (era !== 'v1 client, 2025-11-25') expect(client.version).toBe(era.endsWith('2026-07-28') ? '2026-07-28' : '2025-11-25');

@@ -1,4 +1,22 @@
 // Any new export here becomes public API of @ipython-mcp/code-mode.
+export { ConsentGate, TOOL_POLICIES, consentQuestionText, consentSummary, policyFromAnnotations, resolveToolPolicy, toolLabel } from './consent.js';
+export type {
+  AskConsent,
+  ConsentAnswer,
+  ConsentDecision,
+  ConsentGateOptions,
+  ConsentQuestion,
+  GateOutcome,
+  PolicyLayer,
+  PolicySettingPath,
+  PolicySettings,
+  PolicySource,
+  PolicySubject,
+  ResolvedPolicy,
+  ServerPolicySettings,
+  ToolAnnotations,
+  ToolPolicy,
+} from './consent.js';
 export { CODE_INPUT_DESCRIPTION, RESTART_INPUT_DESCRIPTION, renderRunCodeDescription } from './description.js';
 export type { DescriptionLayout, DescriptionLimits } from './description.js';
 export {

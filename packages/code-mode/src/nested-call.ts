@@ -1,5 +1,6 @@
 import { toPythonJson } from '@ipython-mcp/protocol';
 import type { ToolAnswer } from '@ipython-mcp/worker-supervisor';
+import type { ConsentDecision, PolicySubject } from './consent.js';
 import { CodeModeError, ToolInputError, ToolResultError } from './errors.js';
 import { compileJsonSchema, type CompiledSchema } from './json-schema-compile.js';
 import type { JsonValue } from './json-schema.js';
@@ -16,6 +17,8 @@ export interface NestedToolCall {
   functionName: string;
   /** The arguments as the code passed them (before validation). */
   input: Record<string, unknown>;
+  /** What the consent gate decided (unset when Code Mode has no gate, or the tool does not exist). */
+  decision?: ConsentDecision | undefined;
 }
 
 /** One nested call's outcome: the value the code received, or the error it raised as ToolCallError. */
@@ -38,11 +41,15 @@ const MAX_VALUE_BYTES = KERNEL_IPC_LIMIT_BYTES - FRAME_OVERHEAD_BYTES;
 export interface ServedTool {
   tool: ToolFunction;
   checkInput: CompiledSchema | undefined;
+  /** The tool as the consent gate looks it up. */
+  subject: PolicySubject;
 }
 
 /** Prepares a tool for nested calls: compiles its input schema unless it brings its own `validate`. */
 export function serveTool(tool: ToolFunction): ServedTool {
-  return { tool, checkInput: tool.definition.validate === undefined ? compileJsonSchema(tool.definition.inputSchema) : undefined };
+  const { definition } = tool;
+  const subject: PolicySubject = { server: definition.group, tool: definition.originalName ?? tool.toolName, functionName: tool.pythonName, annotations: definition.annotations };
+  return { tool, checkInput: definition.validate === undefined ? compileJsonSchema(definition.inputSchema) : undefined, subject };
 }
 
 /**

@@ -63,7 +63,9 @@ function callComments(calls: readonly NestedToolCall[], returns: readonly Nested
   const lines = calls.map((call) => {
     const answer = byId.get(call.toolCallId);
     const outcome = answer === undefined ? 'no answer' : 'error' in answer ? `raised ToolCallError: ${answer.error}` : pythonLiteral(answer.output);
-    const line = `${pythonCall(call.functionName, call.input)} -> ${outcome}`.replace(/\s*\n\s*/g, ' ');
+    // The consent decision first, so a cut line still says whether the call ran in the person's name.
+    const decision = call.decision === undefined ? '' : `[${call.decision}] `;
+    const line = `${decision}${pythonCall(call.functionName, call.input)} -> ${outcome}`.replace(/\s*\n\s*/g, ' ');
     return `#   ${line.length > MAX_COMMENT_CHARS ? `${line.slice(0, MAX_COMMENT_CHARS)}…` : line}`;
   });
   return `${CALLS_SEPARATOR}# tool calls made by this cell:\n${lines.join('\n')}`;

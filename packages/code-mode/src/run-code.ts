@@ -17,6 +17,7 @@ import {
   isModelRetry,
   type CodeModeError,
 } from './errors.js';
+import type { AskConsent, ConsentGate, GateOutcome } from './consent.js';
 import { runNestedCall, serveTool, type NestedCallAnswer, type ServedTool, type NestedToolCall, type NestedToolReturn } from './nested-call.js';
 import { INTERRUPT_GRACE_MS, IPythonKernel, KERNEL_RETRY_NOTE, kernelJournal, type IPythonKernelOptions, type KernelSession } from './kernel.js';
 import { MAX_RESULT_BYTES } from './result-cut.js';
@@ -61,6 +62,12 @@ export interface CodeModeOptions {
   groups?: readonly FunctionGroup[] | undefined;
   /** A paragraph placed before the function listing: where the functions come from, how their results look. */
   descriptionNote?: string | undefined;
+  /**
+   * The consent gate every nested call passes first: each tool's policy (run, ask, refuse) and what the person
+   * allowed for the session. Unset, every call runs (the tools are the host's own). Share one gate across the Code
+   * Modes of a session so "yes for the rest of the session" lasts.
+   */
+  consent?: ConsentGate | undefined;
 }
 
 /**
@@ -91,6 +98,13 @@ export interface RunCodeOptions {
   context?: unknown;
   /** The run_code call's own id; nested call ids extend it. */
   toolCallId?: string | undefined;
+  /** How to ask the person about a call whose policy is "ask"; unset, such calls are refused (see `consent`). */
+  ask?: AskConsent | undefined;
+  /**
+   * Filled with every nested call as the code makes it, with its consent decision: also when run_code then fails
+   * (the code raised), so the caller can still say what ran in the person's name.
+   */
+  nestedCalls?: NestedToolCall[] | undefined;
 }
 
 /** What a successful run_code call produced. */
@@ -136,6 +150,7 @@ export class CodeMode implements AsyncDisposable {
   private readonly byToolName: Map<string, ServedTool>;
   private readonly specs: ReturnType<typeof toolFunctionSpec>[];
   private readonly toolsKey: string;
+  private readonly consent: ConsentGate | undefined;
   private failureCount = 0;
   private runCount = 0;
 
@@ -167,6 +182,7 @@ export class CodeMode implements AsyncDisposable {
     this.toolsKey = JSON.stringify(this.specs);
     this.sharedKernel = options.kernel;
     this.kernelOptions = options.kernelOptions ?? {};
+    this.consent = options.consent;
   }
 
   /** run_code failures in a row so far (a success resets it), counted against `maxCodeRetries`. */
@@ -237,7 +253,7 @@ export class CodeMode implements AsyncDisposable {
     const kernel = this.sharedKernel ?? (this.ownKernel ??= new IPythonKernel(this.kernelOptions));
     this.runCount += 1;
     const runId = options.toolCallId ?? `run_code_${this.runCount}`;
-    const calls: NestedToolCall[] = [];
+    const calls: NestedToolCall[] = options.nestedCalls ?? [];
     const returns: NestedToolReturn[] = [];
     const journal = kernelJournal(kernel);
     return kernel.exclusive(async (session) => {
@@ -278,7 +294,25 @@ export class CodeMode implements AsyncDisposable {
       input: call.arguments,
     };
     calls.push(record);
-    return runNestedCall(served ?? new ToolNotFoundError(call.name), record, options.signal, options.context, returns);
+    const consent = this.consent;
+    // find_tools is Code Mode's own lookup: it reads the listing and reaches nothing, so it needs no one's yes.
+    if (served === undefined || consent === undefined || served.tool === this.finder) {
+      return runNestedCall(served ?? new ToolNotFoundError(call.name), record, options.signal, options.context, returns);
+    }
+    const gate = consent.decide(served.subject, served.tool.pythonName, call.arguments, options.ask, options.signal);
+    // A call the policy allows is decided without a promise: the gate costs a map lookup.
+    if (!(gate instanceof Promise)) return this.afterGate(gate, served, record, returns, options);
+    return gate.then(
+      (outcome) => this.afterGate(outcome, served, record, returns, options),
+      (error: unknown) => this.afterGate(askFailed(error), served, record, returns, options),
+    );
+  }
+
+  private afterGate(outcome: GateOutcome, served: ServedTool, record: NestedToolCall, returns: NestedToolReturn[], options: RunCodeOptions): Promise<NestedCallAnswer> {
+    record.decision = outcome.decision;
+    if (outcome.allowed) return runNestedCall(served, record, options.signal, options.context, returns);
+    returns.push({ toolCallId: record.toolCallId, toolName: record.toolName, error: outcome.message });
+    return Promise.resolve({ ok: false, message: outcome.message });
   }
 
   private async defineTools(kernel: IPythonKernel, session: KernelSession): Promise<void> {
@@ -330,6 +364,12 @@ export class CodeMode implements AsyncDisposable {
         return new KernelOperationError(`the kernel failed: ${error.message}`, { wireCode: error.code });
     }
   }
+}
+
+/** A question that could not be put (the client went away, the call was cancelled): a refusal, nothing ran. */
+function askFailed(error: unknown): GateOutcome {
+  const why = error instanceof Error ? error.message.slice(0, 300) : String(error).slice(0, 300);
+  return { allowed: false, decision: 'refused: cannot ask', message: `the question to the person could not be answered (${why}); nothing ran` };
 }
 
 /** The supervisor's reason without its server wording ("until the server restarts"), which is not true here. */

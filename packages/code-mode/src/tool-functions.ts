@@ -1,5 +1,6 @@
 import type { OperationParams } from '@ipython-mcp/protocol';
 import { pythonLiteral } from '@ipython-mcp/session-journal';
+import type { ToolAnnotations } from './consent.js';
 import { InvalidCodeModeOptionsError } from './errors.js';
 import type { JsonSchema, JsonValue } from './json-schema.js';
 import { assignPythonNames } from './python-names.js';
@@ -37,6 +38,16 @@ export interface ToolDefinition {
   inputSchema: JsonSchema;
   /** JSON Schema of the result, when known: shown as the return annotation. */
   outputSchema?: JsonSchema | undefined;
+  /**
+   * What the tool declares about its effects (an MCP tool's `annotations`): the consent gate's default policy
+   * reads them (see `CodeModeOptions.consent`).
+   */
+  annotations?: ToolAnnotations | undefined;
+  /**
+   * The tool's own name where the function was renamed for its group (an MCP tool `get-weather` of server `a` as
+   * `a_get_weather`): consent settings and questions use it. Default: `name`.
+   */
+  originalName?: string | undefined;
   /** Runs the tool. A throw becomes ToolCallError in the kernel, with the error's message. */
   execute: (input: never, context: NestedCallContext) => unknown;
   /**

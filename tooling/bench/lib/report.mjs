@@ -192,6 +192,22 @@ export function buildRows(results, errors, machine = {}) {
       );
     }
   }
+  if (codeMode?.consent) {
+    const gate = codeMode.consent;
+    rows.push(
+      row('  same through the consent gate, the policy allowing each call', {
+        median: gate.gateMs,
+        goal: '≤ 1.05× without the gate',
+        comparison:
+          `paired median ratio ${formatRatio(gate.ratio)} over ${gate.rounds} alternating pairs of ${gate.calls} calls ` +
+          `(without: ${formatMs(gate.noneMs)}); client CPU per call ${formatRatio(gate.clientCpuRatio)}`,
+        // MISSED only when the middle half of the pairs is above the target too; else the machine's noise hides it.
+        verdict: gate.ratio <= 1.05 ? MET : gate.quartiles[0] > 1.05 ? MISSED : `not told from noise (middle half ${formatRatio(gate.quartiles[0])}–${formatRatio(gate.quartiles[1])})`,
+        raw: { ratio: gate.ratio, clientCpuRatio: gate.clientCpuRatio },
+      }),
+    );
+  }
+  if (codeMode?.consentError) rows.push(failedRow('  same through the consent gate', codeMode.consentError));
   failed('codeMode', 'Code Mode nested tool call (ours)');
 
   // code-mode --servers: an upstream call from run_code vs the same call made directly by an MCP client

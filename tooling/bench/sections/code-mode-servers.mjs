@@ -45,7 +45,8 @@ async function viaRunCode(server, call, count) {
   const wallMs = performance.now() - started;
   const text = result.content.map((part) => part.text ?? '').join('');
   if (result.isError) throw new Error(`run_code failed: ${text.slice(0, 300)}`);
-  const samples = JSON.parse(text);
+  // The value is the first block; the summary of the nested calls' consent decisions follows it.
+  const samples = JSON.parse(result.content[0]?.text ?? '');
   if (!Array.isArray(samples) || samples.length !== count) throw new Error(`run_code returned ${text.slice(0, 200)}`);
   return { summary: summarize(samples), runCodeWallMs: wallMs };
 }
@@ -78,7 +79,8 @@ export async function measureCodeModeServers(ctx) {
         floor: { command: process.execPath, args: [MINIMAL] },
         ipython: { command: process.execPath, args: [CLI], env: ipythonEnv },
       },
-      codeMode: { maxToolCalls: 2 * (count + WARMUP_CALLS), timeoutSeconds: null },
+      // Both upstreams allowed in the file (a trusted run): the calls pass the consent gate on its "run" path.
+      codeMode: { maxToolCalls: 2 * (count + WARMUP_CALLS), timeoutSeconds: null, consent: 'run' },
     }),
   );
   const codeMode = await startServer(ctx.modules, { args: [CLI, 'code-mode', '--servers', file], env: ipythonEnv, label: 'code-mode server' });

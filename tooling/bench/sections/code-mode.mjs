@@ -115,7 +115,71 @@ export async function measureCodeMode(ctx) {
   rounds.bridge.push(await measureBridge(ctx, engine));
   const bridge = combine(rounds.bridge);
   const viaEngine = rounds.engine.length > 0 ? combine(rounds.engine) : null;
-  return { ...(viaEngine ?? bridge), engine: viaEngine, bridge, engineError, stdin, stdinError };
+  let consent = null;
+  let consentError = null;
+  if (engine.engineDist) {
+    try {
+      consent = await measureConsentGate(ctx, engine.engineDist);
+    } catch (error) {
+      consentError = String(error?.message ?? error).slice(0, 500);
+    }
+  }
+  return { ...(viaEngine ?? bridge), engine: viaEngine, bridge, engineError, consent, consentError, stdin, stdinError };
+}
+
+/**
+ * The consent gate's cost on the path it takes most: a nested call whose policy allows the tool (`ipython-mcp
+ * code-mode`'s read-only tools, or tools the servers file allows). Two CodeModes on one kernel, the same tool, one
+ * with a gate whose policy is "run"; short loops alternate between them (none first, then the gate first), and the
+ * ratio is the median of the per-pair ratios, so load drift touches both sides of each pair alike.
+ */
+async function measureConsentGate(ctx, engineDist) {
+  const engine = await import(pathToFileURL(engineDist).href);
+  if (typeof engine.ConsentGate !== 'function') return null;
+  // Loops long enough (a second or so each) that one scheduler hiccup on a loaded machine is a small part of one.
+  const count = Math.max(1000, Math.round(ctx.n.toolCalls / 2));
+  const rounds = Math.max(4, ctx.n.rounds ?? 7);
+  const tool = {
+    name: 'echo',
+    inputSchema: { type: 'object', properties: { x: { type: 'integer' } }, required: ['x'], additionalProperties: false },
+    execute: (input) => input,
+  };
+  const kernel = new engine.IPythonKernel({ python: ctx.python, warmStandby: false });
+  const gate = new engine.ConsentGate({ policyOf: () => ({ policy: 'run', source: 'servers file', reason: 'bench' }), howToAllow: () => '' });
+  const limits = { maxToolCalls: count + WARMUP_CALLS, timeout: null };
+  const modes = { none: new engine.CodeMode({ tools: [tool], kernel, ...limits }), gate: new engine.CodeMode({ tools: [tool], kernel, ...limits, consent: gate }) };
+  const samples = { none: [], gate: [] };
+  try {
+    for (let round = 0; round < rounds; round += 1) {
+      for (const name of round % 2 === 0 ? ['none', 'gate'] : ['gate', 'none']) {
+        const cpu = process.cpuUsage();
+        const result = await modes[name].runCode({ code: loopCode(count, (arg) => `echo(x=${arg})`) });
+        const used = process.cpuUsage(cpu);
+        const elapsedS = Number(result.return.value);
+        if (!Number.isFinite(elapsedS)) throw new Error(`CodeMode run returned ${JSON.stringify(result.return).slice(0, 200)}`);
+        samples[name].push({ perCallMs: (elapsedS * 1000) / count, clientCpuUs: (used.user + used.system) / (count + WARMUP_CALLS) });
+      }
+    }
+  } finally {
+    await kernel.shutdown();
+  }
+  const median = (values) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)];
+  };
+  const paired = (pick) => median(samples.gate.map((item, index) => pick(item) / pick(samples.none[index])));
+  const ratios = samples.gate.map((item, index) => item.perCallMs / samples.none[index].perCallMs).sort((a, b) => a - b);
+  return {
+    // The middle half of the per-pair ratios: the verdict says "noise" when it straddles the target.
+    quartiles: [ratios[Math.floor(ratios.length / 4)], ratios[Math.floor((3 * ratios.length) / 4)]],
+    calls: count,
+    rounds,
+    noneMs: median(samples.none.map((item) => item.perCallMs)),
+    gateMs: median(samples.gate.map((item) => item.perCallMs)),
+    ratio: paired((item) => item.perCallMs),
+    clientCpuRatio: paired((item) => item.clientCpuUs),
+    samples,
+  };
 }
 
 /** Mean of the rounds' per-call figures (and CPU split); the rounds themselves are kept. */
