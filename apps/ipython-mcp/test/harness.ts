@@ -34,7 +34,7 @@ export interface TestServer {
 }
 
 /** Spawns the built binary over stdio with extra env and connects a real MCP client. */
-export async function startServer(env: Record<string, string> = {}, args: string[] = []): Promise<TestServer> {
+export async function startServer(env: Record<string, string> = {}, args: string[] = [], clientName = 'ipython-mcp-tests'): Promise<TestServer> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [CLI, ...args],
@@ -45,7 +45,7 @@ export async function startServer(env: Record<string, string> = {}, args: string
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderrText += chunk.toString('utf8');
   });
-  const client = new Client({ name: 'ipython-mcp-tests', version: '1.0.0' }, { capabilities: {} });
+  const client = new Client({ name: clientName, version: '1.0.0' }, { capabilities: {} });
   const transportErrors: Error[] = [];
   client.onerror = (error) => transportErrors.push(error);
   const notifications: TestServer['notifications'] = [];

@@ -132,8 +132,8 @@ export function rawPost(
   });
 }
 
-/** Runs `check` (an assertion) until it passes or `ms` have gone by; then throws its last error. */
-export async function retry(check: () => unknown, ms = 10_000): Promise<void> {
+/** Runs `check` (an assertion) every `everyMs` until it passes or `ms` have gone by; then throws its last error. */
+export async function retry(check: () => unknown, ms = 10_000, everyMs = 25): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
     try {
@@ -141,7 +141,7 @@ export async function retry(check: () => unknown, ms = 10_000): Promise<void> {
       return;
     } catch (error) {
       if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 25));
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
     }
   }
 }

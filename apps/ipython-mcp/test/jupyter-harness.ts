@@ -21,9 +21,9 @@ export type { HumanWatch, JupyterServerKind, RunningJupyter } from '../../../pac
 /** The flags that name a kernel on `server`. */
 export type KernelFlags = ['--kernel', string] | ['--notebook', string] | ['--kernel-name', string];
 
-/** Starts the built server over stdio on a kernel of `server`, the token in JUPYTER_TOKEN, with a real SDK client. */
-export function startKernelServer(server: RunningJupyter, kernel: KernelFlags, env: Record<string, string> = {}, extraArgs: string[] = []): Promise<TestServer> {
-  return startServer({ JUPYTER_TOKEN: server.token, ...env }, ['--jupyter', server.url, ...kernel, ...extraArgs]);
+/** Starts the built server over stdio on a kernel of `server`, the token in JUPYTER_TOKEN, with a real SDK client (named `clientName`). */
+export function startKernelServer(server: RunningJupyter, kernel: KernelFlags, env: Record<string, string> = {}, extraArgs: string[] = [], clientName?: string): Promise<TestServer> {
+  return startServer({ JUPYTER_TOKEN: server.token, ...env }, ['--jupyter', server.url, ...kernel, ...extraArgs], clientName);
 }
 
 /** Runs the built binary to its end (bad flags, doctor) and returns its exit code and output. */

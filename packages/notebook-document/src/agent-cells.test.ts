@@ -1,7 +1,7 @@
 import { YNotebook, type YCodeCell } from '@jupyter/ydoc';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentCells, agentCellHeader } from './agent-cells.js';
+import { AgentCells, ORDER_GRACE_MS, agentCellHeader } from './agent-cells.js';
 import { renderNotebook } from './notebook-view.js';
 
 const notebooks: YNotebook[] = [];
@@ -100,5 +100,41 @@ describe('AgentCells', () => {
       }),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('the order agent cells ran in', () => {
+  it("an agent cell that ended below another agent's cell still running moves above it (the kernel ran it first)", async () => {
+    const notebook = notebookWithPersonCells();
+    const ours = new AgentCells(notebook);
+    const theirs = new AgentCells(notebook);
+    theirs.start(1, 'their_cell()', 'codex');
+    ours.start(1, 'our_cell()', 'claude-code');
+    ours.end(1, { executionCount: 24, status: 'ok' });
+    await new Promise((resolve) => setTimeout(resolve, ORDER_GRACE_MS + 50));
+    expect(notebook.cells.map((cell) => cell.getSource().split('\n')[1])).toEqual([undefined, undefined, 'our_cell()', 'their_cell()']);
+    const moved = notebook.cells[2] as YCodeCell;
+    expect(moved.execution_count).toBe(24);
+    expect(moved.getMetadata('ipython_mcp')).toEqual({ agent: true, client: 'claude-code' });
+    theirs.end(1, { executionCount: 25, status: 'ok' });
+    expect((notebook.cells[3] as YCodeCell).execution_count).toBe(25);
+    // A cell above that has ended (whatever its count: a restarted kernel counts from 1 again) is left where it is.
+    ours.start(2, 'later()', 'claude-code');
+    ours.end(2, { executionCount: 1, status: 'ok' });
+    expect(notebook.cells.at(-1)!.getSource()).toContain('later()');
+  });
+
+  it("a cell of the same mirror is never passed (its cells are sent in the kernel's order), nor one that ends within the grace", async () => {
+    const notebook = notebookWithPersonCells();
+    const ours = new AgentCells(notebook);
+    const theirs = new AgentCells(notebook);
+    ours.start(1, 'first()', 'claude-code');
+    ours.start(2, 'second()', 'claude-code');
+    theirs.start(1, 'theirs()', 'codex');
+    ours.end(2, { executionCount: 2, status: 'ok' });
+    ours.end(1, { executionCount: 1, status: 'ok' });
+    theirs.end(1, { executionCount: 3, status: 'ok' });
+    await new Promise((resolve) => setTimeout(resolve, ORDER_GRACE_MS + 50));
+    expect(notebook.cells.slice(2).map((cell) => cell.getSource().split('\n')[1])).toEqual(['first()', 'second()', 'theirs()']);
   });
 });

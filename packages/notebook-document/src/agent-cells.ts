@@ -1,11 +1,15 @@
 /**
  * The agent's cells in a shared notebook: one code cell per agent `execute`, inserted after the last cell when the
  * request is sent to the kernel, its outputs written as they arrive (bounded per cell, as the session journal bounds
- * a cell), its execution count set when it ends. A cell that has ended is the person's: nothing here touches it
- * again. A cell the person deleted while it ran is let go: its later outputs go nowhere, the agent's answer is
- * unaffected.
+ * a cell) as ranged changes a JupyterLab page applies (cell-outputs.ts), its execution count set when it ends; the
+ * agent's cursor marks the cell it runs. A cell that has ended is the person's: nothing here touches it again (the
+ * one exception: as it ends, it moves above another agent's cell still running, which the kernel ran after it). A cell
+ * the person deleted while it ran waits: the person's undo brings it back (the same id) and its outputs and end go
+ * there; otherwise its later outputs go nowhere. The agent's answer is unaffected either way.
  */
 import type { YCodeCell, YNotebook } from '@jupyter/ydoc';
+import { createRelativePositionFromTypeIndex } from 'yjs';
+import { CellOutputs, type NbOutput } from './cell-outputs.js';
 
 /** A MIME bundle as Jupyter sends it. */
 export type Bundle = Readonly<Record<string, unknown>>;
@@ -35,6 +39,9 @@ export const AGENT_TAG = 'agent';
 /** Default bound on one cell's outputs, in characters of their JSON (the journal's default per-cell bound). */
 export const DEFAULT_CELL_OUTPUT_CHARS = 4 * 1024 * 1024;
 
+/** How long an ended cell waits before it checks the order of agent cells above it (see `#keepRunOrder`). */
+export const ORDER_GRACE_MS = 500;
+
 /** How long outputs gather before they are written: one document update per burst, not one per line printed. */
 const FLUSH_MS = 25;
 
@@ -44,11 +51,11 @@ export interface AgentCellsOptions {
 }
 
 interface Running {
-  readonly cell: YCodeCell;
-  readonly outputs: Array<Record<string, unknown>>;
-  /** The display id of each output (kept beside it: nbformat has no place for it in a saved output). */
-  readonly displayIds: Array<string | undefined>;
-  chars: number;
+  /** The cell in the notebook (a new object when the person's undo brought it back). */
+  cell: YCodeCell;
+  /** The cell's id: how the cell is found again after the person's undo. */
+  readonly id: string;
+  readonly outputs: CellOutputs;
   deleted: boolean;
   cut: boolean;
   clearOnNext: boolean;
@@ -93,7 +100,8 @@ export class AgentCells {
     }) as YCodeCell;
     cell.executionState = 'running';
     this.counts.inserted += 1;
-    this.#running.set(key, { cell, outputs: [], displayIds: [], chars: 0, cut: false, deleted: false, clearOnNext: false, timer: undefined });
+    this.#pointAt(cell, agentCellHeader(client).length);
+    this.#running.set(key, { cell, id: cell.id, outputs: new CellOutputs(), cut: false, deleted: false, clearOnNext: false, timer: undefined });
   }
 
   /** Adds one output to request `key`'s cell (written within {@link FLUSH_MS}). */
@@ -108,24 +116,15 @@ export class AgentCells {
     }
     if (running.clearOnNext) this.#clear(running);
     if (output.type === 'update_display_data') {
-      for (const [index, each] of running.outputs.entries()) {
-        if (output.displayId !== undefined && running.displayIds[index] === output.displayId) {
-          running.outputs[index] = { ...each, data: output.data, metadata: output.metadata };
-        }
-      }
+      if (output.displayId !== undefined) running.outputs.updateDisplay(output.displayId, output.data, output.metadata);
       this.#schedule(running);
       return;
     }
-    const converted = toNbformat(output);
-    const last = running.outputs.at(-1);
-    if (converted.output_type === 'stream' && last?.output_type === 'stream' && last.name === converted.name) {
-      const text = String(converted.text);
-      if (!this.#fits(running, text.length)) return;
-      running.outputs[running.outputs.length - 1] = { ...last, text: String(last.text) + text };
+    if (output.type === 'stream') {
+      if (this.#fits(running, output.text.length)) running.outputs.appendStream(output.name, output.text);
     } else {
-      if (!this.#fits(running, JSON.stringify(converted).length)) return;
-      running.outputs.push(converted);
-      running.displayIds.push(output.type === 'display_data' ? output.displayId : undefined);
+      const converted = toNbformat(output);
+      if (this.#fits(running, JSON.stringify(converted).length)) running.outputs.add(converted, output.type === 'display_data' ? output.displayId : undefined);
     }
     this.#schedule(running);
   }
@@ -138,12 +137,67 @@ export class AgentCells {
     clearTimeout(running.timer);
     if (end.status === 'interrupted' || end.status === 'failed') {
       const note = end.status === 'interrupted' ? 'the agent\'s cell was interrupted; the namespace is kept' : 'the agent\'s call ended without a reply from the kernel';
-      running.outputs.push({ output_type: 'stream', name: 'stderr', text: `[ipython-mcp: ${note}]\n` });
+      running.outputs.appendStream('stderr', `[ipython-mcp: ${note}]\n`);
     }
-    this.#write(running, () => {
-      running.cell.execution_count = end.executionCount;
-      running.cell.executionState = 'idle';
+    this.#write(running);
+    if (!this.#present(running)) return;
+    const cell = running.cell;
+    this.#notebook.transact(() => {
+      cell.execution_count = end.executionCount;
+      cell.executionState = 'idle';
     });
+    this.#keepRunOrder(cell);
+  }
+
+  /**
+   * Keeps agent cells in the order the kernel ran them. Two ipython-mcp inserting at the end at once can land in
+   * either order (the document orders concurrent inserts by client, not by time); the kernel runs one cell at a time,
+   * so another mirror's agent cell above this one that is still running a moment after this one ended ran after it:
+   * this cell moves above every such cell. The moment ({@link ORDER_GRACE_MS}) lets the other mirror write the end
+   * of a cell that ran before this one (its reply reaches it over another connection). This mirror's own cells are
+   * never passed: it inserts them in the order it sends them, which is the kernel's. Only a cell's own mirror moves
+   * it, once.
+   */
+  #keepRunOrder(cell: YCodeCell): void {
+    const above = (): number => {
+      const cells = this.#notebook.cells;
+      const index = cells.indexOf(cell);
+      let target = index;
+      while (target > 0) {
+        const each = cells[target - 1]! as YCodeCell;
+        const agent = (each.getMetadata(AGENT_METADATA_KEY) as { agent?: unknown } | undefined)?.agent === true;
+        if (each.cell_type !== 'code' || !agent || each.executionState !== 'running' || this.#ownRunning(each)) break;
+        target -= 1;
+      }
+      return index - target;
+    };
+    if (above() === 0) return;
+    const timer = setTimeout(() => {
+      if (this.#notebook.isDisposed || cell.isDisposed || cell.executionState !== 'idle') return;
+      const count = above();
+      if (count === 0) return;
+      const index = this.#notebook.cells.indexOf(cell);
+      this.#notebook.moveCell(index, index - count);
+      const moved = this.#notebook.cells[index - count] as YCodeCell;
+      const source = moved.getSource();
+      this.#pointAt(moved, source.includes('\n') ? source.indexOf('\n') : source.length);
+    }, ORDER_GRACE_MS);
+    timer.unref?.();
+  }
+
+  /** Whether `cell` is one of this mirror's running cells. */
+  #ownRunning(cell: YCodeCell): boolean {
+    for (const running of this.#running.values()) if (running.cell === cell || running.id === cell.id) return true;
+    return false;
+  }
+
+  /**
+   * Puts the agent's cursor at `index` of `cell`'s source: JupyterLab draws it in the agent's colour with its name
+   * above it, as it draws a collaborator's, so the cell the agent works in is marked on the page.
+   */
+  #pointAt(cell: YCodeCell, index: number): void {
+    const position = createRelativePositionFromTypeIndex(cell.ysource, index);
+    this.#notebook.awareness.setLocalStateField('cursors', [{ anchor: position, head: position, primary: true, empty: true }]);
   }
 
   /** Ends every running cell (the kernel connection ended). */
@@ -153,23 +207,19 @@ export class AgentCells {
 
   #fits(running: Running, chars: number): boolean {
     if (running.cut) return false;
-    if (running.chars + chars <= this.#maxChars) {
-      running.chars += chars;
+    if (running.outputs.chars + chars <= this.#maxChars) {
+      running.outputs.chars += chars;
       return true;
     }
     running.cut = true;
-    running.outputs.push({
-      output_type: 'stream',
-      name: 'stderr',
-      text: `[ipython-mcp: this cell's further output is not shown here (over ${this.#maxChars} characters); the agent's result has its own head and tail]\n`,
-    });
+    running.outputs.appendStream(
+      'stderr', `[ipython-mcp: this cell's further output is not shown here (over ${this.#maxChars} characters); the agent's result has its own head and tail]\n`,
+    );
     return false;
   }
 
   #clear(running: Running): void {
-    running.outputs.length = 0;
-    running.displayIds.length = 0;
-    running.chars = 0;
+    running.outputs.clear();
     running.cut = false;
     running.clearOnNext = false;
   }
@@ -178,35 +228,39 @@ export class AgentCells {
     if (running.timer !== undefined) return;
     running.timer = setTimeout(() => {
       running.timer = undefined;
-      this.#write(running, () => undefined);
+      this.#write(running);
     }, FLUSH_MS);
   }
 
-  /** Writes the outputs (and `more`) into the cell, if the cell is still in the notebook. */
-  #write(running: Running, more: () => void): void {
+  /** Writes what changed of the outputs into the cell, if the cell is in the notebook. */
+  #write(running: Running): void {
     if (!this.#present(running)) return;
-    this.#notebook.transact(() => {
-      running.cell.setOutputs(running.outputs.map((each) => ({ ...each })) as never);
-      more();
-    });
+    running.outputs.write(running.cell);
   }
 
-  /** Whether the cell is still in the notebook (the person may have deleted it while it ran). */
+  /**
+   * Whether the cell is in the notebook. The person may have deleted it while it ran (then its outputs wait, and go
+   * into it if the person's undo brings it back: the same id, a new cell object holding what was written).
+   */
   #present(running: Running): boolean {
-    if (running.deleted) return false;
-    if (running.cell.isDisposed || !this.#notebook.cells.includes(running.cell)) {
+    if (!running.cell.isDisposed && this.#notebook.cells.includes(running.cell)) return true;
+    const back = this.#notebook.cells.find((each) => each.id === running.id && each.cell_type === 'code') as YCodeCell | undefined;
+    if (back !== undefined) {
+      running.cell = back;
+      running.outputs.adopt(back);
+      running.deleted = false;
+      return true;
+    }
+    if (!running.deleted) {
       running.deleted = true;
       this.counts.deletedWhileRunning += 1;
-      return false;
     }
-    return true;
+    return false;
   }
 }
 
-function toNbformat(output: Exclude<AgentOutput, { type: 'clear_output' } | { type: 'update_display_data' }>): Record<string, unknown> {
+function toNbformat(output: Exclude<AgentOutput, { type: 'clear_output' } | { type: 'update_display_data' } | { type: 'stream' }>): NbOutput {
   switch (output.type) {
-    case 'stream':
-      return { output_type: 'stream', name: output.name, text: output.text };
     case 'execute_result':
       return { output_type: 'execute_result', execution_count: output.executionCount, data: output.data, metadata: output.metadata };
     case 'display_data':

@@ -1,7 +1,7 @@
 // Any new export here becomes public API of @ipython-mcp/notebook-document.
 export { AGENT_METADATA_KEY, AGENT_TAG, AgentCells, DEFAULT_CELL_OUTPUT_CHARS, agentCellHeader } from './agent-cells.js';
 export type { AgentCellEnd, AgentCellsCounts, AgentCellsOptions, AgentOutput, Bundle } from './agent-cells.js';
-export { NotebookMirror } from './notebook-mirror.js';
+export { NotebookMirror, agentDisplayName } from './notebook-mirror.js';
 export type { CellEvents, NotebookMirrorOptions, NotebookMirrorStatus } from './notebook-mirror.js';
 export { NOTEBOOK_OUTPUT_URI_PREFIX, notebookImage, renderNotebook } from './notebook-view.js';
 export { DEFAULT_SYNC_TIMEOUT_MS, SharedNotebookError, agentUser, openSharedNotebook } from './shared-notebook.js';

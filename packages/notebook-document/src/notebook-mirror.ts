@@ -6,6 +6,7 @@
  */
 import { AgentCells, type AgentCellEnd, type AgentOutput } from './agent-cells.js';
 import { notebookImage, renderNotebook } from './notebook-view.js';
+import { watchPersonEdits } from './person-marks.js';
 import { openSharedNotebook, SharedNotebookError, type SharedNotebook } from './shared-notebook.js';
 
 /** Options of {@link NotebookMirror}. */
@@ -15,7 +16,7 @@ export interface NotebookMirrorOptions {
   readonly path: string;
   /** Write the agent's cells into the notebook (`--notebook-cells on`); reading it as a resource works either way. */
   readonly cells: boolean;
-  /** The collaborator's name shown in JupyterLab; default `ipython-mcp agent`. */
+  /** The collaborator's name shown in JupyterLab; default `CLIENT (agent)` (the MCP client's name), else `ipython-mcp agent`. */
   readonly displayName?: string | undefined;
   readonly maxCellOutputChars?: number | undefined;
   readonly timeoutMs?: number | undefined;
@@ -42,6 +43,11 @@ export interface CellEvents {
   cellEnded(id: number, end: AgentCellEnd): void;
 }
 
+/** The agent's name among the notebook's collaborators: its MCP client's (`claude-code (agent)`). */
+export function agentDisplayName(client: string | undefined): string {
+  return client === undefined ? 'ipython-mcp agent' : `${client.replace(/[\r\n]/g, ' ')} (agent)`;
+}
+
 const INSTALL_FIX = 'install jupyter-collaboration in the Jupyter server\'s environment (pip install jupyter-collaboration) and restart the server';
 
 /** One attached notebook's shared document, for the agent's cells and the notebook resource. */
@@ -49,8 +55,11 @@ export class NotebookMirror {
   readonly #options: NotebookMirrorOptions;
   #shared: SharedNotebook | undefined;
   #cells: AgentCells | undefined;
+  #unwatch: (() => void) | undefined;
   #opening: Promise<SharedNotebook | undefined> | undefined;
   #failure: SharedNotebookError | undefined;
+  /** Why the room closed, while the document is opened again after it did. */
+  #reopening: string | undefined;
   #client: string | undefined;
   #nextKey = 1;
   #closed = false;
@@ -62,6 +71,7 @@ export class NotebookMirror {
   /** The MCP client's name (its `clientInfo.name`), written into each later agent cell's metadata. */
   set client(name: string | undefined) {
     this.#client = name === undefined || name.trim() === '' ? undefined : name.trim().slice(0, 64);
+    if (this.#options.displayName === undefined) this.#shared?.rename(agentDisplayName(this.#client));
   }
 
   /**
@@ -80,8 +90,10 @@ export class NotebookMirror {
   async #open(): Promise<SharedNotebook | undefined> {
     const previous = this.#shared;
     if (previous !== undefined) {
-      this.#options.warn?.('notebook.room_closed', { reason: previous.closedReason() ?? 'closed' });
+      this.#reopening = previous.closedReason() ?? 'closed';
+      this.#options.warn?.('notebook.room_closed', { reason: this.#reopening });
       this.#cells?.endAll('failed');
+      this.#unwatch?.();
       previous.close();
       this.#shared = undefined;
       this.#cells = undefined;
@@ -91,7 +103,7 @@ export class NotebookMirror {
         url: this.#options.url,
         token: this.#options.token,
         path: this.#options.path,
-        displayName: this.#options.displayName ?? 'ipython-mcp agent',
+        displayName: this.#options.displayName ?? agentDisplayName(this.#client),
         timeoutMs: this.#options.timeoutMs,
       });
       if (this.#closed) {
@@ -99,10 +111,13 @@ export class NotebookMirror {
         return undefined;
       }
       this.#failure = undefined;
+      this.#reopening = undefined;
       this.#shared = shared;
       this.#cells = new AgentCells(shared.notebook, { maxCellOutputChars: this.#options.maxCellOutputChars });
+      this.#unwatch = watchPersonEdits(shared.notebook);
       return shared;
     } catch (error) {
+      this.#reopening = undefined;
       this.#failure = error instanceof SharedNotebookError ? error : new SharedNotebookError('refused', (error as Error).message);
       this.#options.warn?.('notebook.open_failed', { reason: this.#failure.reason, message: this.#failure.message.slice(0, 300) });
       return undefined;
@@ -182,6 +197,10 @@ export class NotebookMirror {
         ...(this.#failure.reason === 'no_collaboration' ? { fix: INSTALL_FIX } : {}),
       };
     }
+    if (this.#shared === undefined && this.#reopening !== undefined) {
+      return { mirrored: false, state: 'reconnecting', reason: `the notebook's room closed (${this.#reopening}); opening it again`, ...tallies };
+    }
+    if (this.#shared === undefined && this.#opening !== undefined) return { mirrored: false, state: 'pending', reason: 'the notebook\'s shared document is being opened', ...tallies };
     if (this.#shared === undefined) return { mirrored: false, state: 'pending', reason: 'the notebook\'s shared document opens with the first agent cell' };
     const state = this.#shared.state();
     if (state === 'connected') return { mirrored: true, state: 'on', ...tallies };
@@ -192,6 +211,7 @@ export class NotebookMirror {
   close(): void {
     this.#closed = true;
     this.#cells?.endAll('failed');
+    this.#unwatch?.();
     this.#shared?.close();
     this.#shared = undefined;
   }

@@ -48,10 +48,12 @@ function renderOutput(output: Record<string, unknown>, link: string, max: number
 function renderCell(cell: ISharedCell, index: number, maxOutput: number): string {
   const json = cell.toJSON() as unknown as Record<string, unknown>;
   const source = textOf(json.source);
-  const agent = (cell.getMetadata(AGENT_METADATA_KEY) as { agent?: unknown } | undefined)?.agent === true;
+  const mark = cell.getMetadata(AGENT_METADATA_KEY) as { agent?: unknown; edited_by_person?: unknown; run_by_person?: unknown } | undefined;
+  const agent = mark?.agent === true;
+  const person = [mark?.edited_by_person === true ? 'edited' : '', mark?.run_by_person === true ? 'run' : ''].filter((each) => each !== '').join(' and ');
   if (cell.cell_type !== 'code') return `--- cell ${index + 1} · ${cell.cell_type} · id ${cell.id}\n${source}`;
   const count = json.execution_count === null || json.execution_count === undefined ? ' ' : String(json.execution_count);
-  const lines = [`--- cell ${index + 1} · code [${count}]${agent ? ' · the agent\'s' : ''} · id ${cell.id}`, source];
+  const lines = [`--- cell ${index + 1} · code [${count}]${agent ? ` · the agent's${person === '' ? '' : `, ${person} by the person`}` : ''} · id ${cell.id}`, source];
   const outputs = (json.outputs ?? []) as Array<Record<string, unknown>>;
   outputs.forEach((output, position) => lines.push(`→ ${renderOutput(output, `${NOTEBOOK_OUTPUT_URI_PREFIX}${cell.id}/${position}`, maxOutput)}`));
   return lines.join('\n');

@@ -5,6 +5,7 @@
  * y-websocket's provider. The agent's presence is this connection's awareness state. The token travels in the
  * `Authorization` header and the WebSocket's `token` parameter, and in no message this module makes.
  */
+import { randomBytes } from 'node:crypto';
 import { YNotebook } from '@jupyter/ydoc';
 import WebSocket from 'ws';
 import { WebsocketProvider } from 'y-websocket';
@@ -54,16 +55,22 @@ export interface SharedNotebook {
   closedReason(): string | undefined;
   /** Leaves the room (the awareness state is withdrawn first, so the agent leaves the collaborators' list). */
   close(): void;
+  /** Shows the agent under another name (its MCP client's, once known) in the collaborators' list and on its cursor. */
+  rename(displayName: string): void;
 }
 
 /** Colours JupyterLab draws collaborators with: a fixed one for the agent, so a person learns to recognise it. */
 const AGENT_COLOR = 'var(--jp-collaborator-color7)';
 
-/** The awareness `user` field JupyterLab's collaborator list and cursors read. */
-export function agentUser(displayName: string): Record<string, string> {
-  const words = displayName.split(/[\s_-]+/).filter((word) => word !== '');
+/**
+ * The awareness `user` field JupyterLab's collaborator list and cursors read. JupyterLab's list shows one entry per
+ * username and document: `connection` (one per attached ipython-mcp) keeps two agents of the same name apart.
+ */
+export function agentUser(displayName: string, connection?: string): Record<string, string> {
+  const words = displayName.replace(/ \(agent\)$/, '').split(/[\s_()-]+/).filter((word) => word !== '');
   const initials = words.length === 0 ? 'AI' : words.slice(0, 2).map((word) => word[0]!.toUpperCase()).join('');
-  return { username: `ipython-mcp-${displayName}`, name: displayName, display_name: displayName, initials, color: AGENT_COLOR, avatar_url: '' };
+  const username = `ipython-mcp-${displayName}${connection === undefined ? '' : `-${connection}`}`;
+  return { username, name: displayName, display_name: displayName, initials, color: AGENT_COLOR, avatar_url: '' };
 }
 
 function join(base: string, path: string): string {
@@ -128,11 +135,12 @@ function connectRoom(options: SharedNotebookOptions, fileId: string, sessionId: 
     // Codes 4400-4499 (a file not found, a bad request) are permanent: the provider stops and says `closed`.
     maxBackoffTime: 2_000,
   });
-  notebook.awareness.setLocalStateField('user', agentUser(options.displayName));
+  const connection = randomBytes(4).toString('hex');
+  notebook.awareness.setLocalStateField('user', agentUser(options.displayName, connection));
   // JupyterLab's collaborators panel lists the users of its global awareness room, with the document each has open.
   const globalDoc = new Doc();
   const globalAwareness = new Awareness(globalDoc);
-  globalAwareness.setLocalState({ user: agentUser(options.displayName), current: `notebook:${options.path.replace(/^\/+/, '')}` });
+  globalAwareness.setLocalState({ user: agentUser(options.displayName, connection), current: `notebook:${options.path.replace(/^\/+/, '')}` });
   const presence = new WebsocketProvider(wsBase, 'JupyterLab:globalAwareness', globalDoc, {
     params: options.token === '' ? {} : { token: options.token },
     awareness: globalAwareness,
@@ -155,6 +163,11 @@ function connectRoom(options: SharedNotebookOptions, fileId: string, sessionId: 
       globalAwareness.destroy();
       globalDoc.destroy();
       notebook.dispose();
+    },
+    rename: (displayName) => {
+      if (closed !== undefined) return;
+      notebook.awareness.setLocalStateField('user', agentUser(displayName, connection));
+      globalAwareness.setLocalStateField('user', agentUser(displayName, connection));
     },
   };
   return new Promise<SharedNotebook>((resolve, reject) => {

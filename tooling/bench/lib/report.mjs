@@ -846,6 +846,31 @@ function notebookRows(notebook, machine) {
       verdict: seen.median <= 300 ? MET : MISSED,
       comparison: `median of ${notebook.visibility.samples.length}`,
     }),
+    ...notebookStreamRows(notebook.streams),
+  ];
+}
+
+/** The agent's streamed output in the notebook (issue 58): each line in another client ≤ 300 ms; 100 lines ≤ 1.15× off. */
+function notebookStreamRows(streams) {
+  if (!streams) return [];
+  const line = streams.latency.summary;
+  const hundred = streams.hundredLines;
+  return [
+    row('  the agent\'s streamed line visible to a second document client', {
+      median: line.median,
+      p90: line.p90,
+      goal: '≤ 300 ms after the print',
+      verdict: line.median <= 300 ? MET : MISSED,
+      comparison: `median of ${streams.latency.samples.length} lines printed 250 ms apart`,
+    }),
+    row('  a cell printing 100 lines over time, mirrored (ours)', {
+      median: hundred.loops.on.summary.median,
+      p90: hundred.loops.on.summary.p90,
+      goal: '≤ 1.15× mirroring off',
+      verdict: hundred.onOverOff.median <= 1.15 ? MET : MISSED,
+      comparison: `${formatRatio(hundred.onOverOff.median)} --notebook-cells off (median of ${hundred.rounds} per-round ratios; rounds ${formatRatio(hundred.onOverOff.min)}–${formatRatio(hundred.onOverOff.max)})`,
+      raw: { onOverOff: hundred.onOverOff },
+    }),
   ];
 }
 

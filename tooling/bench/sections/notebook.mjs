@@ -5,6 +5,8 @@
 //   is taken per round from that round's medians. Goal ≤ 1.15×.
 // - how long after the agent's execute starts its cell is visible to a second document client (a reader of the same
 //   room, as another browser tab is): median of 15. Goal ≤ 300 ms.
+// - the agent's streamed output in that reader, line by line, and a cell printing 100 lines over time with mirroring
+//   on against off (notebook-streams.mjs; issue 58). Goals ≤ 300 ms and ≤ 1.15×.
 //
 // Run alone: `node tooling/bench/sections/notebook.mjs [python]` (prints JSON), or as the `notebook` section of
 // `pnpm bench`.
@@ -16,6 +18,7 @@ import { startServer } from '../lib/mcp.mjs';
 import { ratio, spread, summarize } from '../lib/stats.mjs';
 import { CELL, checkExecuteResult, timeLoop } from './execute.mjs';
 import { startJupyterServer } from './jupyter.mjs';
+import { measureNotebookStreams } from './notebook-streams.mjs';
 
 const EMPTY_NOTEBOOK = { cells: [], metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } }, nbformat: 4, nbformat_minor: 5 };
 const VISIBILITY_SAMPLES = 15;
@@ -93,6 +96,10 @@ export async function measureNotebook(ctx) {
       visible.push(at - started);
       checkExecuteResult(await answered);
     }
+    const checkOk = (result) => {
+      if (result?.isError) throw new Error(`the streaming cell failed: ${JSON.stringify(result.structuredContent ?? result.content).slice(0, 300)}`);
+    };
+    const streams = await measureNotebookStreams({ on, off, reader, rounds: Math.max(3, Math.round(rounds / 3)), perRound: 3, checkOk });
     const over = spread(perRound.map((medians) => ratio(medians.on, medians.off)));
     return {
       rounds,
@@ -100,6 +107,7 @@ export async function measureNotebook(ctx) {
       loops: Object.fromEntries(names.map((name) => [name, { samples: samples[name], summary: summarize(samples[name]) }])),
       ratios: { onOverOff: over },
       visibility: { samples: visible, summary: summarize(visible) },
+      streams,
     };
   } finally {
     reader?.close();
@@ -119,7 +127,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     serverEnv: () => ({ IPYTHON_MCP_PYTHON: python }),
     n: { jupyter: quick ? 100 : 300, rounds: quick ? 7 : 15, warmup: 20 },
   });
-  const { loops, ratios, visibility } = result;
+  const { loops, ratios, visibility, streams } = result;
   process.stdout.write(
     `${JSON.stringify(
       {
@@ -129,6 +137,12 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
         visible_median_ms: visibility.summary.median,
         visible_p90_ms: visibility.summary.p90,
         visible_samples_ms: visibility.samples.map((value) => Math.round(value * 10) / 10),
+        streamed_line_median_ms: streams.latency.summary.median,
+        streamed_line_p90_ms: streams.latency.summary.p90,
+        streamed_line_samples_ms: streams.latency.samples.map((value) => Math.round(value * 10) / 10),
+        hundred_lines_on_median_ms: streams.hundredLines.loops.on.summary.median,
+        hundred_lines_off_median_ms: streams.hundredLines.loops.off.summary.median,
+        hundred_lines_on_over_off: streams.hundredLines.onOverOff,
         rounds: result.rounds,
         calls_per_side: result.perLoop,
       },

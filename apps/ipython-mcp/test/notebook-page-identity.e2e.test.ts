@@ -1,0 +1,90 @@
+// Who did what, on the person's open page (issue 58): each attached agent its own collaborator named by its MCP
+// client, the agent's cursor (JupyterLab's collaborator cursor, its name flag) on the cell it works in, and a running
+// agent cell the person deleted and brought back with undo ending as any cell does, never left at [*].
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestServer } from './harness.js';
+import { startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
+import { openPersonPage, savedCells, STEP_MS, textOf, until, writePersonNotebook, type PersonPage } from './notebook-page.js';
+
+const PATH = 'identity.ipynb';
+
+let lab: RunningJupyter;
+let person: PersonPage;
+
+beforeAll(async () => {
+  lab = await startJupyter('jupyterlab');
+  writePersonNotebook(lab, PATH);
+  person = await openPersonPage(lab, PATH);
+}, 240_000);
+
+afterAll(async () => {
+  await person?.close();
+  await lab?.stop();
+});
+
+describe("the agent's identity on the person's page (JupyterLab, chromium)", () => {
+  it("two agents attached at once are two collaborators, each named by its client, each with its cursor on its own cell; the person's edit makes a cell theirs too", async () => {
+    const agents: TestServer[] = [];
+    try {
+      agents.push(await startKernelServer(lab, ['--notebook', PATH], {}, [], 'claude-code'));
+      agents.push(await startKernelServer(lab, ['--notebook', PATH], {}, [], 'codex'));
+      await agents[0]!.structured('execute', { code: "print('from claude')" });
+      await agents[1]!.structured('execute', { code: "print('from codex')" });
+      const claudeCell = person.cellWith("print('from claude')");
+      await claudeCell.locator('.jp-OutputArea-output', { hasText: 'from claude' }).waitFor({ timeout: STEP_MS });
+      await expect(claudeCell.locator('.jp-InputArea-editor').innerText()).resolves.toContain('# agent (claude-code), via ipython-mcp');
+      // The agent's cursor, drawn by JupyterLab as a collaborator's in the agent's colour, marks the cell it works in;
+      // its name flag floats above it (JupyterLab puts the flag in the page's tooltip layer, outside the cell).
+      await claudeCell.locator('.jp-remote-cursor').first().waitFor({ state: 'attached', timeout: STEP_MS });
+      await person.cellWith("print('from codex')").locator('.jp-remote-cursor').first().waitFor({ state: 'attached', timeout: STEP_MS });
+      const flags = person.page.locator('.jp-remote-userFlag');
+      await flags.filter({ hasText: 'claude-code (agent)' }).first().waitFor({ state: 'attached', timeout: STEP_MS });
+      await flags.filter({ hasText: 'codex (agent)' }).first().waitFor({ state: 'attached', timeout: STEP_MS });
+      await person.page.locator('.jp-SideBar [data-id="jp-collaboration-panel"]').first().click();
+      const list = person.page.locator('.jp-CollaboratorsList');
+      await list.filter({ hasText: 'claude-code (agent)' }).waitFor({ timeout: STEP_MS });
+      await list.filter({ hasText: 'codex (agent)' }).waitFor({ timeout: STEP_MS });
+      await person.shot('two-agents');
+      // The person edits claude-code's cell: the metadata and the agent's view of the notebook say it is theirs too.
+      await claudeCell.locator('.cm-content').click();
+      await person.page.keyboard.press('Control+End');
+      await person.page.keyboard.type('  # checked');
+      await until(async () => {
+        const saved = (await savedCells(lab, PATH)).find((each) => textOf(each.source).includes("print('from claude')"));
+        expect(saved?.metadata.ipython_mcp).toEqual({ agent: true, client: 'claude-code', edited_by_person: true });
+        const read = await agents[0]!.client.readResource({ uri: 'ipython-mcp://notebook' });
+        expect(String((read.contents[0] as { text?: string }).text)).toMatch(/the agent's, edited by the person · id [^\n]+\n# agent \(claude-code\)[^\n]*\nprint\('from claude'\)  # checked/);
+      }, 20_000);
+    } finally {
+      await Promise.all(agents.map((agent) => agent.close()));
+    }
+  });
+
+  it("a running agent cell the person deletes and brings back with undo ends with its count and its outputs, on the page and in the file", async () => {
+    const agent = await startKernelServer(lab, ['--notebook', PATH], {}, [], 'claude-code');
+    try {
+      const answer = agent.structured('execute', { code: "import time\nprint('G start', flush=True)\ntime.sleep(6)\nprint('G end')" });
+      const cell = person.cellWith("print('G start'");
+      await cell.locator('.jp-OutputArea-output', { hasText: 'G start' }).waitFor({ timeout: STEP_MS });
+      // The person selects the cell (command mode), deletes it (D D) and undoes that (Z), as JupyterLab's keys do.
+      await cell.locator('.jp-InputPrompt').click();
+      await person.page.keyboard.press('Escape');
+      await person.page.keyboard.press('d');
+      await person.page.keyboard.press('d');
+      await cell.waitFor({ state: 'detached', timeout: STEP_MS });
+      await person.page.keyboard.press('z');
+      await cell.waitFor({ timeout: STEP_MS });
+      const ran = await answer;
+      expect(ran.stdout).toBe('G start\nG end\n');
+      await cell.locator('.jp-InputPrompt', { hasText: `[${ran.execution_count}]` }).waitFor({ timeout: STEP_MS });
+      await cell.locator('.jp-OutputArea-output', { hasText: 'G end' }).waitFor({ timeout: STEP_MS });
+      await until(async () => {
+        const saved = (await savedCells(lab, PATH)).find((each) => textOf(each.source).includes("print('G start'"));
+        expect(saved?.execution_count).toBe(ran.execution_count);
+        expect(saved?.outputs.map((output: Record<string, unknown>) => textOf(output.text))).toEqual(['G start\nG end\n']);
+      }, 20_000);
+    } finally {
+      await agent.close();
+    }
+  });
+});

@@ -1,0 +1,85 @@
+// The person's side of a notebook, in a real browser: JupyterLab with jupyter-collaboration (started by the test),
+// the notebook opened in Debian's chromium (driven by playwright-core; no browser is downloaded). Shared by the
+// browser suites; screenshots go to apps/ipython-mcp/test-artifacts/ (gitignored).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { retry } from './http-harness.js';
+import type { RunningJupyter } from './jupyter-harness.js';
+
+/** Debian's chromium (tooling/scripts/browser-deps.sh installs it); IPYTHON_MCP_TEST_CHROMIUM names another. */
+export const CHROMIUM = process.env.IPYTHON_MCP_TEST_CHROMIUM ?? '/usr/bin/chromium';
+export const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
+/** How long the page may take for one step on a loaded machine (JupyterLab's first load is the longest). */
+export const STEP_MS = 45_000;
+
+/** The person's notebook: a markdown cell and a code cell (`rows = 7`). */
+export function writePersonNotebook(lab: RunningJupyter, path: string): void {
+  writeFileSync(
+    join(lab.rootDir, path),
+    JSON.stringify({
+      cells: [
+        { cell_type: 'markdown', id: 'intro', metadata: {}, source: '# The person\'s notebook' },
+        { cell_type: 'code', id: 'person', metadata: {}, source: 'rows = 7', outputs: [], execution_count: null },
+      ],
+      metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
+      nbformat: 4,
+      nbformat_minor: 5,
+    }),
+  );
+}
+
+/** The person's browser with `path` open in JupyterLab, its kernel idle. */
+export interface PersonPage {
+  browser: Browser;
+  page: Page;
+  /** The code cell in the page whose text contains `text`. */
+  cellWith(text: string): Locator;
+  /** A full-page screenshot into the artifacts directory, as `notebook-NAME.png`. */
+  shot(name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Opens `path` (written by {@link writePersonNotebook}) as the person would, from JupyterLab's printed link. */
+export async function openPersonPage(lab: RunningJupyter, path: string): Promise<PersonPage> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    await page.goto(`${lab.url}lab/tree/${path}?token=${lab.token}`);
+    await page.locator('.jp-Notebook .jp-CodeCell', { hasText: 'rows = 7' }).waitFor({ timeout: STEP_MS });
+    await page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').first().waitFor({ timeout: STEP_MS });
+    return {
+      browser,
+      page,
+      cellWith: (text) => page.locator('.jp-Notebook .jp-CodeCell', { hasText: text }),
+      shot: async (name) => {
+        await page.screenshot({ path: join(ARTIFACTS, `notebook-${name}.png`), fullPage: true });
+      },
+      close: () => browser.close(),
+    };
+  } catch (error) {
+    await browser.close();
+    throw error;
+  }
+}
+
+/** The cells of `path` as the server saved them (jupyter-collaboration saves the shared document). */
+export async function savedCells(server: RunningJupyter, path: string): Promise<Array<Record<string, any>>> {
+  const saved = await server.rest('GET', `api/contents/${path}?content=1`);
+  return ((saved.body as { content?: { cells?: Array<Record<string, any>> } }).content?.cells ?? []) as Array<Record<string, any>>;
+}
+
+/**
+ * Retries `check` (its assertions) every 200 ms until it passes or `ms` have passed; the last failure is thrown. Not
+ * faster: a check reads the whole notebook from the server or the page, on a machine the server shares.
+ */
+export function until(check: () => Promise<void>, ms: number): Promise<void> {
+  return retry(check, ms, 200);
+}
+
+/** An nbformat multiline string as one string. */
+export function textOf(value: unknown): string {
+  return Array.isArray(value) ? value.join('') : String(value ?? '');
+}
