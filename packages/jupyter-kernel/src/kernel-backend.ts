@@ -101,8 +101,10 @@ const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 10_000;
 
 /**
- * Failures that may pass once the kernel or server is back: retried with the back-off once a worker was ready
- * (before that, a wrong URL, id or notebook is a mistake to report at once, not to wait for).
+ * Failures that may pass once the kernel or server is back (a server that is restarting, a hub's proxy that is
+ * away, a kernel that comes back under its id, a notebook opened again): answered at once with what is wrong, and
+ * retried with the back-off in the background. Only what no waiting can mend is final: a malformed option, a
+ * refused token, a server without sessions, a kernelspec it does not have.
  */
 const PASSING: ReadonlySet<JupyterKernelErrorCode> = new Set<JupyterKernelErrorCode>([
   'jupyter_unreachable',
@@ -111,6 +113,20 @@ const PASSING: ReadonlySet<JupyterKernelErrorCode> = new Set<JupyterKernelErrorC
   'jupyter_no_session',
   'jupyter_kernel_died',
 ]);
+
+/** What a start that failed with `error` waits for, in words for the agent. */
+function waitingFor(error: JupyterKernelError, target: JupyterKernelTarget, url: string): string {
+  switch (error.code) {
+    case 'jupyter_kernel_not_found':
+      return 'kernel' + ('kernelId' in target ? ` ${target.kernelId}` : '') + ` to be running on ${url}`;
+    case 'jupyter_no_session':
+      return 'notebook' + ('notebookPath' in target ? ` ${target.notebookPath}` : '') + ` to exist on ${url}`;
+    case 'jupyter_kernel_died':
+      return `the kernel on ${url} to answer`;
+    default:
+      return `the Jupyter server at ${url} to answer`;
+  }
+}
 
 /** fd-level capture only: the kernel side points fd 1 and 2 at its own pipes while an agent's request runs. */
 const KERNEL_CAPABILITIES: ReadonlySet<WorkerCapability> = new Set<WorkerCapability>(['fdCapture']);
@@ -135,25 +151,31 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   /** Whether the post-kill wait for a stuck kernel was spent (later starts look once and put the call off). */
   let stuckWaited = false;
   let closed = false;
-  /** A worker of this backend was ready once: from then on a kernel or server that is gone may come back. */
-  let served = false;
   let failures = 0;
   /** The session of the kernel process the last ready worker was booted into. */
   let lastSession: string | undefined;
   /** The newest worker: the one whose waiting calls runtime_status shows. */
   let current: JupyterKernelWorker | undefined;
 
-  const retryLater = (code: 'runtime_busy' | 'runtime_unavailable', message: string): WorkerStartupError => {
+  const displayUrl = redactUrl(options.server.url);
+  const retryHint = (code: 'runtime_busy' | 'runtime_unavailable', waiting: string): NonNullable<WorkerStartupError['retry']> => {
     const afterMs = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** failures);
     failures += 1;
-    return new WorkerStartupError(message, { code, afterMs });
+    return { code, afterMs, waitingFor: waiting };
+  };
+  /** Whether a start that failed with `cause` may pass, and when to try again; undefined when it is final. */
+  const startupRetry = (cause: unknown): WorkerStartupError['retry'] => {
+    if (closed || !(cause instanceof JupyterKernelError) || !PASSING.has(cause.code)) return undefined;
+    return retryHint('runtime_unavailable', waitingFor(cause, options.target, displayUrl));
   };
 
   const opening = new Set<Promise<unknown>>();
   const open = (): Promise<JupyterKernel> => {
     const attempt = openKernel().catch((error: unknown) => {
-      if (closed || !served || !(error instanceof JupyterKernelError) || !PASSING.has(error.code)) throw error;
-      throw retryLater('runtime_unavailable', error.message);
+      if (error instanceof WorkerStartupError) throw error;
+      const retry = startupRetry(error);
+      if (retry === undefined) throw error;
+      throw new WorkerStartupError((error as Error).message, retry);
     });
     const settled = attempt.catch(() => undefined);
     opening.add(settled);
@@ -180,7 +202,9 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       try {
         kernel = await openWithin(waitMs);
       } catch (error) {
-        if (error instanceof JupyterKernelError && error.code === 'jupyter_kernel_died') throw retryLater('runtime_busy', STUCK_KERNEL_MESSAGE);
+        if (error instanceof JupyterKernelError && error.code === 'jupyter_kernel_died') {
+          throw new WorkerStartupError(STUCK_KERNEL_MESSAGE, retryHint('runtime_busy', 'the kernel to finish the cell it is stuck in'));
+        }
         throw error;
       }
     } else {
@@ -210,6 +234,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
         sourceDirectory: options.sourceDirectory ?? workerSourceDirectory(),
         logger: options.logger ?? start.logger,
         machineGuard: options.machineGuard,
+        startupRetry,
         cells: options.cells?.(),
         onKilledBusy: () => {
           if (policy === 'attached') stuck = true;
@@ -223,7 +248,6 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       });
       worker.ready.then(
         () => {
-          served = true;
           failures = 0;
           current = worker;
         },
@@ -235,7 +259,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       const target = options.target;
       return {
         kind: 'jupyter',
-        server: redactUrl(options.server.url),
+        server: displayUrl,
         kernel_id: lastKernelId,
         ...('kernelName' in target ? { kernel_name: target.kernelName } : {}),
         ...('notebookPath' in target ? { notebook: target.notebookPath } : {}),

@@ -29,6 +29,7 @@ import { ForeignRequests } from './foreign-requests.js';
 import type { JupyterComm } from './jupyter-comm.js';
 import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
 import { readHandshake } from './kernel-handshake.js';
+import { JupyterKernelError } from './errors.js';
 import { appendSpill, localSpills } from './kernel-spills.js';
 import { KernelToolCalls, machineGuardConfigure, runsAsCell } from './kernel-stdin.js';
 import { WORKER_COMM_TARGET, type KernelWorkerOptions } from './kernel-worker-options.js';
@@ -97,7 +98,9 @@ export class JupyterKernelWorker implements WorkerHandle {
       this.#resolveExited = resolve;
     });
     this.#startupTimer = setTimeout(() => {
-      this.#failStartup(`the kernel did not become ready within ${options.start.startupTimeoutMs} ms`);
+      // A server that is restarting (or hangs while it shuts down) may answer later: the backend says whether to retry.
+      const message = `the kernel did not become ready within ${options.start.startupTimeoutMs} ms`;
+      this.#failStartup(message, this.#options.startupRetry?.(new JupyterKernelError('jupyter_kernel_died', { reason: message })));
     }, options.start.startupTimeoutMs);
     void this.#boot();
   }
@@ -175,7 +178,7 @@ export class JupyterKernelWorker implements WorkerHandle {
       clearTimeout(this.#startupTimer);
       this.#settleReady.resolve({ ...info, startupMs: performance.now() - this.#startedAt, namespaceKept: this.#options.namespaceKept?.(kernel) ?? false });
     } catch (error) {
-      this.#failStartup((error as Error).message);
+      this.#failStartup((error as Error).message, this.#options.startupRetry?.(error));
     }
   }
 
@@ -508,7 +511,8 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#foreign.stopChecking();
     if (this.#readyState === 'starting') {
       this.#readyState = 'failed';
-      this.#settleReady.reject(new WorkerStartupError(reason));
+      // The kernel lost while the worker booted into it (it died, restarted, or its server went): may pass.
+      this.#settleReady.reject(new WorkerStartupError(reason, exit.signal === 'SIGKILL' ? undefined : this.#options.startupRetry?.(new JupyterKernelError('jupyter_kernel_died', { reason }))));
     }
     const error = new WorkerExitedError(`the kernel worker ended: ${reason}`, exit.code, exit.signal);
     const open = [...this.#pending.values()];
