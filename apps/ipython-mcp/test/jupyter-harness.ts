@@ -73,5 +73,6 @@ export async function relayTo(server: RunningJupyter): Promise<{ jupyter: Runnin
     drop();
     relay.close(() => resolve());
   });
-  return { jupyter: { ...server, url: `http://127.0.0.1:${port}/`, rest: server.rest, descendants: server.descendants, stop: server.stop }, drop, close };
+  // The server's path is kept (a hub user's server is at /user/NAME/).
+  return { jupyter: { ...server, url: `http://127.0.0.1:${port}${target.pathname}`, rest: server.rest, descendants: server.descendants, stop: server.stop }, drop, close };
 }

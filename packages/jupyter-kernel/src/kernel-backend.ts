@@ -13,7 +13,7 @@ import {
 } from '@ipython-mcp/worker-supervisor';
 import { JupyterKernelError, redactUrl } from './errors.js';
 import type { JupyterKernelErrorCode } from './errors.js';
-import { openJupyterKernel } from './open-kernel.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, openJupyterKernel } from './open-kernel.js';
 import type { JupyterKernel } from './jupyter-kernel.js';
 import { kernelExecutionState, shutdownKernel } from './kernel-rest.js';
 import type { JupyterKernelTarget } from './kernel-rest.js';
@@ -70,6 +70,11 @@ export interface JupyterBackendStatus {
    * (`person`: a client that is not an ipython-mcp, such as JupyterLab; `agent`: another ipython-mcp), since how long.
    */
   waiting?: { count: number; behind: 'person' | 'agent'; since_ms: number } | undefined;
+  /**
+   * Set while the kernel's channels are down and the server does not answer for it (a server or a hub's proxy
+   * restarting, a cut connection): since when, and what answered instead. The kernel is not taken for lost.
+   */
+  unreachable?: { since: string; reason: string } | undefined;
 }
 
 /** A {@link WorkerBackend} over one Jupyter server, with what it reports and a close for its kernels. */
@@ -85,6 +90,12 @@ export interface JupyterBackend extends WorkerBackend {
 function waitingOf(worker: JupyterKernelWorker | undefined): Pick<JupyterBackendStatus, 'waiting'> {
   const waiting = worker?.alive === true ? worker.waitingNow() : null;
   return waiting === null ? {} : { waiting };
+}
+
+/** The route to the live worker's kernel while it is away, as runtime_status shows it. */
+function unreachableOf(worker: JupyterKernelWorker | undefined): Pick<JupyterBackendStatus, 'unreachable'> {
+  const away = worker?.awayNow();
+  return away === undefined ? {} : { unreachable: { since: away.since.toISOString(), reason: away.reason.slice(0, 300) } };
 }
 
 /** The words a start of a stuck attached kernel fails with. */
@@ -170,8 +181,8 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   };
 
   const opening = new Set<Promise<unknown>>();
-  const open = (): Promise<JupyterKernel> => {
-    const attempt = openKernel().catch((error: unknown) => {
+  const open = (boundMs: number): Promise<JupyterKernel> => {
+    const attempt = openKernel(boundMs).catch((error: unknown) => {
       if (error instanceof WorkerStartupError) throw error;
       const retry = startupRetry(error);
       if (retry === undefined) throw error;
@@ -182,7 +193,8 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
     void settled.finally(() => opening.delete(settled));
     return attempt;
   };
-  const openKernel = async (): Promise<JupyterKernel> => {
+  /** Opens the target's kernel within `boundMs` (the worker's start-up bound): a start given up is not left running. */
+  const openKernel = async (boundMs: number): Promise<JupyterKernel> => {
     if (closed) throw new Error('the Jupyter backend is closed');
     const openWithin = (connectTimeoutMs: number | undefined): Promise<JupyterKernel> =>
       openJupyterKernel({
@@ -208,7 +220,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
         throw error;
       }
     } else {
-      kernel = await openWithin(options.connectTimeoutMs);
+      kernel = await openWithin(Math.min(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, boundMs));
     }
     stuck = false;
     stuckWaited = false;
@@ -229,7 +241,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
     policy,
     start(start: WorkerStartOptions): JupyterKernelWorker {
       const worker = new JupyterKernelWorker({
-        open,
+        open: () => open(start.startupTimeoutMs),
         start,
         sourceDirectory: options.sourceDirectory ?? workerSourceDirectory(),
         logger: options.logger ?? start.logger,
@@ -266,6 +278,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
         policy,
         ...(stuck ? { stuck: true } : {}),
         ...waitingOf(current),
+        ...unreachableOf(current),
       };
     },
     async close(): Promise<void> {

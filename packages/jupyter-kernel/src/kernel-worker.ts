@@ -16,6 +16,7 @@ import {
   knownFailure,
   silentLogger,
   type Logger,
+  type OperationFailure,
   type RequestHooks,
   type SharedKernelFacts,
   type ToolAnswer,
@@ -47,6 +48,12 @@ type Exit = { code: number | null; signal: NodeJS.Signals | null };
  * server noticed (its restarter polls every 3 s) and started it again.
  */
 const CHECK_WAIT_MS = 5_000;
+
+/**
+ * How long a call waits for the kernel's channels to reopen once the server answers for the kernel again, before
+ * it is answered that the route is away (nothing sent).
+ */
+const REACH_WAIT_MS = 2_000;
 
 /** How long a cell's answer of an interrupt nobody here asked for waits for a restart to announce itself. */
 const RESTART_NOTICE_MS = 1_000;
@@ -121,6 +128,11 @@ export class JupyterKernelWorker implements WorkerHandle {
     return { ran: true, waitedMs: pending.waitedMs, behind: pending.behind, ...(stoppedBy === undefined ? {} : { stoppedBy }) };
   }
 
+  /** Since when the kernel's channels are down and why, while they are (the kernel is not lost meanwhile). */
+  awayNow(): { since: Date; reason: string } | undefined {
+    return this.alive ? this.#kernel?.away : undefined;
+  }
+
   /** The pid the kernel side reported (a process on the kernel's machine), once ready. */
   get reportedPid(): number | undefined {
     return this.#reportedPid;
@@ -146,6 +158,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#kernel = kernel;
     kernel.onActivity((activity) => this.#onActivity(activity));
     kernel.onReconnected(() => this.#probeAfterReconnect());
+    kernel.onAwayTooLong((away) => this.#answerCut(away));
     kernel.onLost((error) => this.#end({ code: null, signal: null }, error.message));
     try {
       const booted = await kernel.execute(bootCellCode(this.#options.sourceDirectory), { silent: true, storeHistory: false, discardOutputs: true });
@@ -288,6 +301,28 @@ export class JupyterKernelWorker implements WorkerHandle {
         this.#settle(pending.id);
         pending.reject(error instanceof Error ? error : new Error(String(error)));
       }
+    }
+  }
+
+  /**
+   * The kernel's channels have been down too long for the requests sent before they dropped: each is answered now,
+   * saying its cell may have run (or may still run) and its answer is lost. The kernel is not declared lost and
+   * this worker lives on: once the server answers again, the next call runs in the same kernel, names kept.
+   */
+  #answerCut(away: { since: Date; reason: string }): void {
+    for (const pending of [...this.#pending.values()]) {
+      if (pending.state === 'waiting') continue;
+      this.#settle(pending.id);
+      const since = away.since.toISOString().replace(/\.\d+Z$/, 'Z');
+      pending.resolve({
+        ok: false,
+        error: {
+          code: 'worker_crashed',
+          message: `the Jupyter server went away during the operation (no answer for the kernel since ${since}: ${away.reason.slice(0, 300)}): the code may have run, or may still be running in the kernel, and its answer is lost. The kernel was not restarted: once the server answers again, the next call runs in it with the names kept`,
+          details: { connection_lost_since: away.since.toISOString(), kernel_kept: true },
+        },
+        shared: this.#facts(pending),
+      });
     }
   }
 
@@ -450,9 +485,23 @@ export class JupyterKernelWorker implements WorkerHandle {
    * operation: a kernel restarted by another client (or by the server after it died) has none of the worker's hooks,
    * and this worker ends (the runtime attaches a new one) instead of sending a cell that would run unseen.
    */
-  async check(): Promise<void> {
+  async check(): Promise<void | OperationFailure> {
     const kernel = this.#kernel;
     if (!this.alive || this.#readyState !== 'ready' || kernel === undefined) return;
+    // Channels that dropped are reopened the moment the server answers for the kernel (a call after a cut or a
+    // proxy restart does not wait for the services' back-off); while it does not, nothing is sent.
+    if (!(await kernel.reachNow(REACH_WAIT_MS))) {
+      const away = kernel.away;
+      if (!this.alive || away === undefined) return;
+      const since = away.since.toISOString().replace(/\.\d+Z$/, 'Z');
+      return {
+        code: 'runtime_unavailable',
+        message: `the Jupyter server does not answer for the kernel (${away.reason.slice(0, 300)}); waiting for it since ${since}. The kernel is not taken for lost and its names are kept (only the server can say it is gone): ipython-mcp reopens its channels as soon as the server answers, and a call made then works (nothing was run)`,
+        details: { waiting_for: 'the Jupyter server to answer for the kernel', since: away.since.toISOString() },
+        retryable: true,
+        retryAfterMs: 1_000,
+      };
+    }
     // A restart found here fails the kernel's connection, whose loss ends this worker (onLost).
     await kernel.sameKernel(CHECK_WAIT_MS);
   }
