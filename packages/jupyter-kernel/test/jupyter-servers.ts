@@ -43,6 +43,13 @@ export interface RunningJupyter {
   readonly pid: number;
   /** Kills the server and its kernels (SIGKILL) and starts it again on the same port, token and directories. */
   restart(): Promise<void>;
+  /**
+   * Ends the server with `signal` (SIGTERM lets it shut its kernels down; SIGKILL does not), then whatever of its
+   * kernels is left; {@link RunningJupyter.up} starts it again. Only for a plain server or JupyterLab.
+   */
+  down?(signal: NodeJS.Signals): Promise<void>;
+  /** Starts the server again after {@link RunningJupyter.down}, on the same port, token and directories; resolves once it answers. */
+  up?(): Promise<void>;
   /** Calls the REST API with the token; returns the status and the parsed body (or `undefined`). */
   rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
   /** Every process under the server (kernels), recursively. */
@@ -214,6 +221,11 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
       return child.pid as number;
     },
     restart,
+    down: (signal: NodeJS.Signals) => end(signal),
+    up: async () => {
+      launch();
+      await ready();
+    },
     rest,
     descendants: () => descendantsOf(child.pid as number),
     stop,
