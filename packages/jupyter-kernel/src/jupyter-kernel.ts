@@ -165,6 +165,20 @@ export class JupyterKernel {
    */
   async sameKernel(timeoutMs: number): Promise<boolean | undefined> {
     if (this.#closed || this.#lost !== undefined) return false;
+    const deadline = performance.now() + timeoutMs;
+    // A request sent on channels that were cut a moment before (the drop not noticed yet) is lost with them: it is
+    // asked again on the channels that replace them, rather than waited for to the bound.
+    for (let asked = 0; ; asked += 1) {
+      const answer = await this.#askSameKernel(Math.max(0, deadline - performance.now()));
+      if (answer === 'reopened' && asked < 3 && performance.now() < deadline) continue;
+      if (answer === 'late' || answer === 'reopened') return this.#lost === undefined ? undefined : false;
+      // The reply went past #noteKernelSession on its way in: a new process has already failed this connection.
+      return answer === 'answered' && this.#lost === undefined && !this.#closed;
+    }
+  }
+
+  /** One control-channel kernel_info_request: answered, lost with the connection, late, or cut by a reconnect. */
+  async #askSameKernel(timeoutMs: number): Promise<'answered' | 'lost' | 'late' | 'reopened'> {
     const shellForm = Messages.createMessage({
       msgType: 'kernel_info_request',
       channel: 'shell',
@@ -177,9 +191,13 @@ export class JupyterKernel {
     let future: Kernel.IControlFuture | undefined;
     let timer: NodeJS.Timeout | undefined;
     let reject: ((error: JupyterKernelError) => void) | undefined;
+    let stopListening: (() => void) | undefined;
     const lost = new Promise<'lost'>((resolve) => {
       reject = () => resolve('lost');
       this.#inFlight.add(reject);
+    });
+    const reopened = new Promise<'reopened'>((resolve) => {
+      stopListening = this.onReconnected(() => resolve('reopened'));
     });
     try {
       future = this.#connection.sendControlMessage(request, true, true);
@@ -188,19 +206,18 @@ export class JupyterKernel {
       const replied = new Promise<'answered'>((resolve) => {
         (future as Kernel.IControlFuture).onReply = () => resolve('answered');
       });
-      const answered = await Promise.race([
+      return await Promise.race([
         replied,
         future.done.then(() => 'answered' as const, () => 'lost' as const),
         lost,
+        reopened,
         new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs))),
       ]);
-      if (answered === 'late') return this.#lost === undefined ? undefined : false;
-      // The reply went past #noteKernelSession on its way in: a new process has already failed this connection.
-      return answered === 'answered' && this.#lost === undefined && !this.#closed;
     } catch {
-      return this.#lost === undefined ? undefined : false;
+      return 'late';
     } finally {
       clearTimeout(timer);
+      stopListening?.();
       if (reject !== undefined) this.#inFlight.delete(reject);
       if (future !== undefined && !future.isDisposed) future.dispose();
     }
