@@ -101,6 +101,17 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, bound
  * token for it; `stop()` ends the hub, its proxy and every server and kernel.
  */
 export async function startHub(user = 'alice'): Promise<RunningHub> {
+  // Free ports are picked, then let go until the hub and its proxy bind them: another test's process may take one
+  // meanwhile (a kernel's ZMQ port). Such a start fails fast; it is tried once more with new ports.
+  try {
+    return await startHubOnce(user);
+  } catch (error) {
+    if (!/api_request to proxy failed|Address already in use|EADDRINUSE/.test(String(error))) throw error;
+    return startHubOnce(user);
+  }
+}
+
+async function startHubOnce(user: string): Promise<RunningHub> {
   const scratch = mkdtempSync(join(tmpdir(), 'ipython-mcp-hub-'));
   const [publicPort, hubPort, apiPort] = [await freePort(), await freePort(), await freePort()];
   const adminToken = randomBytes(24).toString('hex');
