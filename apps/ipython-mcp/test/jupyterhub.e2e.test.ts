@@ -8,7 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, taggedProcesses, type TestServer } from './harness.js';
+import { spawn } from 'node:child_process';
+import { testPython } from '@ipython-mcp/test-support';
+import { CLI, eventually, taggedProcesses, type TestServer } from './harness.js';
 import { kernelIds, relayTo, runCli, startHumanKernel, startKernelServer, type KernelFlags, type RunningJupyter } from './jupyter-harness.js';
 import { startHub, type RunningHub } from './jupyterhub-harness.js';
 
@@ -122,6 +124,19 @@ async function refusingWebSockets(server: RunningJupyter): Promise<{ jupyter: Ru
   };
 }
 
+/** The built binary run to its end without blocking this process (a front in this process relays for it). */
+function runCliAsync(args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...(process.env as Record<string, string>), IPYTHON_MCP_PYTHON: testPython(), IPYTHON_MCP_JUPYTER_TOKEN: '', IPYTHON_MCP_JUPYTER_URL: '', ...env },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.on('close', (status) => resolve({ status, stdout }));
+  });
+}
+
 describe('attach at the hub’s defaults (token in the WebSocket upgrade’s Authorization header)', () => {
   it('--kernel ID, --notebook PATH and --kernel-name NAME each run the agent’s code on /user/NAME/', async () => {
     const kernelId = await startHumanKernel(hub.server);
@@ -152,7 +167,8 @@ describe('attach at the hub’s defaults (token in the WebSocket upgrade’s Aut
     expect(good.status).toBe(0);
     const front = await refusingWebSockets(hub.server);
     try {
-      const bad = runCli(['doctor', '--jupyter', front.jupyter.url, '--kernel-name', 'python3'], { JUPYTER_TOKEN: hub.server.token }, 90_000);
+      // Not runCli: its spawnSync would stop this process's event loop, and the front runs in it.
+      const bad = await runCliAsync(['doctor', '--jupyter', front.jupyter.url, '--kernel-name', 'python3'], { JUPYTER_TOKEN: hub.server.token });
       expect(bad.stdout).toMatch(/ok {3}jupyter token: accepted/);
       expect(bad.stdout).toMatch(/FAIL kernel channel: /);
       expect(bad.status).toBe(1);
