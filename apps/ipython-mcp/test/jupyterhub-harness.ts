@@ -137,8 +137,8 @@ async function startHubOnce(user: string): Promise<RunningHub> {
     `c.SimpleLocalProcessSpawner.home_dir_template = '${homes}/{username}'`,
     `c.Spawner.cmd = ['${python}', '-m', 'jupyterhub.singleuser']`,
     `c.Spawner.args = ['--allow-root']`,
-    `c.Spawner.http_timeout = 60`,
-    `c.Spawner.start_timeout = 90`,
+    `c.Spawner.http_timeout = 180`,
+    `c.Spawner.start_timeout = 180`,
     `c.ConfigurableHTTPProxy.command = ['${proxyCommand()}']`,
     `c.ConfigurableHTTPProxy.api_url = 'http://127.0.0.1:${apiPort}'`,
     `c.ConfigurableHTTPProxy.auth_token = '${proxyToken}'`,
@@ -219,7 +219,8 @@ async function startHubOnce(user: string): Promise<RunningHub> {
         await response.text();
         return response.status === 200 ? true : undefined;
       },
-      90_000,
+      // A loaded machine (the suite runs beside other work) starts a server in tens of seconds.
+      180_000,
       () => log,
     );
   const userToken = async (scopes: string[]): Promise<string> => {

@@ -28,7 +28,7 @@ let personKernels: string[] = [];
 
 beforeAll(async () => {
   hub = await startHub();
-}, 180_000);
+}, 420_000);
 
 afterEach(async () => {
   for (const server of servers) await server.close();
