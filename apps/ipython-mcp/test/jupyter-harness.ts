@@ -14,6 +14,7 @@ export {
   startHumanExecute,
   startHumanKernel,
   startJupyter,
+  tokenRest,
   watchKernel,
 } from '../../../packages/jupyter-kernel/test/jupyter-servers.js';
 export type { HumanWatch, JupyterServerKind, RunningJupyter } from '../../../packages/jupyter-kernel/test/jupyter-servers.js';

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childPids, isAlive, survivors, testPython } from '@ipython-mcp/test-support';
-import { freePort, type RunningJupyter } from './jupyter-harness.js';
+import { freePort, tokenRest, type RunningJupyter } from './jupyter-harness.js';
 
 /** The configurable-http-proxy this package installs (devDependencies). */
 function proxyCommand(): string {
@@ -162,22 +162,7 @@ async function startHubOnce(user: string): Promise<RunningHub> {
     });
   };
   const url = `http://127.0.0.1:${publicPort}/`;
-  const hubApi = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
-    const response = await fetch(`${url}hub/api/${path}`, {
-      method,
-      headers: { Authorization: `token ${adminToken}`, 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(15_000),
-    });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, body: parsed };
-  };
+  const hubApi = tokenRest(`${url}hub/api/`, adminToken, 15_000);
   const stop = async (): Promise<void> => {
     const proxies = proxiesOn(apiPort);
     const everyone = [...new Set([hub.pid as number, ...descendantsOf(hub.pid as number), ...proxies, ...proxies.flatMap(descendantsOf)])];
@@ -230,22 +215,7 @@ async function startHubOnce(user: string): Promise<RunningHub> {
   };
   const serverAt = (path: string, token: string): RunningJupyter => {
     const serverUrl = `${url}${path}`;
-    const rest = async (method: string, restPath: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
-      const response = await fetch(`${serverUrl}${restPath.replace(/^\//, '')}`, {
-        method,
-        headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(15_000),
-      });
-      const text = await response.text();
-      let parsed: unknown;
-      try {
-        parsed = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return { status: response.status, body: parsed };
-    };
+    const rest = tokenRest(serverUrl, token, 15_000);
     return {
       kind: 'jupyterlab',
       url: serverUrl,
