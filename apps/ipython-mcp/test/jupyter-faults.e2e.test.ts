@@ -319,7 +319,8 @@ describe('a killed Jupyter server', () => {
     } finally {
       await doomed.stop();
     }
-  });
+    // A server of its own to start, a 10 s wait for the route, and doctor's: more than the default bound under load.
+  }, 150_000);
 });
 
 // ---- 1,000 concurrent calls ----
