@@ -168,7 +168,8 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   /** The newest worker: the one whose waiting calls runtime_status shows. */
   let current: JupyterKernelWorker | undefined;
 
-  const displayUrl = redactUrl(options.server.url);
+  /** Read when needed: a caller may fill the server's URL in after it built the backend. */
+  const displayUrl = (): string => redactUrl(options.server.url);
   const retryHint = (code: 'runtime_busy' | 'runtime_unavailable', waiting: string): NonNullable<WorkerStartupError['retry']> => {
     const afterMs = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** failures);
     failures += 1;
@@ -177,7 +178,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   /** Whether a start that failed with `cause` may pass, and when to try again; undefined when it is final. */
   const startupRetry = (cause: unknown): WorkerStartupError['retry'] => {
     if (closed || !(cause instanceof JupyterKernelError) || !PASSING.has(cause.code)) return undefined;
-    return retryHint('runtime_unavailable', waitingFor(cause, options.target, displayUrl));
+    return retryHint('runtime_unavailable', waitingFor(cause, options.target, displayUrl()));
   };
 
   const opening = new Set<Promise<unknown>>();
@@ -271,7 +272,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       const target = options.target;
       return {
         kind: 'jupyter',
-        server: displayUrl,
+        server: displayUrl(),
         kernel_id: lastKernelId,
         ...('kernelName' in target ? { kernel_name: target.kernelName } : {}),
         ...('notebookPath' in target ? { notebook: target.notebookPath } : {}),
