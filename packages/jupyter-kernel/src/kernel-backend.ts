@@ -13,7 +13,7 @@ import {
 } from '@ipython-mcp/worker-supervisor';
 import { JupyterKernelError, redactUrl } from './errors.js';
 import type { JupyterKernelErrorCode } from './errors.js';
-import { openJupyterKernel } from './open-kernel.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, openJupyterKernel } from './open-kernel.js';
 import type { JupyterKernel } from './jupyter-kernel.js';
 import { kernelExecutionState, shutdownKernel } from './kernel-rest.js';
 import type { JupyterKernelTarget } from './kernel-rest.js';
@@ -70,6 +70,11 @@ export interface JupyterBackendStatus {
    * (`person`: a client that is not an ipython-mcp, such as JupyterLab; `agent`: another ipython-mcp), since how long.
    */
   waiting?: { count: number; behind: 'person' | 'agent'; since_ms: number } | undefined;
+  /**
+   * Set while the kernel's channels are down and the server does not answer for it (a server or a hub's proxy
+   * restarting, a cut connection): since when, and what answered instead. The kernel is not taken for lost.
+   */
+  unreachable?: { since: string; reason: string } | undefined;
 }
 
 /** A {@link WorkerBackend} over one Jupyter server, with what it reports and a close for its kernels. */
@@ -87,6 +92,12 @@ function waitingOf(worker: JupyterKernelWorker | undefined): Pick<JupyterBackend
   return waiting === null ? {} : { waiting };
 }
 
+/** The route to the live worker's kernel while it is away, as runtime_status shows it. */
+function unreachableOf(worker: JupyterKernelWorker | undefined): Pick<JupyterBackendStatus, 'unreachable'> {
+  const away = worker?.awayNow();
+  return away === undefined ? {} : { unreachable: { since: away.since.toISOString(), reason: away.reason.slice(0, 300) } };
+}
+
 /** The words a start of a stuck attached kernel fails with. */
 export const STUCK_KERNEL_MESSAGE =
   'the kernel is stuck running a cell; ipython-mcp does not restart a kernel it did not start — interrupt or restart it from Jupyter';
@@ -101,8 +112,10 @@ const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 10_000;
 
 /**
- * Failures that may pass once the kernel or server is back: retried with the back-off once a worker was ready
- * (before that, a wrong URL, id or notebook is a mistake to report at once, not to wait for).
+ * Failures that may pass once the kernel or server is back (a server that is restarting, a hub's proxy that is
+ * away, a kernel that comes back under its id, a notebook opened again): answered at once with what is wrong, and
+ * retried with the back-off in the background. Only what no waiting can mend is final: a malformed option, a
+ * refused token, a server without sessions, a kernelspec it does not have.
  */
 const PASSING: ReadonlySet<JupyterKernelErrorCode> = new Set<JupyterKernelErrorCode>([
   'jupyter_unreachable',
@@ -111,6 +124,20 @@ const PASSING: ReadonlySet<JupyterKernelErrorCode> = new Set<JupyterKernelErrorC
   'jupyter_no_session',
   'jupyter_kernel_died',
 ]);
+
+/** What a start that failed with `error` waits for, in words for the agent. */
+function waitingFor(error: JupyterKernelError, target: JupyterKernelTarget, url: string): string {
+  switch (error.code) {
+    case 'jupyter_kernel_not_found':
+      return 'kernel' + ('kernelId' in target ? ` ${target.kernelId}` : '') + ` to be running on ${url}`;
+    case 'jupyter_no_session':
+      return 'notebook' + ('notebookPath' in target ? ` ${target.notebookPath}` : '') + ` to exist on ${url}`;
+    case 'jupyter_kernel_died':
+      return `the kernel on ${url} to answer`;
+    default:
+      return `the Jupyter server at ${url} to answer`;
+  }
+}
 
 /** fd-level capture only: the kernel side points fd 1 and 2 at its own pipes while an agent's request runs. */
 const KERNEL_CAPABILITIES: ReadonlySet<WorkerCapability> = new Set<WorkerCapability>(['fdCapture']);
@@ -135,32 +162,40 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   /** Whether the post-kill wait for a stuck kernel was spent (later starts look once and put the call off). */
   let stuckWaited = false;
   let closed = false;
-  /** A worker of this backend was ready once: from then on a kernel or server that is gone may come back. */
-  let served = false;
   let failures = 0;
   /** The session of the kernel process the last ready worker was booted into. */
   let lastSession: string | undefined;
   /** The newest worker: the one whose waiting calls runtime_status shows. */
   let current: JupyterKernelWorker | undefined;
 
-  const retryLater = (code: 'runtime_busy' | 'runtime_unavailable', message: string): WorkerStartupError => {
+  /** Read when needed: a caller may fill the server's URL in after it built the backend. */
+  const displayUrl = (): string => redactUrl(options.server.url);
+  const retryHint = (code: 'runtime_busy' | 'runtime_unavailable', waiting: string): NonNullable<WorkerStartupError['retry']> => {
     const afterMs = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** failures);
     failures += 1;
-    return new WorkerStartupError(message, { code, afterMs });
+    return { code, afterMs, waitingFor: waiting };
+  };
+  /** Whether a start that failed with `cause` may pass, and when to try again; undefined when it is final. */
+  const startupRetry = (cause: unknown): WorkerStartupError['retry'] => {
+    if (closed || !(cause instanceof JupyterKernelError) || !PASSING.has(cause.code)) return undefined;
+    return retryHint('runtime_unavailable', waitingFor(cause, options.target, displayUrl()));
   };
 
   const opening = new Set<Promise<unknown>>();
-  const open = (): Promise<JupyterKernel> => {
-    const attempt = openKernel().catch((error: unknown) => {
-      if (closed || !served || !(error instanceof JupyterKernelError) || !PASSING.has(error.code)) throw error;
-      throw retryLater('runtime_unavailable', error.message);
+  const open = (boundMs: number): Promise<JupyterKernel> => {
+    const attempt = openKernel(boundMs).catch((error: unknown) => {
+      if (error instanceof WorkerStartupError) throw error;
+      const retry = startupRetry(error);
+      if (retry === undefined) throw error;
+      throw new WorkerStartupError((error as Error).message, retry);
     });
     const settled = attempt.catch(() => undefined);
     opening.add(settled);
     void settled.finally(() => opening.delete(settled));
     return attempt;
   };
-  const openKernel = async (): Promise<JupyterKernel> => {
+  /** Opens the target's kernel within `boundMs` (the worker's start-up bound): a start given up is not left running. */
+  const openKernel = async (boundMs: number): Promise<JupyterKernel> => {
     if (closed) throw new Error('the Jupyter backend is closed');
     const openWithin = (connectTimeoutMs: number | undefined): Promise<JupyterKernel> =>
       openJupyterKernel({
@@ -180,11 +215,13 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       try {
         kernel = await openWithin(waitMs);
       } catch (error) {
-        if (error instanceof JupyterKernelError && error.code === 'jupyter_kernel_died') throw retryLater('runtime_busy', STUCK_KERNEL_MESSAGE);
+        if (error instanceof JupyterKernelError && error.code === 'jupyter_kernel_died') {
+          throw new WorkerStartupError(STUCK_KERNEL_MESSAGE, retryHint('runtime_busy', 'the kernel to finish the cell it is stuck in'));
+        }
         throw error;
       }
     } else {
-      kernel = await openWithin(options.connectTimeoutMs);
+      kernel = await openWithin(Math.min(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, boundMs));
     }
     stuck = false;
     stuckWaited = false;
@@ -205,11 +242,12 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
     policy,
     start(start: WorkerStartOptions): JupyterKernelWorker {
       const worker = new JupyterKernelWorker({
-        open,
+        open: () => open(start.startupTimeoutMs),
         start,
         sourceDirectory: options.sourceDirectory ?? workerSourceDirectory(),
         logger: options.logger ?? start.logger,
         machineGuard: options.machineGuard,
+        startupRetry,
         cells: options.cells?.(),
         onKilledBusy: () => {
           if (policy === 'attached') stuck = true;
@@ -223,7 +261,6 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       });
       worker.ready.then(
         () => {
-          served = true;
           failures = 0;
           current = worker;
         },
@@ -235,13 +272,14 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       const target = options.target;
       return {
         kind: 'jupyter',
-        server: redactUrl(options.server.url),
+        server: displayUrl(),
         kernel_id: lastKernelId,
         ...('kernelName' in target ? { kernel_name: target.kernelName } : {}),
         ...('notebookPath' in target ? { notebook: target.notebookPath } : {}),
         policy,
         ...(stuck ? { stuck: true } : {}),
         ...waitingOf(current),
+        ...unreachableOf(current),
       };
     },
     async close(): Promise<void> {

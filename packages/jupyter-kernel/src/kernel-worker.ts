@@ -16,6 +16,7 @@ import {
   knownFailure,
   silentLogger,
   type Logger,
+  type OperationFailure,
   type RequestHooks,
   type SharedKernelFacts,
   type ToolAnswer,
@@ -29,6 +30,7 @@ import { ForeignRequests } from './foreign-requests.js';
 import type { JupyterComm } from './jupyter-comm.js';
 import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
 import { readHandshake } from './kernel-handshake.js';
+import { JupyterKernelError } from './errors.js';
 import { appendSpill, localSpills } from './kernel-spills.js';
 import { KernelToolCalls, machineGuardConfigure, runsAsCell } from './kernel-stdin.js';
 import { WORKER_COMM_TARGET, type KernelWorkerOptions } from './kernel-worker-options.js';
@@ -46,6 +48,12 @@ type Exit = { code: number | null; signal: NodeJS.Signals | null };
  * server noticed (its restarter polls every 3 s) and started it again.
  */
 const CHECK_WAIT_MS = 5_000;
+
+/**
+ * How long a call waits for the kernel's channels to reopen once the server answers for the kernel again, before
+ * it is answered that the route is away (nothing sent).
+ */
+const REACH_WAIT_MS = 2_000;
 
 /** How long a cell's answer of an interrupt nobody here asked for waits for a restart to announce itself. */
 const RESTART_NOTICE_MS = 1_000;
@@ -97,7 +105,9 @@ export class JupyterKernelWorker implements WorkerHandle {
       this.#resolveExited = resolve;
     });
     this.#startupTimer = setTimeout(() => {
-      this.#failStartup(`the kernel did not become ready within ${options.start.startupTimeoutMs} ms`);
+      // A server that is restarting (or hangs while it shuts down) may answer later: the backend says whether to retry.
+      const message = `the kernel did not become ready within ${options.start.startupTimeoutMs} ms`;
+      this.#failStartup(message, this.#options.startupRetry?.(new JupyterKernelError('jupyter_kernel_died', { reason: message })));
     }, options.start.startupTimeoutMs);
     void this.#boot();
   }
@@ -116,6 +126,11 @@ export class JupyterKernelWorker implements WorkerHandle {
   /** What this worker tells the runtime about who did what to a request it sent. */
   #facts(pending: Pending, stoppedBy?: 'other_client'): SharedKernelFacts {
     return { ran: true, waitedMs: pending.waitedMs, behind: pending.behind, ...(stoppedBy === undefined ? {} : { stoppedBy }) };
+  }
+
+  /** Since when the kernel's channels are down and why, while they are (the kernel is not lost meanwhile). */
+  awayNow(): { since: Date; reason: string } | undefined {
+    return this.alive ? this.#kernel?.away : undefined;
   }
 
   /** The pid the kernel side reported (a process on the kernel's machine), once ready. */
@@ -143,6 +158,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#kernel = kernel;
     kernel.onActivity((activity) => this.#onActivity(activity));
     kernel.onReconnected(() => this.#probeAfterReconnect());
+    kernel.onAwayTooLong((away) => this.#answerCut(away));
     kernel.onLost((error) => this.#end({ code: null, signal: null }, error.message));
     try {
       const booted = await kernel.execute(bootCellCode(this.#options.sourceDirectory), { silent: true, storeHistory: false, discardOutputs: true });
@@ -175,7 +191,7 @@ export class JupyterKernelWorker implements WorkerHandle {
       clearTimeout(this.#startupTimer);
       this.#settleReady.resolve({ ...info, startupMs: performance.now() - this.#startedAt, namespaceKept: this.#options.namespaceKept?.(kernel) ?? false });
     } catch (error) {
-      this.#failStartup((error as Error).message);
+      this.#failStartup((error as Error).message, this.#options.startupRetry?.(error));
     }
   }
 
@@ -285,6 +301,28 @@ export class JupyterKernelWorker implements WorkerHandle {
         this.#settle(pending.id);
         pending.reject(error instanceof Error ? error : new Error(String(error)));
       }
+    }
+  }
+
+  /**
+   * The kernel's channels have been down too long for the requests sent before they dropped: each is answered now,
+   * saying its cell may have run (or may still run) and its answer is lost. The kernel is not declared lost and
+   * this worker lives on: once the server answers again, the next call runs in the same kernel, names kept.
+   */
+  #answerCut(away: { since: Date; reason: string }): void {
+    for (const pending of [...this.#pending.values()]) {
+      if (pending.state === 'waiting') continue;
+      this.#settle(pending.id);
+      const since = away.since.toISOString().replace(/\.\d+Z$/, 'Z');
+      pending.resolve({
+        ok: false,
+        error: {
+          code: 'worker_crashed',
+          message: `the Jupyter server went away during the operation (no answer for the kernel since ${since}: ${away.reason.slice(0, 300)}): the code may have run, or may still be running in the kernel, and its answer is lost. The kernel was not restarted: once the server answers again, the next call runs in it with the names kept`,
+          details: { connection_lost_since: away.since.toISOString(), kernel_kept: true },
+        },
+        shared: this.#facts(pending),
+      });
     }
   }
 
@@ -447,9 +485,23 @@ export class JupyterKernelWorker implements WorkerHandle {
    * operation: a kernel restarted by another client (or by the server after it died) has none of the worker's hooks,
    * and this worker ends (the runtime attaches a new one) instead of sending a cell that would run unseen.
    */
-  async check(): Promise<void> {
+  async check(): Promise<void | OperationFailure> {
     const kernel = this.#kernel;
     if (!this.alive || this.#readyState !== 'ready' || kernel === undefined) return;
+    // Channels that dropped are reopened the moment the server answers for the kernel (a call after a cut or a
+    // proxy restart does not wait for the services' back-off); while it does not, nothing is sent.
+    if (!(await kernel.reachNow(REACH_WAIT_MS))) {
+      const away = kernel.away;
+      if (!this.alive || away === undefined) return;
+      const since = away.since.toISOString().replace(/\.\d+Z$/, 'Z');
+      return {
+        code: 'runtime_unavailable',
+        message: `the Jupyter server does not answer for the kernel (${away.reason.slice(0, 300)}); waiting for it since ${since}. The kernel is not taken for lost and its names are kept (only the server can say it is gone): ipython-mcp reopens its channels as soon as the server answers, and a call made then works (nothing was run)`,
+        details: { waiting_for: 'the Jupyter server to answer for the kernel', since: away.since.toISOString() },
+        retryable: true,
+        retryAfterMs: 1_000,
+      };
+    }
     // A restart found here fails the kernel's connection, whose loss ends this worker (onLost).
     await kernel.sameKernel(CHECK_WAIT_MS);
   }
@@ -508,7 +560,8 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#foreign.stopChecking();
     if (this.#readyState === 'starting') {
       this.#readyState = 'failed';
-      this.#settleReady.reject(new WorkerStartupError(reason));
+      // The kernel lost while the worker booted into it (it died, restarted, or its server went): may pass.
+      this.#settleReady.reject(new WorkerStartupError(reason, exit.signal === 'SIGKILL' ? undefined : this.#options.startupRetry?.(new JupyterKernelError('jupyter_kernel_died', { reason }))));
     }
     const error = new WorkerExitedError(`the kernel worker ended: ${reason}`, exit.code, exit.signal);
     const open = [...this.#pending.values()];

@@ -84,7 +84,9 @@ export interface WorkerHandle {
   /**
    * Optional check, before an operation is dispatched, that the worker still serves its namespace (a Jupyter kernel
    * another client restarted has lost it). A worker that finds it does not ends itself; the runtime then replaces it
-   * before the operation is sent. Resolves without an answer rather than hang.
+   * before the operation is sent. A worker that cannot be reached for now but is not lost (a Jupyter kernel whose
+   * server or proxy is away) resolves with the failure the call answers instead; nothing is sent. Resolves without
+   * an answer rather than hang.
    */
-  check?(): Promise<void>;
+  check?(): Promise<void | OperationFailure>;
 }
