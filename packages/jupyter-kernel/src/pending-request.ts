@@ -18,6 +18,8 @@ export interface Pending {
   interruptWhenRunning: boolean;
   /** This worker asked for an interrupt of it (a KeyboardInterrupt in its answer is then ours). */
   interruptAsked?: boolean | undefined;
+  /** How often its answer was asked for again after its idle came without it (the server dropped it). */
+  resends?: number | undefined;
   /** Its answer came and is held a moment (an interrupt nobody here asked for): its cell's idle is no failure. */
   answerHeld?: boolean | undefined;
   /** When it was handed to this worker (performance.now()). */
