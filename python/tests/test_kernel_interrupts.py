@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ipython_mcp_worker.protocol.constants import PROTOCOL_VERSION
 from test_kernel_side import Kernel, booted_kernel
 
 # An interrupted cell is answered well within this (without the repeat, a lost one never is).
@@ -139,3 +140,35 @@ def test_a_persons_interrupted_cell_is_interrupted_as_before_and_its_traceback_s
     assert reply["content"]["status"] == "error"
     time.sleep(0.2)  # past ipykernel's abort of requests queued behind an error
     assert kernel.run("1")["content"]["status"] == "ok"
+
+
+def test_an_unheard_interrupt_is_repeated_only_for_the_grace_the_parent_gave(kernel: Kernel) -> None:
+    # A C call that leaves the GIL and does not hear SIGINT (here: SIGINT blocked on the main thread around a libc
+    # sleep of 3 s) is where repeats are sent: they stop at the grace (kernel_guard.grace_ms), counted by the kernel
+    # side itself. (A C call that holds the GIL gets none: the repeating thread cannot run until it returns.)
+    comm_id = kernel.open_comm({"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
+                                "kernel_guard": {"grace_ms": 500}})
+    assert kernel.ready(comm_id)["type"] == "ready"
+    side = "get_ipython()._ipython_mcp_kernel_side.interrupts"
+    kernel.agent_cell(comm_id, 3001, f"{side}.repeats")
+    before = kernel.response(comm_id, 3001)["result"]["result"]["value"]
+    msg_id = kernel.agent_cell(comm_id, 3002, "import ctypes, signal, time\n"
+                               "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
+                               "ctypes.CDLL(None).sleep(3)\n"
+                               "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
+                               "time.sleep(10**6)")
+    _wait_busy(kernel, msg_id)
+    time.sleep(0.3)
+    started = time.monotonic()
+    kernel.manager.interrupt_kernel()
+    response = kernel.messages(comm_id, lambda m: m.get("type") == "response" and m.get("id") == 3002, timeout=30)[-1]
+    assert response["result"]["error"]["kind"] == "interrupted"
+    stuck = time.monotonic() - started
+    kernel.agent_cell(comm_id, 3003, f"{side}.repeats")
+    repeats = kernel.response(comm_id, 3003)["result"]["result"]["value"] - before
+    # 10, 20, 40, 80, 160 ms, then every 200 ms: within 0.5 s at most 6; without the bound 2 s more would add 10.
+    print(f"[measure] a {stuck:.1f} s C call deaf to its interrupt: {repeats} repeats with a 0.5 s grace")
+    assert stuck > 1.5, "the C call was too short to tell"
+    assert 1 <= repeats <= 6
+    kernel.send(comm_id, {"type": "shutdown"})
+    kernel.messages(comm_id, lambda m: m.get("type") == "comm_close")

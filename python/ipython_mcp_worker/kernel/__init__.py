@@ -289,6 +289,9 @@ class KernelSide:
         client = self.clients.get(comm_id) if comm_id is not None else None
         if client is None or client.worker is None:
             return
+        if self.interrupts is not None:
+            # Repeats of an unheard interrupt stop where this client's parent stops waiting for the cell.
+            self.interrupts.grace = getattr(client.guard, "grace", None)
         from ..shell.execute import cell_capture
 
         client.seen.append(request_id)

@@ -18,9 +18,13 @@ other request) and learns of every SIGINT the process receives at the moment it 
 writes the signal's number to the wakeup fd, ``signal.set_wakeup_fd``, read by a parked thread). An interrupt that
 came while the cell has not started, or while IPython runs its hooks, is held; one the handler has not run for is
 owed. While one is owed and the agent's cell runs, the thread sends SIGINT again, to the kernel's main thread only
-(``signal.pthread_kill``, never the process group), after 10 ms and then at doubling intervals up to 200 ms. A
-repeat that arrives after the interrupt was raised is swallowed: one interrupt raises one KeyboardInterrupt. Nothing
-is repeated outside the agent's cell, so nobody else's cell is ever interrupted by a repeat.
+(``signal.pthread_kill``, never the process group), after 10 ms and then at doubling intervals up to 200 ms, for
+at most the interruption grace the parent configured (``kernel_guard.grace_ms``, set per cell in ``grace``): past
+it the parent has given up on the cell (an owned kernel is replaced, an attached one is the person's to stop), and
+a cell stuck in a C call is not signalled on for as long as it runs (a C library that does not retry a system call
+on EINTR would see each repeat as an error). A repeat that arrives after the interrupt was raised is swallowed: one
+interrupt raises one KeyboardInterrupt. Nothing is repeated outside the agent's cell, so nobody else's cell is ever
+interrupted by a repeat.
 """
 
 from __future__ import annotations
@@ -75,6 +79,11 @@ class AgentInterrupts:
         self._nudges_out = 0
         self._heard_unread = 0
         self._chained: Any = signal.default_int_handler
+        # How long (seconds) an interrupt of the running agent's cell is repeated, from its arrival; None: no bound.
+        self.grace: float | None = None
+        # When the interrupt being repeated arrived (monotonic), and how many repeats were sent in all.
+        self._owed_since: float | None = None
+        self.repeats = 0
         self._depth = 0
         self._handler = self._handle  # one bound method: compared by identity
         self._trigger = _trigger_code()
@@ -147,6 +156,7 @@ class AgentInterrupts:
                 return
             self._drain()
             self._owed = False
+            self._owed_since = None
             self._nudged = False
             self._nudges_out = 0
             self._heard_unread = 0
@@ -159,6 +169,7 @@ class AgentInterrupts:
             # After the state: a SIGINT from here on is held by the handler, one before is the early one.
             if self._early == request:
                 self._owed = True
+                self._owed_since = time.monotonic()
             self._early = None
 
     def running(self) -> None:
@@ -224,6 +235,8 @@ class AgentInterrupts:
                 self._heard_unread += 1
             if state == _STARTING or (state == _RUNNING and self._in_hooks(frame)):
                 # Not yet in the cell, or inside IPython's event hooks, which swallow a KeyboardInterrupt: held.
+                if not self._owed:
+                    self._owed_since = time.monotonic()
                 self._owed = True
                 return None
             self._owed = False
@@ -304,16 +317,21 @@ class AgentInterrupts:
                     if data and self._arrived(data):
                         delay, due = FIRST_NUDGE_SECONDS, time.monotonic() + FIRST_NUDGE_SECONDS
                 if due is not None and time.monotonic() >= due:
-                    if self._owed and self._state == _RUNNING:
+                    if self._owed and self._state == _RUNNING and not self._past_grace():
                         # Set before the signal: if the handler runs for the owed interrupt meanwhile, this repeat
                         # finds nothing owed and is swallowed.
                         self._nudged = True
                         self._nudges_out += 1
+                        self.repeats += 1
                         signal.pthread_kill(self._main, signal.SIGINT)  # type: ignore[arg-type]
                         delay = min(delay * 2, MAX_NUDGE_SECONDS)
                         due = time.monotonic() + delay
                     else:
                         due = None
+
+    def _past_grace(self) -> bool:
+        since, grace = self._owed_since, self.grace
+        return since is not None and grace is not None and time.monotonic() - since >= grace
 
     def _arrived(self, data: bytes) -> bool:
         """Account for the bytes read (under the lock); whether a repeat is to be scheduled from now."""
@@ -333,6 +351,8 @@ class AgentInterrupts:
                 self._heard_unread -= 1
                 schedule = schedule or self._owed
             elif self._state != _IDLE:
+                if not self._owed or self._owed_since is None:
+                    self._owed_since = time.monotonic()
                 self._owed = True
                 schedule = True
         if forward and self._previous_fd >= 0:
