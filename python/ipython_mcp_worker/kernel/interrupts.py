@@ -39,6 +39,8 @@ from typing import Any
 
 FIRST_NUDGE_SECONDS = 0.01
 MAX_NUDGE_SECONDS = 0.2
+# What _decide returns for a SIGINT that is ignored or held rather than raised.
+_LEFT = object()
 # A byte other than a signal number written to the wakeup pipe by this module: wakes the thread to (re)schedule.
 _KICK = b"\x00"
 
@@ -85,6 +87,8 @@ class AgentInterrupts:
         self._owed_since: float | None = None
         self.repeats = 0
         self._depth = 0
+        # Set while _handle decides about a SIGINT (a repeat arriving meanwhile is the same interrupt).
+        self._deciding = False
         self._handler = self._handle  # one bound method: compared by identity
         self._trigger = _trigger_code()
         self._main = threading.main_thread().ident
@@ -213,6 +217,29 @@ class AgentInterrupts:
         __tracebackhide__ = True  # noqa: F841 - IPython leaves this frame out of the tracebacks it shows
         if self._depth > 0:  # a handler chained to this one calls it back: raise as ipykernel's would
             raise KeyboardInterrupt
+        if self._deciding:
+            # A SIGINT that came while this handler decides about the one before (a repeat sent just before the
+            # handler took the lock): that call raises or holds the interrupt; raising here would raise it inside
+            # the handler's own frames.
+            self._nudged = False
+            return None
+        self._deciding = True
+        try:
+            chained = self._decide(frame)
+        finally:
+            self._deciding = False
+        if chained is _LEFT:
+            return None
+        self._depth += 1
+        try:
+            if callable(chained) and chained is not self._handler:
+                return chained(signum, frame)
+            raise KeyboardInterrupt
+        finally:
+            self._depth -= 1
+
+    def _decide(self, frame: Any) -> Any:
+        """Under the lock: _LEFT when the SIGINT is ignored or held, else the handler to raise it with."""
         with self._lock:
             state = self._state
             if state == _IDLE and not self._in_request:
@@ -223,14 +250,14 @@ class AgentInterrupts:
                     self._early = self._agent_request()
                 except Exception:  # noqa: BLE001 - no parent to read: nothing to remember
                     self._early = None
-                return None
+                return _LEFT
             if self._owed:
                 pass
             elif self._nudged:
                 # A repeat that came after the interrupt it repeats was raised: raising again would interrupt the
                 # cell's own clean-up.
                 self._nudged = False
-                return None
+                return _LEFT
             elif state != _IDLE:  # a SIGINT whose wakeup byte the thread has not read yet
                 self._heard_unread += 1
             if state == _STARTING or (state == _RUNNING and self._in_hooks(frame)):
@@ -238,16 +265,9 @@ class AgentInterrupts:
                 if not self._owed:
                     self._owed_since = time.monotonic()
                 self._owed = True
-                return None
+                return _LEFT
             self._owed = False
-            chained = self._chained
-        self._depth += 1
-        try:
-            if callable(chained) and chained is not self._handler:
-                return chained(signum, frame)
-            raise KeyboardInterrupt
-        finally:
-            self._depth -= 1
+            return self._chained
 
     def _in_hooks(self, frame: Any) -> bool:
         trigger = self._trigger
