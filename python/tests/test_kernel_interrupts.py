@@ -152,10 +152,22 @@ def test_an_unheard_interrupt_is_repeated_only_for_the_grace_the_parent_gave(ker
     side = "get_ipython()._ipython_mcp_kernel_side.interrupts"
     kernel.agent_cell(comm_id, 3001, f"{side}.repeats")
     before = kernel.response(comm_id, 3001)["result"]["result"]["value"]
+    # The interrupt is raised as soon as the sleep returns (the kernel's other threads still take the signal);
+    # the finally unblocks SIGINT whatever lands meanwhile, so the kernel's main thread is left as it was.
     msg_id = kernel.agent_cell(comm_id, 3002, "import ctypes, signal, time\n"
+                               "heard = False\n"
                                "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
-                               "ctypes.CDLL(None).sleep(3)\n"
-                               "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
+                               "try:\n"
+                               "    ctypes.CDLL(None).sleep(3)\n"
+                               "finally:\n"
+                               "    for _ in range(100):\n"
+                               "        try:\n"
+                               "            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
+                               "            break\n"
+                               "        except KeyboardInterrupt:\n"
+                               "            heard = True\n"
+                               "if heard:\n"
+                               "    raise KeyboardInterrupt\n"
                                "time.sleep(10**6)")
     _wait_busy(kernel, msg_id)
     time.sleep(0.3)
@@ -170,5 +182,48 @@ def test_an_unheard_interrupt_is_repeated_only_for_the_grace_the_parent_gave(ker
     print(f"[measure] a {stuck:.1f} s C call deaf to its interrupt: {repeats} repeats with a 0.5 s grace")
     assert stuck > 1.5, "the C call was too short to tell"
     assert 1 <= repeats <= 6
+    kernel.agent_cell(comm_id, 3004, "import signal\nsignal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])")
+    assert kernel.response(comm_id, 3004)["result"]["result"]["value"] is False
     kernel.send(comm_id, {"type": "shutdown"})
     kernel.messages(comm_id, lambda m: m.get("type") == "comm_close")
+
+
+def _cancelled(kernel: Kernel, comm: str, request_id: int, label: str) -> None:
+    try:
+        response = kernel.messages(comm, lambda m: m.get("type") == "response" and m.get("id") == request_id,
+                                   timeout=ANSWER_WITHIN_SECONDS)[-1]
+    except AssertionError:
+        kernel.manager.interrupt_kernel()
+        raise AssertionError(f"{label}: the interrupt was lost (no answer within {ANSWER_WITHIN_SECONDS} s)") from None
+    assert response["ok"] is False and response["error"]["code"] == "operation_cancelled", (label, response)
+
+
+def test_an_operation_over_the_comm_is_interrupted_as_the_cell_is_held_then_raised(kernel: Kernel, comm: str) -> None:
+    # The Node side interrupts a comm operation as soon as the kernel says busy with its comm_msg: the interrupt
+    # may land before the operation's code (in ipykernel's comm dispatch), where it is held, then raised in it.
+    kernel.run("import time as _time\ndef slow_op():\n    _time.sleep(60)\nop_kept = 'still here'")
+    for index in range(12):
+        request_id = 4000 + index
+        msg_id = kernel.request(comm, request_id, "call_function", {"name": "slow_op"})
+        _wait_busy(kernel, msg_id)
+        time.sleep(0.0003 * index)
+        kernel.manager.interrupt_kernel()
+        _cancelled(kernel, comm, request_id, f"{0.3 * index:.1f} ms after busy")
+    kernel.agent_cell(comm, 4100, "op_kept")
+    assert kernel.response(comm, 4100)["result"]["result"]["value"] == "still here"
+    _person_cell_is_left_alone(kernel, "after the comm operations")
+
+
+def test_an_operation_over_the_comm_hears_an_interrupt_landing_as_a_c_call_ends(kernel: Kernel, comm: str) -> None:
+    kernel.run("import time as _time\ndef c_then_sleep():\n    sum(range(10**7))\n    _time.sleep(10**6)\n"
+               "_t0 = _time.perf_counter(); sum(range(10**7)); c_call_seconds = _time.perf_counter() - _t0")
+    kernel.agent_cell(comm, 4200, "c_call_seconds")
+    busy = kernel.response(comm, 4200)["result"]["result"]["value"]
+    for index in range(12):
+        request_id = 4300 + index
+        msg_id = kernel.request(comm, request_id, "call_function", {"name": "c_then_sleep"})
+        _wait_busy(kernel, msg_id)
+        offset = busy * (0.8 + 0.04 * index)
+        time.sleep(offset)
+        kernel.manager.interrupt_kernel()
+        _cancelled(kernel, comm, request_id, f"{offset * 1000:.1f} ms into a {busy * 1000:.0f} ms C call")

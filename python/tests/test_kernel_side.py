@@ -79,11 +79,13 @@ class Kernel:
             "comm_open", {"comm_id": comm_id, "target_name": TARGET, "data": data}))
         return comm_id
 
-    def request(self, comm_id: str, request_id: int, op: str, params: dict[str, Any], **extra: Any) -> None:
-        self.send(comm_id, {"type": "request", "id": request_id, "op": op, "params": params, **extra})
+    def request(self, comm_id: str, request_id: int, op: str, params: dict[str, Any], **extra: Any) -> str:
+        return self.send(comm_id, {"type": "request", "id": request_id, "op": op, "params": params, **extra})
 
-    def send(self, comm_id: str, data: Any) -> None:
-        self.client.shell_channel.send(self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
+    def send(self, comm_id: str, data: Any) -> str:
+        message = self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.client.shell_channel.send(message)
+        return str(message["header"]["msg_id"])
 
     def agent_cell(self, comm_id: str, request_id: int, code: str, stream: bool = False) -> str:
         marker: dict[str, Any] = {"id": request_id, "params": {"code": code}, "comm": comm_id}

@@ -264,7 +264,17 @@ class KernelSide:
             return
         if isinstance(request_id, int):
             client.seen.append(request_id)
-        client.worker.handle(data, _NoInterrupter())
+        interrupts = self.interrupts
+        if interrupts is not None:
+            # From here an interrupt is raised in the operation (one held since its comm_msg arrived is owed), and
+            # repeated while unheard, as in the agent's cell (interrupts.py).
+            interrupts.grace = getattr(client.guard, "grace", None)
+            interrupts.running()
+        try:
+            client.worker.handle(data, _NoInterrupter())
+        finally:
+            if interrupts is not None:
+                interrupts.answered()
 
     # -- the agent's cells, run by the kernel ---------------------------------------------------------------------
 
@@ -378,11 +388,23 @@ def _facts(op: Any) -> OperationFacts | None:
 
 
 def _agent_request_id(shell: Any) -> str | None:
-    """The message id of the execute_request the running thread handles if it carries an agent's marker, else None
-    (asked by the interrupt handler, interrupts.py, before the request's cell begins)."""
+    """The message id of the request the running thread handles if it is an agent's (an execute_request carrying an
+    agent's marker, or a comm_msg carrying a ``request`` on an ipython-mcp's comm), else None (asked by the interrupt
+    handler, interrupts.py, before the request's cell or operation begins)."""
     parent = _shell_parent(shell)
     header = (parent.get("header") or {}) if parent is not None else {}
-    if header.get("msg_type") != "execute_request" or _agent_marker(parent) is None:
+    kind = header.get("msg_type")
+    if kind == "execute_request":
+        if _agent_marker(parent) is None:
+            return None
+    elif kind == "comm_msg":
+        content = (parent.get("content") or {}) if parent is not None else {}
+        data = content.get("data")
+        side = getattr(shell, _SIDE_ATTRIBUTE, None)
+        if not isinstance(data, dict) or data.get("type") != "request" or side is None \
+                or content.get("comm_id") not in getattr(side, "clients", {}):
+            return None
+    else:
         return None
     msg_id = header.get("msg_id")
     return msg_id if isinstance(msg_id, str) else None

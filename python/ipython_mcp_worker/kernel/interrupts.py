@@ -47,6 +47,7 @@ _KICK = b"\x00"
 _IDLE = "idle"  # no agent's request: the handler is ipykernel's default_int_handler in all but name
 _STARTING = "starting"  # an agent's execute_request is being handled, its cell not yet begun: interrupts are held
 _RUNNING = "running"  # the agent's cell runs: an interrupt is raised, repeated while owed
+_ANSWERED = "answered"  # the agent's comm operation has been answered, its request not yet over: an interrupt is stale
 
 
 def _trigger_code() -> Any:
@@ -194,6 +195,14 @@ class AgentInterrupts:
             if self._owed:
                 self._kick()
 
+    def answered(self) -> None:
+        """The agent's operation sent over the comm has been answered (main thread): an interrupt that comes before
+        its request is over was meant for it, and is stale; nothing is repeated any more."""
+        with self._lock:
+            if self._state in (_STARTING, _RUNNING):
+                self._state = _ANSWERED
+                self._owed = False
+
     def end(self) -> None:
         """The agent's cell ended (post_run_cell), or its request did: nothing is held or repeated any more."""
         if threading.current_thread() is not threading.main_thread():
@@ -250,6 +259,10 @@ class AgentInterrupts:
                     self._early = self._agent_request()
                 except Exception:  # noqa: BLE001 - no parent to read: nothing to remember
                     self._early = None
+                return _LEFT
+            if state == _ANSWERED:
+                # For the operation just answered (its stop crossed the answer): nothing left to interrupt.
+                self._nudged = False
                 return _LEFT
             if self._owed:
                 pass
