@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ipython_mcp_worker.protocol.constants import PROTOCOL_VERSION
 from test_kernel_side import Kernel, booted_kernel
+
+from ipython_mcp_worker.protocol.constants import PROTOCOL_VERSION
 
 # An interrupted cell is answered well within this (without the repeat, a lost one never is).
 ANSWER_WITHIN_SECONDS = 5.0

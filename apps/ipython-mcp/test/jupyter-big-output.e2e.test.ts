@@ -136,6 +136,23 @@ describe('big output on a kernel', () => {
     }, 1_800_000);
   }
 
+  it('a cell whose displays pass the server\'s IOPub message rate limit still gets its whole answer', async () => {
+    // 6,000 displays in a second or two: past iopub_msg_rate_limit (1,000 a second over 3 s), the Jupyter server drops
+    // every IOPub message but a status until the rate falls, the answer on the comm among them. The answer is asked
+    // for again after the cell's idle (which resets the server's window), and comes.
+    const agent = await startKernelServer(jupyter, ['--kernel-name', 'python3']);
+    try {
+      const out = await agent.structured('execute', {
+        code: 'from IPython.display import display\nfor i in range(6000):\n    display(i)\n"answered"',
+      });
+      expect(out.error ?? null).toBeNull();
+      expect(out.result.value).toBe('answered');
+      expect((await agent.structured('execute', { code: '"next call"' })).result.value).toBe('next call');
+    } finally {
+      await agent.close();
+    }
+  }, 120_000);
+
   it('leaves no spill folder in the temporary directory after the sessions (owned kernels shut down, attached ones kept)', async () => {
     const agent = await startKernelServer(jupyter, ['--kernel-name', 'python3'], { IPYTHON_MCP_KERNEL_SPILL: 'transfer' });
     try {

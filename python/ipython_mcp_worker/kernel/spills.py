@@ -64,7 +64,7 @@ class PrivateSpills(SpillDirectory):
 
     def file(self, name: str) -> str | None:
         """The path of the spill file ``name`` here, or None for a name that is not a plain file name."""
-        if not self.path or not isinstance(name, str) or not name or name != os.path.basename(name) or name.startswith("."):
+        if not self.path or not name or name != os.path.basename(name) or name.startswith("."):
             return None
         return os.path.join(self.path, name)
 
@@ -147,7 +147,7 @@ def read_chunk(spills: SpillDirectory | None, data: dict[str, Any]) -> dict[str,
     character boundary, as text; ``size`` the file's size (``error`` when it cannot be read)."""
     name, offset = data.get("name"), data.get("offset")
     answer: dict[str, Any] = {"type": "spill_chunk", "name": name, "offset": offset}
-    path = spills.file(name) if isinstance(spills, PrivateSpills) else None
+    path = spills.file(name) if isinstance(spills, PrivateSpills) and isinstance(name, str) else None
     if path is None or type(offset) is not int or offset < 0:
         return {**answer, "error": "no such spill file here"}
     try:
