@@ -136,6 +136,36 @@ describe('big output on a kernel', () => {
     }, 1_800_000);
   }
 
+  it('a kernel that dies while its spill file is pulled: the answer keeps what came and says what did not, and why', async () => {
+    const agent = await startKernelServer(jupyter, ['--kernel-name', 'python3'], { IPYTHON_MCP_KERNEL_SPILL: 'transfer', IPYTHON_MCP_OPERATION_TIMEOUT_SECONDS: '600' });
+    try {
+      const kernelPid = (await agent.structured('execute', { code: 'import os\nos.getpid()' })).result.value as number;
+      const answer = agent.structured('execute', { code: `for _ in range(256):\n    print('x' * (${MiB} - 1))` });
+      // The pull has begun once the local file has bytes: the cell has ended and answered.
+      const pulled = (): number =>
+        readdirSync(scratch)
+          .filter((name) => name.startsWith('ipython-mcp-output-'))
+          .flatMap((directory) => readdirSync(join(scratch, directory)).filter((name) => name.endsWith('-stdout.txt')).map((name) => statSync(join(scratch, directory, name)).size))
+          .reduce((sum, size) => sum + size, 0);
+      const deadline = Date.now() + 120_000;
+      while (pulled() < 8 * MiB && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      process.kill(kernelPid, 'SIGKILL');
+      const out = await answer;
+      const total = 256 * MiB;
+      expect(out.error ?? null).toBeNull();
+      expect(out.stdout.length + out.stdout_omitted_chars).toBe(total);
+      expect(out.stdout_spill_cut).toMatch(/^\d+ of its \d+ bytes came: the kernel's connection ended/);
+      const size = statSync(out.stdout_spill as string).size;
+      expect(size).toBeGreaterThanOrEqual(8 * MiB);
+      expect(size).toBeLessThan(total);
+      expect(out.stdout_spill_omitted_chars).toBe(total - size);
+      // The next call runs on a fresh kernel (an owned kernel is replaced).
+      expect((await agent.structured('execute', { code: '"next call"' })).result.value).toBe('next call');
+    } finally {
+      await agent.close();
+    }
+  }, 300_000);
+
   it('a cell whose displays pass the server\'s IOPub message rate limit still gets its whole answer', async () => {
     // 6,000 displays in a second or two: past iopub_msg_rate_limit (1,000 a second over 3 s), the Jupyter server drops
     // every IOPub message but a status until the rate falls, the answer on the comm among them. The answer is asked
