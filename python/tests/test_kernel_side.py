@@ -291,6 +291,26 @@ def test_a_closed_connection_removes_its_spill_folder_with_the_files_never_pulle
     assert _spill_folders(kernel) == folders
 
 
+def test_a_folder_left_by_a_killed_kernel_is_removed_by_the_next_spill(kernel: Kernel) -> None:
+    import subprocess
+    import tempfile
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    leftover = Path(tempfile.gettempdir()) / f"ipython-mcp-spill-{gone.pid}-left"
+    leftover.mkdir()
+    (leftover / "00000000000000000001-cell1-stdout.txt").write_text("half")
+    configure = {"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
+                 "output_spill": {"dir": "/nonexistent/parent/side", "max_bytes": 10_000_000}}
+    comm_id = kernel.open_comm(configure)
+    assert kernel.ready(comm_id)["type"] == "ready"
+    kernel.agent_cell(comm_id, 23, "print('w' * 300_000)")
+    assert kernel.response(comm_id, 23)["result"]["stdout_spill"]
+    assert not leftover.exists()
+    kernel.send(comm_id, {"type": "shutdown"})
+    kernel.messages(comm_id, lambda m: m.get("type") == "comm_close")
+
+
 def test_a_kernel_that_sees_the_parents_spill_directory_writes_into_it(kernel: Kernel, tmp_path: Path) -> None:
     folders = _spill_folders(kernel)
     directory = tmp_path / "parent-spills"

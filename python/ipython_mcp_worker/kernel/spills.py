@@ -14,7 +14,8 @@ Two ways, chosen once per connection (``choose``), from what the kernel can see:
   the Jupyter server faster than the parent takes it, and each request's own ``idle`` resets the server's IOPub rate
   window (``iopub_msg_rate_limit``), so no piece is dropped by it. A file is removed here once the parent says
   ``spill_done`` (or the parent's comm closes, or the kernel process exits normally), and the folder with its last
-  file.
+  file. A folder's name carries the kernel's pid: one left by a kernel that was killed is removed by the next kernel
+  side on that machine that spills.
 """
 
 from __future__ import annotations
@@ -47,6 +48,26 @@ def _remove_all() -> None:
 atexit.register(_remove_all)
 
 
+def _sweep() -> None:
+    """Removes the folders of kernel processes that are gone (a kernel killed while a file was being pulled has no
+    exit to remove its own): their names carry the pid. A folder of a process still there, or of another user, stays."""
+    root = tempfile.gettempdir()
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        pid = name[len(PREFIX):].split("-", 1)[0] if name.startswith(PREFIX) else ""
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        except OSError:
+            continue
+
+
 class PrivateSpills(SpillDirectory):
     """A spill directory of this kernel's own, made with the first file, removed with the last one pulled."""
 
@@ -55,8 +76,9 @@ class PrivateSpills(SpillDirectory):
 
     def open(self, label: str) -> SpillFile | None:
         if not self.path:
+            _sweep()
             try:
-                self.path = tempfile.mkdtemp(prefix=PREFIX)
+                self.path = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")
             except OSError:
                 return None
             _LIVE.add(self.path)
