@@ -71,6 +71,13 @@ class Kernel:
             code, timeout=60, output_hook=self.iopub.append, **options)
         return reply
 
+    def probe_comm(self) -> str:
+        """A comm of its own for asking the kernel side things (opened once)."""
+        if getattr(self, "_probe", None) is None:
+            self._probe = self.open_comm()
+            assert self.ready(self._probe)["type"] == "ready"
+        return str(self._probe)
+
     def open_comm(self, configure: dict[str, Any] | None = None) -> str:
         self.comms += 1
         comm_id = f"comm-{self.comms}"
@@ -221,11 +228,10 @@ def test_big_output_keeps_head_and_tail_and_names_no_spill_file(kernel: Kernel, 
 
 def _spill_folders(kernel: Kernel) -> int:
     """How many ipython-mcp-spill-* folders the kernel's temporary directory holds now."""
-    reply = kernel.run("import glob, tempfile\n"
-                       "print('spill folders:', len(glob.glob(tempfile.gettempdir() + '/ipython-mcp-spill-*')))")
-    assert reply["content"]["status"] == "ok"
-    said = [m["content"]["text"] for m in kernel.iopub if m["msg_type"] == "stream" and "spill folders:" in m["content"]["text"]]
-    return int(said[-1].split("spill folders:")[-1].split()[0])
+    # This kernel's own (their names carry its pid): other kernels on the machine come and go meanwhile.
+    kernel.agent_cell(kernel.probe_comm(), 90_000 + kernel.comms,
+                      "import glob, os, tempfile\nlen(glob.glob(f'{tempfile.gettempdir()}/ipython-mcp-spill-{os.getpid()}-*'))")
+    return int(kernel.response(kernel.probe_comm(), 90_000 + kernel.comms)["result"]["result"]["value"])
 
 
 def _pull(kernel: Kernel, comm_id: str, name: str) -> tuple[bytes, list[dict[str, Any]]]:
