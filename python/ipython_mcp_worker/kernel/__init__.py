@@ -14,6 +14,11 @@ side answers ``ready`` (or ``startup_failed``) and from then on serves:
 - a Code Mode ``run_code`` the same way (``"op": "run_code"`` in the marker, sent with ``allow_stdin``): its tool
   functions ask the host on the kernel's stdin channel (code_mode_cell.py, stdin_calls.py).
 
+Beside requests, the comm carries: ``probe`` (after a reconnect: which requests began), ``resend {id}`` (an answer
+the Jupyter server dropped under its IOPub rate limits: the latest two are kept and sent again, else ``resent
+{found: false}``), and ``spill_read``/``spill_done`` (a spill file pulled piece by piece after its answer, when the
+kernel does not see the parent's spill directory: spills.py).
+
 The agent's cell is known exactly: ``pre_run_cell`` takes a cell only when the execute_request the running thread
 handles carries the marker, and ``post_run_cell`` answers only for the same ExecutionInfo object on the same thread.
 A cell of another client (the main shell's next cell, a cell on an ipykernel 7 subshell's thread, a ``run_cell``
