@@ -31,7 +31,7 @@ import type { JupyterComm } from './jupyter-comm.js';
 import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
 import { readHandshake } from './kernel-handshake.js';
 import { JupyterKernelError } from './errors.js';
-import { appendSpill, localSpills } from './kernel-spills.js';
+import { directSpills, SpillTransfer, spillProbe } from './kernel-spills.js';
 import { KernelToolCalls, machineGuardConfigure, runsAsCell } from './kernel-stdin.js';
 import { WORKER_COMM_TARGET, type KernelWorkerOptions } from './kernel-worker-options.js';
 import { oversize, type Pending } from './pending-request.js';
@@ -60,6 +60,12 @@ const RESTART_NOTICE_MS = 1_000;
 
 /** How long shutdown() waits for the kernel side to close the comm after `shutdown`, at most. */
 const SHUTDOWN_WAIT_MS = 2_000;
+
+/**
+ * How often an answer the Jupyter server dropped (its IOPub rate limits drop any message but a status) is asked for
+ * again, after its request's idle came without it, before the call fails.
+ */
+const MAX_RESENDS = 3;
 
 /**
  * One worker over one kernel. Requests wait in Node while the kernel is busy with another client's request (a
@@ -92,6 +98,10 @@ export class JupyterKernelWorker implements WorkerHandle {
   readonly #startedAt = performance.now();
   /** Code Mode's nested calls, on the kernel's stdin channel (kernel-stdin.ts). */
   readonly #toolCalls: KernelToolCalls;
+  /** Answers whose spill files are being pulled from a kernel that does not see the spill directory, by request id. */
+  readonly #transfers = new Map<number, SpillTransfer>();
+  /** How the kernel side's spill files reach this side: `direct`, `transfer`, or undefined (spilling off). */
+  #spillMode: string | undefined;
 
   constructor(options: KernelWorkerOptions) {
     this.#options = options;
@@ -171,8 +181,15 @@ export class JupyterKernelWorker implements WorkerHandle {
       }
       if (this.#readyState !== 'starting') return;
       const configure = ConfigureSchema.parse({ type: 'configure', protocol: PROTOCOL_VERSION, codec: 'json', ...this.#options.start.configure });
-      // The kernel side answers the configure (ready or startup_failed) while it handles the comm_open.
-      const comm = await kernel.openComm(WORKER_COMM_TARGET, { ...configure, ...machineGuardConfigure(this.#options.machineGuard) }, (data) => this.#onCommData(data));
+      // The kernel side answers the configure (ready or startup_failed) while it handles the comm_open, having read
+      // the spill probe (kernel-spills.ts) if it can.
+      const probe = spillProbe(this.#spillDirectory);
+      let comm: JupyterComm;
+      try {
+        comm = await kernel.openComm(WORKER_COMM_TARGET, { ...configure, ...machineGuardConfigure(this.#options.machineGuard), ...probe.configure }, (data) => this.#onCommData(data));
+      } finally {
+        probe.remove();
+      }
       if (!this.alive) {
         comm.close();
         return;
@@ -222,11 +239,19 @@ export class JupyterKernelWorker implements WorkerHandle {
     // Ready once the comm is in place (#boot): the kernel side answers while the comm_open is still being handled.
     this.#reportedPid = handshake.pid;
     this.#readyInfo = handshake.info;
+    this.#spillMode = typeof message.spill === 'string' ? message.spill : undefined;
   }
 
   #route(raw: unknown, held = false): void {
-    if ((raw as { type?: unknown }).type === 'spill') {
-      appendSpill(this.#options.start.configure.output_spill?.dir, raw as Record<string, unknown>, this.#logger);
+    const type = (raw as { type?: unknown }).type;
+    if (type === 'spill_chunk') {
+      for (const transfer of this.#transfers.values()) transfer.onChunk(raw as Record<string, unknown>);
+      return;
+    }
+    if (type === 'resent') {
+      // The kernel side kept no answer of that request: it ran without the hooks (or ended before answering).
+      const id = (raw as { id?: unknown }).id;
+      if (typeof id === 'number') this.#unanswered(id);
       return;
     }
     if ((raw as { type?: unknown }).type === 'probe') {
@@ -254,8 +279,12 @@ export class JupyterKernelWorker implements WorkerHandle {
         if (pending === undefined) return;
         // Held: an interrupt nobody here asked for, and no restart followed: another client stopped the cell.
         const shared = this.#facts(pending, held ? 'other_client' : undefined);
-        const reply: WorkerReply = message.ok ? { ok: true, result: localSpills(this.#options.start.configure.output_spill?.dir, message.result), shared } : { ok: false, error: knownFailure(message.error), shared };
+        const reply: WorkerReply = message.ok ? { ok: true, result: directSpills(this.#spillDirectory, message.result, this.#logger), shared } : { ok: false, error: knownFailure(message.error), shared };
         if (message.catalog_revision !== undefined) reply.catalogRevision = message.catalog_revision;
+        if (reply.ok && this.#comm !== undefined && this.#spillDirectory !== undefined && SpillTransfer.needed(reply.result)) {
+          this.#pullSpills(pending, reply, this.#comm, this.#spillDirectory);
+          return;
+        }
         pending.resolve(reply);
         return;
       }
@@ -271,6 +300,57 @@ export class JupyterKernelWorker implements WorkerHandle {
       }
       default:
         return;
+    }
+  }
+
+  get #spillDirectory(): string | undefined {
+    return this.#options.start.configure.output_spill?.dir;
+  }
+
+  /**
+   * Pulls the answer's spill files from the kernel side before the answer is given, the deadline paused meanwhile
+   * (the code has ended; a stop during the pull gives the answer with what came: SpillTransfer).
+   */
+  #pullSpills(pending: Pending, reply: WorkerReply & { ok: true }, comm: JupyterComm, directory: string): void {
+    const transfer = new SpillTransfer(comm, directory, reply.result, this.#logger);
+    this.#transfers.set(pending.id, transfer);
+    pending.hooks.onPaused?.(true);
+    void transfer.done.then((result) => {
+      this.#transfers.delete(pending.id);
+      pending.hooks.onPaused?.(false);
+      pending.resolve({ ...reply, result });
+    });
+  }
+
+  /** A request whose answer never came, and that the kernel side kept none of: it ran without the hooks. */
+  #unanswered(id: number): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined || pending.answerHeld === true) return;
+    this.#logger.warn('kernel.unhooked_cell', { op: pending.op });
+    this.#settle(id)?.resolve({
+      ok: false,
+      error: { code: 'internal_error', message: 'the kernel ran the cell without the ipython-mcp hooks (was the worker unloaded?)' },
+    });
+  }
+
+  /**
+   * The kernel went idle after one of this worker's requests without its answer: the Jupyter server dropped it (an
+   * IOPub rate limit), or the request ran without the hooks. The kernel side is asked for it again; its own request's
+   * idle resets the server's rate window.
+   */
+  #answerMissing(pending: Pending): void {
+    const comm = this.#comm;
+    const asked = pending.resends ?? 0;
+    if (comm === undefined || asked >= MAX_RESENDS) {
+      this.#unanswered(pending.id);
+      return;
+    }
+    pending.resends = asked + 1;
+    this.#logger.warn('kernel.answer_resent', { op: pending.op });
+    try {
+      pending.messageId = comm.send({ type: 'resend', id: pending.id });
+    } catch {
+      this.#unanswered(pending.id);
     }
   }
 
@@ -343,6 +423,9 @@ export class JupyterKernelWorker implements WorkerHandle {
       this.#foreign.clear();
       return;
     }
+    if (activity.state === 'idle' && activity.parentSession === kernel.clientId) {
+      for (const transfer of this.#transfers.values()) transfer.onIdle(activity.parentId);
+    }
     if (activity.parentSession !== kernel.clientId) {
       if (activity.parentId === '') return;
       if (activity.state === 'busy') this.#foreign.began(activity.parentId, activity.parentSession);
@@ -354,13 +437,10 @@ export class JupyterKernelWorker implements WorkerHandle {
     if (activity.state === 'busy' && pending.state === 'sent') {
       pending.state = 'running';
       if (pending.interruptWhenRunning) this.#restInterrupt();
-    } else if (activity.state === 'idle' && pending.cell && pending.answerHeld !== true) {
-      // The kernel side answers a captured cell from its post_run_cell hook, before this idle.
-      this.#logger.warn('kernel.unhooked_cell', { op: pending.op });
-      this.#settle(pending.id)?.resolve({
-        ok: false,
-        error: { code: 'internal_error', message: 'the kernel ran the cell without the ipython-mcp hooks (was the worker unloaded?)' },
-      });
+    } else if (activity.state === 'idle' && pending.answerHeld !== true) {
+      // The kernel side answers a captured cell from its post_run_cell hook, and a comm request while handling it:
+      // both before this idle.
+      this.#answerMissing(pending);
     }
   }
 
@@ -456,6 +536,7 @@ export class JupyterKernelWorker implements WorkerHandle {
    * interrupted as soon as it runs if it waits in the kernel's queue. A finished request is left alone.
    */
   interrupt(id: number): void {
+    this.#transfers.get(id)?.stop('the call was stopped (its deadline, a cancel, or the server shutting down) while its spill file was being fetched');
     const pending = this.#pending.get(id);
     if (pending === undefined || !this.alive) return;
     if (pending.state === 'waiting') {
@@ -566,6 +647,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     const error = new WorkerExitedError(`the kernel worker ended: ${reason}`, exit.code, exit.signal);
     const open = [...this.#pending.values()];
     this.#pending.clear();
+    for (const transfer of this.#transfers.values()) transfer.stop(`the kernel's connection ended (${reason.slice(0, 200)})`);
     this.#probes.clear();
     this.#toolCalls.clear();
     this.#waiting.length = 0;

@@ -18,6 +18,8 @@ export interface Pending {
   interruptWhenRunning: boolean;
   /** This worker asked for an interrupt of it (a KeyboardInterrupt in its answer is then ours). */
   interruptAsked?: boolean | undefined;
+  /** How often its answer was asked for again after its idle came without it (the server dropped it). */
+  resends?: number | undefined;
   /** Its answer came and is held a moment (an interrupt nobody here asked for): its cell's idle is no failure. */
   answerHeld?: boolean | undefined;
   /** When it was handed to this worker (performance.now()). */
@@ -35,9 +37,17 @@ export interface Pending {
  * (the JSON of the request message), or undefined: such a request never reaches the kernel.
  */
 export function oversize(id: number, op: string, params: Record<string, unknown>, limit: number): FrameError | undefined {
+  // A Jupyter server ends the WebSocket of a message over its websocket_max_message_size (Tornado's default, 10 MiB):
+  // a request is never sent larger than WEBSOCKET_SAFE_BYTES, whatever IPYTHON_MCP_MAX_IPC_MESSAGE_BYTES allows.
+  const bound = Math.min(limit, WEBSOCKET_SAFE_BYTES);
   // Cheap first: a string's UTF-8 size is at most three bytes a character, so most requests need no encoding.
   const text = JSON.stringify({ type: 'request', id, op, params });
-  if (text.length * 3 + 1 <= limit) return undefined;
+  if (text.length * 3 + 1 <= bound) return undefined;
   const size = Buffer.byteLength(text, 'utf8') + 1;
-  return size > limit ? new FrameError('message_too_large', `message of ${size} bytes exceeds the ${limit}-byte IPC limit`, size) : undefined;
+  if (size <= bound) return undefined;
+  const why = bound < limit ? 'limit of a message to a Jupyter server (its WebSocket closes past 10 MiB)' : 'IPC limit';
+  return new FrameError('message_too_large', `message of ${size} bytes exceeds the ${bound}-byte ${why}`, size);
 }
+
+/** The largest request sent to a kernel, in bytes: under a Jupyter server's 10 MiB WebSocket message limit. */
+export const WEBSOCKET_SAFE_BYTES = 8 * 1024 * 1024;

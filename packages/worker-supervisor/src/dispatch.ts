@@ -110,6 +110,7 @@ export class Dispatcher {
     const onToolCall = options.onToolCall;
     const { id, reply } = worker.request(op, params, {
       onEvent: options.onEvent,
+      onPaused: (paused) => (paused ? deadline.pause() : deadline.resume()),
       onToolCall:
         onToolCall === undefined
           ? undefined

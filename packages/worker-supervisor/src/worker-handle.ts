@@ -58,6 +58,11 @@ export type WorkerReply =
 export interface RequestHooks {
   onEvent?: ((event: WorkerEvent) => void) | undefined;
   onToolCall?: ((call: ToolCall) => void) | undefined;
+  /**
+   * The worker says the request's code has ended and it is finishing the answer (a Jupyter kernel's spill files
+   * being fetched): `true` pauses the deadline, `false` resumes it. A stop meanwhile still reaches `interrupt`.
+   */
+  onPaused?: ((paused: boolean) => void) | undefined;
 }
 
 /**

@@ -133,6 +133,8 @@ class MachineGuard:
         self._interrupted_at: float | None = None
         self._chained: Any = None
         self._before: set[int] = set()
+        # One bound method, installed and compared by identity (each attribute read makes a new bound method).
+        self._handler = self._on_sigint
 
     @property
     def active(self) -> bool:
@@ -169,7 +171,7 @@ class MachineGuard:
         thread, self._thread = self._thread, None
         if thread is not None:
             thread.join(timeout=1)
-        if self._chained is not None and signal.getsignal(signal.SIGINT) is self._on_sigint:
+        if self._chained is not None and signal.getsignal(signal.SIGINT) is self._handler:
             signal.signal(signal.SIGINT, self._chained)
         self._chained = None
 
@@ -179,7 +181,7 @@ class MachineGuard:
     def _watch_interrupts(self) -> None:
         try:
             self._chained = signal.getsignal(signal.SIGINT)
-            signal.signal(signal.SIGINT, self._on_sigint)
+            signal.signal(signal.SIGINT, self._handler)
         except (ValueError, TypeError):  # not the main thread, or a handler that is not Python's
             self._chained = None
 

@@ -72,7 +72,9 @@ function pushStream(lines: string[], stream: 'stdout' | 'stderr', structured: Js
   const spill = structured[`${stream}_spill`];
   if (typeof spill === 'string') {
     const short = structured[`${stream}_spill_omitted_chars`];
-    const what = typeof short === 'number' ? `start of ${stream} (all but its last ${count(short)} characters: spill cap)` : `whole ${stream}`;
+    const cut = structured[`${stream}_spill_cut`];
+    const why = typeof cut === 'string' ? `the kernel's file was not all fetched: ${cut}` : 'spill cap';
+    const what = typeof short === 'number' ? `start of ${stream} (all but its last ${count(short)} characters: ${why})` : `whole ${stream}`;
     lines.push(`[${what} in ${spill}; read it with execute, e.g. open(path).read()[-5000:]]`);
   }
 }
