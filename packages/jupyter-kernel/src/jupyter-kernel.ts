@@ -44,6 +44,7 @@ export class JupyterKernel {
   readonly #activityListeners = new Set<(activity: KernelActivity) => void>();
   readonly #reconnectListeners = new Set<() => void>();
   #lost: JupyterKernelError | undefined;
+  #lostToOtherClient: 'restart' | 'shutdown' | undefined;
   /** The kernel process's own session id (every message it sends carries it); a new one means a new process. */
   #kernelSession: string | undefined;
   #everConnected = false;
@@ -90,6 +91,8 @@ export class JupyterKernel {
           parentId: typeof parent.msg_id === 'string' ? parent.msg_id : '',
           parentSession: typeof parent.session === 'string' ? parent.session : '',
           parentType: typeof parent.msg_type === 'string' ? parent.msg_type : '',
+          date: typeof message.header.date === 'string' ? message.header.date : '',
+          parentDate: typeof parent.date === 'string' ? parent.date : '',
         };
         for (const listener of [...this.#activityListeners]) listener(activity);
       }
@@ -97,12 +100,12 @@ export class JupyterKernel {
       if ((message.content as { restart?: unknown }).restart === true) {
         // Someone restarts the kernel (JupyterLab's toolbar, a REST restart): the process that ends has everything
         // booted into it; the server's channels then reach a new one.
-        if (!this.#closed) this.#fail('the kernel was restarted (from Jupyter, by another client), so its namespace is new', true);
+        if (!this.#closed) this.#fail('the kernel was restarted (from Jupyter, by another client), so its namespace is new', true, 'restart');
         return;
       }
       setTimeout(() => {
         if (this.#closed) return;
-        this.#fail('the kernel was shut down', true);
+        this.#fail('the kernel was shut down', true, 'shutdown');
         this.#connection.dispose();
       }, SHUTDOWN_GRACE_MS).unref();
     });
@@ -119,6 +122,16 @@ export class JupyterKernel {
       // the server replays what the kernel sent meanwhile to the same session id.
       if (status === 'connecting' && this.#everConnected && !this.#closed) void this.#checkStillThere();
     });
+  }
+
+  /**
+   * Set when another client ended this kernel process on purpose: a restart it asked for (JupyterLab's Restart
+   * Kernel, a REST restart: the kernel announces it with a `shutdown_reply` whose `restart` is true) or a shut down
+   * (the kernel's last `shutdown_reply`, or a kernel the server no longer has). Undefined for a death (the server's
+   * own restart of a kernel that died says `restarting` and nothing else), a lost channel, or a kernel still here.
+   */
+  get lostToOtherClient(): 'restart' | 'shutdown' | undefined {
+    return this.#lostToOtherClient;
   }
 
   #noteKernelSession(message: Messages.IMessage): void {
@@ -247,7 +260,7 @@ export class JupyterKernel {
       }
       if (this.#closed || this.#connection.connectionStatus === 'connected') return;
       if (model === undefined) {
-        this.#fail('the kernel was shut down', true);
+        this.#fail('the kernel was shut down', true, 'shutdown');
         this.#connection.dispose();
         return;
       }
@@ -261,11 +274,12 @@ export class JupyterKernel {
     }
   }
 
-  #fail(reason: string, permanent = false): void {
+  #fail(reason: string, permanent = false, byOtherClient?: 'restart' | 'shutdown'): void {
     // A restart is fatal only to the requests in flight; death, shutdown and a closed channel are fatal for good.
     const error = new JupyterKernelError('jupyter_kernel_died', { url: this.#server.displayUrl, kernelId: this.kernelId, reason });
     if ((permanent || this.#connection.status === 'dead' || this.#connection.connectionStatus === 'disconnected') && this.#lost === undefined) {
       this.#lost = error;
+      this.#lostToOtherClient = byOtherClient;
       for (const listener of [...this.#lostListeners]) listener(error);
       this.#lostListeners.clear();
     }

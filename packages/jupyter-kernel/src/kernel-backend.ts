@@ -9,6 +9,7 @@ import {
   type Logger,
   type WorkerBackend,
   type WorkerCapability,
+  type WorkerHandle,
   type WorkerStartOptions,
 } from '@ipython-mcp/worker-supervisor';
 import { JupyterKernelError, redactUrl } from './errors.js';
@@ -59,7 +60,10 @@ export interface JupyterBackendOptions {
 export interface JupyterBackendStatus {
   kind: 'jupyter';
   server: string;
+  /** The kernel that runs the agent's cells (the active worker's); null while none is open. */
   kernel_id: string | null;
+  /** `owned` only: the warm standby's kernel, started ahead for the next replacement (it runs no cell); null while none. */
+  standby_kernel_id?: string | null | undefined;
   kernel_name?: string | undefined;
   notebook?: string | undefined;
   policy: JupyterKernelPolicy;
@@ -75,8 +79,11 @@ export interface JupyterBackendStatus {
 /** A {@link WorkerBackend} over one Jupyter server, with what it reports and a close for its kernels. */
 export interface JupyterBackend extends WorkerBackend {
   readonly policy: JupyterKernelPolicy;
-  /** The server, kernel and policy as runtime_status reports them. */
-  status(): JupyterBackendStatus;
+  /**
+   * The server, kernel and policy as runtime_status reports them. Given the runtime's workers, `kernel_id` is the
+   * active worker's kernel and `standby_kernel_id` the standby's; without, the kernel last opened.
+   */
+  status(workers?: { active: WorkerHandle | undefined; standby: WorkerHandle | undefined }): JupyterBackendStatus;
   /** Shuts down every kernel this backend started that is still running (idempotent). */
   close(): Promise<void>;
 }
@@ -85,6 +92,11 @@ export interface JupyterBackend extends WorkerBackend {
 function waitingOf(worker: JupyterKernelWorker | undefined): Pick<JupyterBackendStatus, 'waiting'> {
   const waiting = worker?.alive === true ? worker.waitingNow() : null;
   return waiting === null ? {} : { waiting };
+}
+
+/** The kernel a live worker of this backend runs in, if it opened one. */
+function kernelOf(worker: WorkerHandle | undefined): string | undefined {
+  return worker instanceof JupyterKernelWorker && worker.alive ? worker.kernelId : undefined;
 }
 
 /** The words a start of a stuck attached kernel fails with. */
@@ -152,6 +164,9 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   const opening = new Set<Promise<unknown>>();
   const open = (): Promise<JupyterKernel> => {
     const attempt = openKernel().catch((error: unknown) => {
+      // A refused token is nothing wrong with the server: once the token is fixed (the server given this token, or
+      // a server restarted with it), a new attempt passes, so it is tried again as a passing failure is, served or not.
+      if (!closed && error instanceof JupyterKernelError && error.code === 'jupyter_unauthorized') throw retryLater('runtime_unavailable', error.message);
       if (closed || !served || !(error instanceof JupyterKernelError) || !PASSING.has(error.code)) throw error;
       throw retryLater('runtime_unavailable', error.message);
     });
@@ -202,6 +217,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   return {
     name: 'jupyter',
     capabilities: KERNEL_CAPABILITIES,
+    sharedKernel: true,
     policy,
     start(start: WorkerStartOptions): JupyterKernelWorker {
       const worker = new JupyterKernelWorker({
@@ -231,12 +247,16 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       );
       return worker;
     },
-    status(): JupyterBackendStatus {
+    status(workers?: { active: WorkerHandle | undefined; standby: WorkerHandle | undefined }): JupyterBackendStatus {
       const target = options.target;
+      // With --kernel-name the standby opens a kernel of its own after the active one: the kernel last opened is the
+      // standby's, not the one running the agent's cells.
+      const active = kernelOf(workers?.active) ?? (workers === undefined || policy === 'attached' ? lastKernelId : null);
       return {
         kind: 'jupyter',
         server: redactUrl(options.server.url),
-        kernel_id: lastKernelId,
+        kernel_id: active,
+        ...(policy === 'owned' && workers !== undefined ? { standby_kernel_id: kernelOf(workers.standby) ?? null } : {}),
         ...('kernelName' in target ? { kernel_name: target.kernelName } : {}),
         ...('notebookPath' in target ? { notebook: target.notebookPath } : {}),
         policy,

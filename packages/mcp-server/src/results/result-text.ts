@@ -31,6 +31,10 @@ function runtimeNote(runtime: unknown): string[] {
   if (!isObject(runtime)) return [];
   const parts = Object.entries(runtime).map(([key, value]) => `${key} ${value === null ? 'none' : String(value)}`);
   const lines = [`[runtime: ${parts.join(', ')}]`];
+  if (runtime.epoch_reason === 'other_client' || runtime.interruption === 'other_client') {
+    const what = runtime.kernel_action === 'shutdown' ? 'shut the kernel down' : 'restarted the kernel';
+    lines.push(`[another client of the kernel ${what} (the person's Restart Kernel or Shut Down in Jupyter, or a REST call); names defined before are gone]`);
+  }
   if (runtime.stopped_by === 'other_client') {
     lines.push("[another client of the kernel stopped this cell (the person's stop button in Jupyter); ipython-mcp sent no interrupt]");
   }

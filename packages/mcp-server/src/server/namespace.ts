@@ -44,7 +44,7 @@ export interface NamespaceOptions {
    * What runtime_status reports as `backend` when the workers live elsewhere than in local processes (a Jupyter
    * kernel: server, kernel id, policy), read at each call. Must never contain a credential.
    */
-  backendStatus?: (() => Record<string, unknown>) | undefined;
+  backendStatus?: ((workers: ReturnType<Runtime['workers']>) => Record<string, unknown>) | undefined;
   /** Resources the backend serves beside the namespace's own (a Jupyter backend's attached notebook). */
   documents?: DocumentResources | undefined;
   /**
@@ -184,7 +184,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
   const restore = new RestoreFollowUp(runtime, settings.stateFile !== null);
   const status = (): Record<string, unknown> => ({
     ...statusOf(runtime, catalog, journal, options.sandbox),
-    ...(options.backendStatus ? { backend: options.backendStatus() } : {}),
+    ...(options.backendStatus ? { backend: options.backendStatus(runtime.workers()) } : {}),
     ...(options.reportSessions ? { namespace: name, sessions: sessions.size } : {}),
   });
   const maxTimeoutSeconds = settings.maxOperationTimeoutSeconds;
