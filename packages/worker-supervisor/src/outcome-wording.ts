@@ -90,5 +90,6 @@ function sharedWording(shared: OperationMeta['shared']): string {
     // Behind nobody seen: it was sent, and the kernel had not taken it up from its queue yet.
     return shared.behind === null ? ` before the kernel began it, having waited ${waited} for the kernel` : ` before it ran: it never reached the kernel, having waited ${waited}${whose}`;
   }
-  return shared.waitedMs > 0 ? ` while it ran in the kernel (it first waited ${waited}${whose})` : ' while it ran in the kernel, which was interrupted';
+  // A wait shorter than a tenth of a second (the kernel finishing the previous request) is not worth a clause.
+  return shared.waitedMs >= 100 ? ` while it ran in the kernel (it first waited ${waited}${whose})` : ' while it ran in the kernel, which was interrupted';
 }
