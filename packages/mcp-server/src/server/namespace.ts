@@ -220,6 +220,10 @@ export function createNamespace(options: NamespaceOptions): Namespace {
       await journal?.close();
       const open = [...sessions];
       sessions.clear();
+      // Results held for a re-list of the tools (a shutdown that ended the worker changed the list) go out now, and
+      // are written before the sessions close: a call answered runtime_closed is answered, not cut off.
+      for (const session of open) session.relist.release();
+      await new Promise((resolve) => setImmediate(resolve));
       await Promise.all(open.map((session) => session.server.close().catch(() => undefined)));
     },
   };
