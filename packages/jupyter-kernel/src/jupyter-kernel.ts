@@ -127,8 +127,9 @@ export class JupyterKernel {
   /**
    * Set when another client ended this kernel process on purpose: a restart it asked for (JupyterLab's Restart
    * Kernel, a REST restart: the kernel announces it with a `shutdown_reply` whose `restart` is true) or a shut down
-   * (the kernel's last `shutdown_reply`, or a kernel the server no longer has). Undefined for a death (the server's
-   * own restart of a kernel that died says `restarting` and nothing else), a lost channel, or a kernel still here.
+   * (the kernel's last `shutdown_reply`: the person's Shut Down, a REST delete, or the Jupyter server stopping its
+   * kernels). Undefined for a death (the server's own restart of a kernel that died says `restarting` and nothing
+   * else), a lost channel, a kernel gone without a word, or a kernel still here.
    */
   get lostToOtherClient(): 'restart' | 'shutdown' | undefined {
     return this.#lostToOtherClient;
@@ -260,7 +261,9 @@ export class JupyterKernel {
       }
       if (this.#closed || this.#connection.connectionStatus === 'connected') return;
       if (model === undefined) {
-        this.#fail('the kernel was shut down', true, 'shutdown');
+        // Gone from the server without a word seen (a server started again has none of its kernels): not named as
+        // another client's act.
+        this.#fail('the kernel was shut down', true);
         this.#connection.dispose();
         return;
       }

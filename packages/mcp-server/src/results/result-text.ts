@@ -32,8 +32,11 @@ function runtimeNote(runtime: unknown): string[] {
   const parts = Object.entries(runtime).map(([key, value]) => `${key} ${value === null ? 'none' : String(value)}`);
   const lines = [`[runtime: ${parts.join(', ')}]`];
   if (runtime.epoch_reason === 'other_client' || runtime.interruption === 'other_client') {
-    const what = runtime.kernel_action === 'shutdown' ? 'shut the kernel down' : 'restarted the kernel';
-    lines.push(`[another client of the kernel ${what} (the person's Restart Kernel or Shut Down in Jupyter, or a REST call); names defined before are gone]`);
+    lines.push(
+      runtime.kernel_action === 'shutdown'
+        ? "[the kernel was shut down from Jupyter (the person's Shut Down, another client's delete, or the Jupyter server stopping its kernels); names defined before are gone]"
+        : "[another client of the kernel restarted the kernel (the person's Restart Kernel in Jupyter, or a REST restart); names defined before are gone]",
+    );
   }
   if (runtime.stopped_by === 'other_client') {
     lines.push("[another client of the kernel stopped this cell (the person's stop button in Jupyter); ipython-mcp sent no interrupt]");
