@@ -44,6 +44,7 @@ export class JupyterKernel {
   /** The route to the kernel while its channels are down (kernel-route.ts). */
   readonly #route: KernelRoute;
   #lost: JupyterKernelError | undefined;
+  #lostToOtherClient: 'restart' | 'shutdown' | undefined;
   /** The kernel process's own session id (every message it sends carries it); a new one means a new process. */
   #kernelSession: string | undefined;
   #everConnected = false;
@@ -104,6 +105,8 @@ export class JupyterKernel {
           parentId: typeof parent.msg_id === 'string' ? parent.msg_id : '',
           parentSession: typeof parent.session === 'string' ? parent.session : '',
           parentType: typeof parent.msg_type === 'string' ? parent.msg_type : '',
+          date: typeof message.header.date === 'string' ? message.header.date : '',
+          parentDate: typeof parent.date === 'string' ? parent.date : '',
         };
         for (const listener of [...this.#activityListeners]) listener(activity);
       }
@@ -111,12 +114,12 @@ export class JupyterKernel {
       if ((message.content as { restart?: unknown }).restart === true) {
         // Someone restarts the kernel (JupyterLab's toolbar, a REST restart): the process that ends has everything
         // booted into it; the server's channels then reach a new one.
-        if (!this.#closed) this.#fail('the kernel was restarted (from Jupyter, by another client), so its namespace is new', true);
+        if (!this.#closed) this.#fail('the kernel was restarted (from Jupyter, by another client), so its namespace is new', true, 'restart');
         return;
       }
       setTimeout(() => {
         if (this.#closed) return;
-        this.#fail('the kernel was shut down', true);
+        this.#fail('the kernel was shut down', true, 'shutdown');
         this.#connection.dispose();
       }, SHUTDOWN_GRACE_MS).unref();
     });
@@ -132,6 +135,17 @@ export class JupyterKernel {
       // (kernel-route.ts). The server replays what the kernel sent meanwhile to the same session id.
       if ((status === 'connecting' || status === 'disconnected') && this.#everConnected && !this.#closed) this.#route.dropped();
     });
+  }
+
+  /**
+   * Set when another client ended this kernel process on purpose: a restart it asked for (JupyterLab's Restart
+   * Kernel, a REST restart: the kernel announces it with a `shutdown_reply` whose `restart` is true) or a shut down
+   * (the kernel's last `shutdown_reply`: the person's Shut Down, a REST delete, or the Jupyter server stopping its
+   * kernels). Undefined for a death (the server's own restart of a kernel that died says `restarting` and nothing
+   * else), a lost channel, a kernel gone without a word, or a kernel still here.
+   */
+  get lostToOtherClient(): 'restart' | 'shutdown' | undefined {
+    return this.#lostToOtherClient;
   }
 
   #noteKernelSession(message: Messages.IMessage): void {
@@ -298,12 +312,13 @@ export class JupyterKernel {
     return this.#lost;
   }
 
-  #fail(reason: string, permanent = false): void {
+  #fail(reason: string, permanent = false, byOtherClient?: 'restart' | 'shutdown'): void {
     // A restart is fatal only to the requests in flight; death, shutdown and a closed channel are fatal for good.
     const error = new JupyterKernelError('jupyter_kernel_died', { url: this.#server.displayUrl, kernelId: this.kernelId, reason });
     if ((permanent || this.#connection.status === 'dead') && this.#lost === undefined) {
       this.#lost = error;
       this.#route.stop();
+      this.#lostToOtherClient = byOtherClient;
       for (const listener of [...this.#lostListeners]) listener(error);
       this.#lostListeners.clear();
     }

@@ -9,6 +9,7 @@ import {
   type Logger,
   type WorkerBackend,
   type WorkerCapability,
+  type WorkerHandle,
   type WorkerStartOptions,
 } from '@ipython-mcp/worker-supervisor';
 import { JupyterKernelError, redactUrl } from './errors.js';
@@ -59,7 +60,10 @@ export interface JupyterBackendOptions {
 export interface JupyterBackendStatus {
   kind: 'jupyter';
   server: string;
+  /** The kernel that runs the agent's cells (the active worker's); null while none is open. */
   kernel_id: string | null;
+  /** `owned` only: the warm standby's kernel, started ahead for the next replacement (it runs no cell); null while none. */
+  standby_kernel_id?: string | null | undefined;
   kernel_name?: string | undefined;
   notebook?: string | undefined;
   policy: JupyterKernelPolicy;
@@ -80,8 +84,11 @@ export interface JupyterBackendStatus {
 /** A {@link WorkerBackend} over one Jupyter server, with what it reports and a close for its kernels. */
 export interface JupyterBackend extends WorkerBackend {
   readonly policy: JupyterKernelPolicy;
-  /** The server, kernel and policy as runtime_status reports them. */
-  status(): JupyterBackendStatus;
+  /**
+   * The server, kernel and policy as runtime_status reports them. Given the runtime's workers, `kernel_id` is the
+   * active worker's kernel and `standby_kernel_id` the standby's; without, the kernel last opened.
+   */
+  status(workers?: { active: WorkerHandle | undefined; standby: WorkerHandle | undefined }): JupyterBackendStatus;
   /** Shuts down every kernel this backend started that is still running (idempotent). */
   close(): Promise<void>;
 }
@@ -96,6 +103,9 @@ function waitingOf(worker: JupyterKernelWorker | undefined): Pick<JupyterBackend
 function unreachableOf(worker: JupyterKernelWorker | undefined): Pick<JupyterBackendStatus, 'unreachable'> {
   const away = worker?.awayNow();
   return away === undefined ? {} : { unreachable: { since: away.since.toISOString(), reason: away.reason.slice(0, 300) } };
+/** The kernel a live worker of this backend runs in, if it opened one. */
+function kernelOf(worker: WorkerHandle | undefined): string | undefined {
+  return worker instanceof JupyterKernelWorker && worker.alive ? worker.kernelId : undefined;
 }
 
 /** The words a start of a stuck attached kernel fails with. */
@@ -114,8 +124,8 @@ const RETRY_MAX_MS = 10_000;
 /**
  * Failures that may pass once the kernel or server is back (a server that is restarting, a hub's proxy that is
  * away, a kernel that comes back under its id, a notebook opened again): answered at once with what is wrong, and
- * retried with the back-off in the background. Only what no waiting can mend is final: a malformed option, a
- * refused token, a server without sessions, a kernelspec it does not have.
+ * retried with the back-off in the background. A refused token is retried too (see startupRetry). Only what no
+ * waiting can mend is final: a malformed option, a server without sessions, a kernelspec it does not have.
  */
 const PASSING: ReadonlySet<JupyterKernelErrorCode> = new Set<JupyterKernelErrorCode>([
   'jupyter_unreachable',
@@ -177,7 +187,11 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   };
   /** Whether a start that failed with `cause` may pass, and when to try again; undefined when it is final. */
   const startupRetry = (cause: unknown): WorkerStartupError['retry'] => {
-    if (closed || !(cause instanceof JupyterKernelError) || !PASSING.has(cause.code)) return undefined;
+    if (closed || !(cause instanceof JupyterKernelError)) return undefined;
+    // A refused token is nothing wrong with the server: once the token is fixed (the server given this token, or a
+    // server restarted with it), a new attempt passes, so it is tried again as a passing failure is.
+    if (cause.code === 'jupyter_unauthorized') return retryHint('runtime_unavailable', `${displayUrl()} to accept the token`);
+    if (!PASSING.has(cause.code)) return undefined;
     return retryHint('runtime_unavailable', waitingFor(cause, options.target, displayUrl()));
   };
 
@@ -239,6 +253,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   return {
     name: 'jupyter',
     capabilities: KERNEL_CAPABILITIES,
+    sharedKernel: true,
     policy,
     start(start: WorkerStartOptions): JupyterKernelWorker {
       const worker = new JupyterKernelWorker({
@@ -268,12 +283,16 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       );
       return worker;
     },
-    status(): JupyterBackendStatus {
+    status(workers?: { active: WorkerHandle | undefined; standby: WorkerHandle | undefined }): JupyterBackendStatus {
       const target = options.target;
+      // With --kernel-name the standby opens a kernel of its own after the active one: the kernel last opened is the
+      // standby's, not the one running the agent's cells.
+      const active = kernelOf(workers?.active) ?? (workers === undefined || policy === 'attached' ? lastKernelId : null);
       return {
         kind: 'jupyter',
         server: displayUrl(),
-        kernel_id: lastKernelId,
+        kernel_id: active,
+        ...(policy === 'owned' && workers !== undefined ? { standby_kernel_id: kernelOf(workers.standby) ?? null } : {}),
         ...('kernelName' in target ? { kernel_name: target.kernelName } : {}),
         ...('notebookPath' in target ? { notebook: target.notebookPath } : {}),
         policy,

@@ -17,6 +17,7 @@ import {
   silentLogger,
   type Logger,
   type OperationFailure,
+  type OtherClientAction,
   type RequestHooks,
   type SharedKernelFacts,
   type ToolAnswer,
@@ -32,9 +33,10 @@ import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
 import { readHandshake } from './kernel-handshake.js';
 import { JupyterKernelError } from './errors.js';
 import { directSpills, SpillTransfer, spillProbe } from './kernel-spills.js';
+import { KernelQueueClock } from './kernel-queue-clock.js';
 import { KernelToolCalls, machineGuardConfigure, runsAsCell } from './kernel-stdin.js';
 import { WORKER_COMM_TARGET, type KernelWorkerOptions } from './kernel-worker-options.js';
-import { oversize, type Pending } from './pending-request.js';
+import { factsOf, oversize, type Pending } from './pending-request.js';
 import { ReconnectProbes } from './reconnect-probes.js';
 
 export type { KernelCellObserver } from './kernel-cell-observer.js';
@@ -61,6 +63,9 @@ const RESTART_NOTICE_MS = 1_000;
 /** How long shutdown() waits for the kernel side to close the comm after `shutdown`, at most. */
 const SHUTDOWN_WAIT_MS = 2_000;
 
+/** How many recent requests keep their who-did-what facts after they ended (the runtime reads them at once). */
+const RECENT_REQUESTS = 64;
+
 /**
  * How often an answer the Jupyter server dropped (its IOPub rate limits drop any message but a status) is asked for
  * again, after its request's idle came without it, before the call fails.
@@ -84,6 +89,10 @@ export class JupyterKernelWorker implements WorkerHandle {
   /** Requests of other clients the kernel is busy with: this worker's requests wait in Node behind them. */
   readonly #foreign = new ForeignRequests();
   #nextId = 1;
+  /** The latest requests, answered or not, by id: what {@link sharedFacts} reads of one that ended unanswered. */
+  readonly #recent = new Map<number, Pending>();
+  /** Measures each request's wait in the kernel's own queue from the kernel's `busy` for it. */
+  readonly #queueClock = new KernelQueueClock();
   readonly #probes = new ReconnectProbes();
   #kernel: JupyterKernel | undefined;
   #comm: JupyterComm | undefined;
@@ -133,9 +142,29 @@ export class JupyterKernelWorker implements WorkerHandle {
     return { count: this.#waiting.length, behind: this.#foreign.behindNow() ?? 'person', since_ms: Math.round(performance.now() - oldest.queuedAt) };
   }
 
-  /** What this worker tells the runtime about who did what to a request it sent. */
+  /** What this worker tells the runtime about who did what to a request the kernel answered. */
   #facts(pending: Pending, stoppedBy?: 'other_client'): SharedKernelFacts {
-    return { ran: true, waitedMs: pending.waitedMs, behind: pending.behind, ...(stoppedBy === undefined ? {} : { stoppedBy }) };
+    return { ...factsOf(pending, performance.now()), ran: true, ...(stoppedBy === undefined ? {} : { stoppedBy }) };
+  }
+
+  /**
+   * Who did what to request `id`, however it ended (answered, withdrawn, or unanswered because the kernel died,
+   * restarted or was shut down under it, or the worker was killed): whether the kernel took it up, how long it
+   * waited for the kernel and behind whose request. Undefined for an id this worker no longer remembers.
+   */
+  sharedFacts(id: number): SharedKernelFacts | undefined {
+    const pending = this.#recent.get(id);
+    return pending === undefined ? undefined : factsOf(pending, performance.now());
+  }
+
+  /** Set once the kernel was restarted or shut down by another client of it (the person's Restart Kernel). */
+  get endedByOtherClient(): OtherClientAction | undefined {
+    return this.#kernel?.lostToOtherClient;
+  }
+
+  /** The id of the kernel this worker runs in, once it opened one. */
+  get kernelId(): string | undefined {
+    return this.#kernel?.kernelId;
   }
 
   /** Since when the kernel's channels are down and why, while they are (the kernel is not lost meanwhile). */
@@ -410,6 +439,7 @@ export class JupyterKernelWorker implements WorkerHandle {
   #settle(id: number): Pending | undefined {
     const pending = this.#pending.get(id);
     if (pending === undefined) return undefined;
+    pending.endedAt ??= performance.now();
     this.#pending.delete(id);
     const index = this.#waiting.indexOf(pending);
     if (index >= 0) this.#waiting.splice(index, 1);
@@ -428,11 +458,21 @@ export class JupyterKernelWorker implements WorkerHandle {
     }
     if (activity.parentSession !== kernel.clientId) {
       if (activity.parentId === '') return;
-      if (activity.state === 'busy') this.#foreign.began(activity.parentId, activity.parentSession);
-      else if (activity.state === 'idle' && this.#foreign.ended(activity.parentId)) this.#pump();
+      if (activity.state === 'busy') {
+        this.#foreign.began(activity.parentId, activity.parentSession);
+        // A request of ours already sent but not yet begun waits behind this one in the kernel's own queue.
+        const whose = this.#foreign.behindNow();
+        for (const each of this.#pending.values()) if (each.state === 'sent') each.behind = whose;
+      } else if (activity.state === 'idle' && this.#foreign.ended(activity.parentId)) this.#pump();
       return;
     }
     const pending = [...this.#pending.values()].find((each) => each.messageId === activity.parentId);
+    if (activity.state === 'busy') {
+      // Every own busy (the boot cell's and the handshake's too) teaches the clock this connection's floor.
+      const sentAt = pending?.state === 'sent' ? pending.sentAt : undefined;
+      const queuedMs = this.#queueClock.queuedMs(activity, sentAt === undefined ? 0 : performance.now() - sentAt);
+      if (pending !== undefined && sentAt !== undefined) pending.waitedMs += queuedMs;
+    }
     if (pending === undefined) return;
     if (activity.state === 'busy' && pending.state === 'sent') {
       pending.state = 'running';
@@ -473,6 +513,7 @@ export class JupyterKernelWorker implements WorkerHandle {
         reject,
       };
       this.#pending.set(id, pending);
+      this.#remember(pending);
       this.#waiting.push(pending);
       this.#pump();
     });
@@ -480,6 +521,13 @@ export class JupyterKernelWorker implements WorkerHandle {
     // connection is still closing): that is not an unhandled rejection, the caller still sees it.
     reply.catch(() => undefined);
     return { id, reply };
+  }
+
+  #remember(pending: Pending): void {
+    this.#recent.set(pending.id, pending);
+    if (this.#recent.size <= RECENT_REQUESTS) return;
+    const oldest = this.#recent.keys().next();
+    if (oldest.done !== true) this.#recent.delete(oldest.value);
   }
 
   /** Sends the waiting requests, in order, while the kernel is not busy with another client's request. */
@@ -511,6 +559,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     if (kernel === undefined || comm === undefined) throw new WorkerExitedError('the worker is not running', null, null);
     const stream = pending.hooks.onEvent !== undefined;
     pending.state = 'sent';
+    pending.sentAt = performance.now();
     if (!pending.cell) {
       pending.messageId = comm.send({ type: 'request', id: pending.id, op: pending.op, params: pending.params, ...(stream ? { stream: true } : {}) });
       return;
@@ -646,6 +695,8 @@ export class JupyterKernelWorker implements WorkerHandle {
     }
     const error = new WorkerExitedError(`the kernel worker ended: ${reason}`, exit.code, exit.signal);
     const open = [...this.#pending.values()];
+    const endedAt = performance.now();
+    for (const pending of open) pending.endedAt ??= endedAt;
     this.#pending.clear();
     for (const transfer of this.#transfers.values()) transfer.stop(`the kernel's connection ended (${reason.slice(0, 200)})`);
     this.#probes.clear();

@@ -1,6 +1,6 @@
 /** One request a kernel worker holds, from `request()` to its answer, and the size check it passes first. */
 import { FrameError } from '@ipython-mcp/protocol';
-import type { RequestHooks, WorkerReply } from '@ipython-mcp/worker-supervisor';
+import type { RequestHooks, SharedKernelFacts, WorkerReply } from '@ipython-mcp/worker-supervisor';
 
 /** Waiting in Node (the kernel busy with another client's request), sent to the kernel, or seen running there. */
 export type PendingState = 'waiting' | 'sent' | 'running';
@@ -24,10 +24,17 @@ export interface Pending {
   answerHeld?: boolean | undefined;
   /** When it was handed to this worker (performance.now()). */
   readonly queuedAt: number;
-  /** How long it waited in Node for the kernel, busy with other clients' requests, before it was sent. */
+  /** When it was (last) sent to the kernel (performance.now()), once it was. */
+  sentAt?: number | undefined;
+  /**
+   * How long it waited for the kernel: in Node while the kernel was busy with other clients' requests, then in the
+   * kernel's own queue until the kernel took it up (measured from the kernel's `busy` for it: kernel-queue-clock.ts).
+   */
   waitedMs: number;
   /** Whose request it last waited behind, if it waited. */
   behind: 'person' | 'agent' | null;
+  /** When it ended unanswered (the kernel went away under it), so its waits stop growing (performance.now()). */
+  endedAt?: number | undefined;
   resolve(reply: WorkerReply): void;
   reject(error: Error): void;
 }
@@ -51,3 +58,18 @@ export function oversize(id: number, op: string, params: Record<string, unknown>
 
 /** The largest request sent to a kernel, in bytes: under a Jupyter server's 10 MiB WebSocket message limit. */
 export const WEBSOCKET_SAFE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Who did what to a request as far as it went, at `now` (performance.now()): taken up by the kernel (`ran`) once its
+ * `busy` was seen; its wait in Node, plus its time in the kernel's queue (measured when it began there, or, for one
+ * sent and never begun, up to when it ended); and whose request it waited behind, if it waited at all (a wait that
+ * rounds to 0 ms was behind nobody).
+ */
+export function factsOf(pending: Pending, now: number): SharedKernelFacts {
+  const until = pending.endedAt ?? now;
+  let waitedMs = pending.waitedMs;
+  if (pending.state === 'waiting') waitedMs = until - pending.queuedAt;
+  else if (pending.state === 'sent' && pending.sentAt !== undefined) waitedMs += until - pending.sentAt;
+  waitedMs = Math.max(0, waitedMs);
+  return { ran: pending.state === 'running', waitedMs, behind: Math.round(waitedMs) === 0 ? null : pending.behind };
+}

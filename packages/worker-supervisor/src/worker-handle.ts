@@ -1,5 +1,5 @@
 import type { CodecName, StateReport, ToolCall, WorkerEvent } from '@ipython-mcp/protocol';
-import type { OperationFailure, ToolAnswer } from './runtime-types.js';
+import type { OperationFailure, OtherClientAction, ToolAnswer } from './runtime-types.js';
 
 // What the runtime needs of one worker, and the types of its answers: apart from any one implementation (the
 // process in worker-process.ts, the channel worker in channel-worker.ts, an embedder's own).
@@ -94,4 +94,15 @@ export interface WorkerHandle {
    * an answer rather than hang.
    */
   check?(): Promise<void | OperationFailure>;
+  /**
+   * Optional, for a worker over a shared kernel: who did what to request `id` however it ended, answered or not (the
+   * kernel died or was restarted under it, its deadline passed while the kernel was stuck), so every outcome of a
+   * request it was given carries the facts, not only an answered one. Undefined for an id it does not know.
+   */
+  sharedFacts?(id: number): SharedKernelFacts | undefined;
+  /**
+   * Optional, for a worker over a shared kernel: set once the worker ended because another client of the kernel
+   * restarted or shut it down on purpose (not a failure of the worker), so the runtime names it `other_client`.
+   */
+  readonly endedByOtherClient?: OtherClientAction | undefined;
 }

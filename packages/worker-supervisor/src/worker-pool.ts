@@ -3,7 +3,7 @@ import type { Logger } from './logger.js';
 import type { WorkerMemory } from './memory-watch.js';
 import { MAX_ERROR_CHARS, unavailableMessage } from './outcome-wording.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
-import type { EpochChange, InterruptionKind, NamespaceOutcome, OperationFailure, RuntimeStatus } from './runtime-types.js';
+import type { EpochChange, InterruptionKind, NamespaceOutcome, OperationFailure, OtherClientAction, RuntimeStatus } from './runtime-types.js';
 import type { WorkerHandle, WorkerInfo } from './worker-handle.js';
 import { WorkerStartupError } from './worker-connection.js';
 import { SPILL_DIRECTORY_ENV, SPILL_OWNER_ENV, type OutputSpill } from './output-spill.js';
@@ -197,8 +197,8 @@ export class WorkerPool {
     return standby;
   }
 
-  recordInterruption(kind: InterruptionKind, namespace: NamespaceOutcome): void {
-    this.interruption = { kind, namespace, epoch: this.currentEpoch };
+  recordInterruption(kind: InterruptionKind, namespace: NamespaceOutcome, action?: OtherClientAction): void {
+    this.interruption = { kind, namespace, epoch: this.currentEpoch, ...(kind === 'other_client' && action !== undefined ? { action } : {}) };
   }
 
   becomeUnavailable(message: string): void {
@@ -257,8 +257,8 @@ export class WorkerPool {
     const notNow = worker.alive && worker.check !== undefined ? await worker.check() : undefined;
     if (!worker.alive) {
       const epoch = this.currentEpoch;
-      await this.replace(worker, 'crash');
-      if (this.currentWorker !== worker && !this.closingNow) this.recordInterruption('crash', this.currentEpoch === epoch ? 'preserved' : 'reset');
+      await this.replace(worker, endKind(worker));
+      if (this.currentWorker !== worker && !this.closingNow) this.recordInterruption(endKind(worker), this.currentEpoch === epoch ? 'preserved' : 'reset', worker.endedByOtherClient);
       return this.activeWorker();
     }
     if (notNow !== undefined) return notNow;
@@ -355,9 +355,9 @@ export class WorkerPool {
       this.logger.warn('worker.exited', { epoch: this.currentEpoch, code, signal });
       if (this.operationActive()) return; // the active operation's own failure path replaces it
       const epoch = this.currentEpoch;
-      void this.replace(worker, 'crash').then(() => {
+      void this.replace(worker, endKind(worker)).then(() => {
         if (this.closingNow) return;
-        this.recordInterruption('crash', this.override === 'unavailable' ? 'unknown' : this.currentEpoch === epoch ? 'preserved' : 'reset');
+        this.recordInterruption(endKind(worker), this.override === 'unavailable' ? 'unknown' : this.currentEpoch === epoch ? 'preserved' : 'reset', worker.endedByOtherClient);
       });
     });
   }
@@ -415,4 +415,9 @@ export class WorkerPool {
     if (advanced) for (const listener of this.epochListeners) listener({ epoch: this.currentEpoch, reason });
     this.ensureStandby();
   }
+}
+
+/** Why a worker that ended by itself ended: another client of its shared kernel ended the kernel on purpose, or a crash. */
+export function endKind(worker: WorkerHandle): InterruptionKind {
+  return worker.endedByOtherClient === undefined ? 'crash' : 'other_client';
 }

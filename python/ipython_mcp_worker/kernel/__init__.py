@@ -211,6 +211,9 @@ class KernelSide:
     def on_close(self, client: _Client) -> None:
         if self.clients.get(client.comm.comm_id) is client:
             del self.clients[client.comm.comm_id]
+            # Its ipython-mcp shut down (or was ended): what its cells started does not outlive it.
+            if client.guard is not None:
+                client.guard.end_started()
         _retire_worker(client)
 
     def close_all(self) -> None:

@@ -31,6 +31,13 @@ function runtimeNote(runtime: unknown): string[] {
   if (!isObject(runtime)) return [];
   const parts = Object.entries(runtime).map(([key, value]) => `${key} ${value === null ? 'none' : String(value)}`);
   const lines = [`[runtime: ${parts.join(', ')}]`];
+  if (runtime.epoch_reason === 'other_client' || runtime.interruption === 'other_client') {
+    lines.push(
+      runtime.kernel_action === 'shutdown'
+        ? "[the kernel was shut down from Jupyter (the person's Shut Down, another client's delete, or the Jupyter server stopping its kernels); names defined before are gone]"
+        : "[another client of the kernel restarted the kernel (the person's Restart Kernel in Jupyter, or a REST restart); names defined before are gone]",
+    );
+  }
   if (runtime.stopped_by === 'other_client') {
     lines.push("[another client of the kernel stopped this cell (the person's stop button in Jupyter); ipython-mcp sent no interrupt]");
   }
