@@ -2,21 +2,20 @@
 // --notebook-cells off) and is served as the resource ipython-mcp://notebook. @ipython-mcp/notebook-document is
 // loaded only for --notebook.
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import type { DocumentResources } from '@ipython-mcp/mcp-server';
+import { notebookTools, type DocumentResources } from '@ipython-mcp/mcp-server';
 import type { NotebookMirror } from '@ipython-mcp/notebook-document';
 import type { Logger } from '@ipython-mcp/worker-supervisor';
 import type { JupyterRequest } from './jupyter-request.js';
+import { NOTEBOOK_READ_CHARS, notebookActions } from './notebook-actions.js';
 
 /** The notebook resource's URI (linked from runtime_status's `backend.notebook_resource`). */
 export const NOTEBOOK_RESOURCE_URI = 'ipython-mcp://notebook';
 
-/** The text budget of a notebook read: the default result budget's 22,000 tokens at 3 characters a token. */
-const NOTEBOOK_READ_CHARS = 66_000;
-
 /** The mirror of `request`'s notebook and the resources that read it; undefined when the target is not a notebook. */
 export async function notebookDocuments(request: JupyterRequest, logger: Logger): Promise<{ mirror: NotebookMirror; documents: DocumentResources } | undefined> {
   if (!('notebookPath' in request.target)) return undefined;
-  const { NotebookMirror, NOTEBOOK_OUTPUT_URI_PREFIX } = await import('@ipython-mcp/notebook-document');
+  const library = await import('@ipython-mcp/notebook-document');
+  const { NotebookMirror, NOTEBOOK_OUTPUT_URI_PREFIX } = library;
   const path = request.target.notebookPath;
   const mirror = new NotebookMirror({
     url: request.url,
@@ -54,6 +53,8 @@ export async function notebookDocuments(request: JupyterRequest, logger: Logger)
     clientNamed: (name) => {
       mirror.client = name;
     },
+    // The notebook tool: read, edit and run the notebook's own cells.
+    tools: notebookTools(notebookActions(library, mirror, { url: request.url, token: request.token, path })),
   };
   return { mirror, documents };
 }

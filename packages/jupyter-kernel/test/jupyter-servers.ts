@@ -50,6 +50,8 @@ export interface RunningJupyter {
   down?(signal: NodeJS.Signals): Promise<void>;
   /** Starts the server again after {@link RunningJupyter.down}, on the same port, token and directories; resolves once it answers. */
   up?(): Promise<void>;
+  /** The server's last stderr lines (its log), for a failing test's message. */
+  stderr(): string;
   /** Calls the REST API with the token; returns the status and the parsed body (or `undefined`). */
   rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
   /** Every process under the server (kernels), recursively. */
@@ -234,6 +236,7 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
       launch();
       await ready();
     },
+    stderr: () => stderr,
     rest,
     descendants: () => descendantsOf(child.pid as number),
     stop,

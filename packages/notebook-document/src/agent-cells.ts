@@ -104,6 +104,24 @@ export class AgentCells {
     this.#running.set(key, { cell, id: cell.id, outputs: new CellOutputs(), cut: false, deleted: false, clearOnNext: false, timer: undefined });
   }
 
+  /**
+   * Runs request `key` into the existing code cell `cellId` (the agent runs a cell of the notebook): its outputs are
+   * cleared and replaced by the run's, its count set when it ends, and its metadata marks it run by the agent. A cell
+   * that is not there (deleted meanwhile) is let go: the outputs go nowhere, the agent's answer is unaffected.
+   */
+  resume(key: number, cellId: string, client: string | undefined): void {
+    const cell = this.#notebook.cells.find((each) => each.id === cellId);
+    if (cell === undefined || cell.cell_type !== 'code') return;
+    const code = cell as YCodeCell;
+    this.#notebook.transact(() => {
+      code.setOutputs([]);
+      code.executionState = 'running';
+      const marks = (code.getMetadata(AGENT_METADATA_KEY) ?? {}) as Record<string, unknown>;
+      code.setMetadata(AGENT_METADATA_KEY, { ...marks, run_by: client ?? 'unknown client' });
+    });
+    this.#running.set(key, { cell: code, outputs: [], displayIds: [], chars: 0, cut: false, deleted: false, clearOnNext: false, timer: undefined });
+  }
+
   /** Adds one output to request `key`'s cell (written within {@link FLUSH_MS}). */
   output(key: number, output: AgentOutput): void {
     const running = this.#running.get(key);

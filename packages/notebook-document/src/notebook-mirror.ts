@@ -5,6 +5,8 @@
  * cell that could not be mirrored is counted and the reason kept for runtime_status and doctor.
  */
 import { AgentCells, type AgentCellEnd, type AgentOutput } from './agent-cells.js';
+import { CellRunClaims } from './cell-run-claims.js';
+import { TypingTracker } from './notebook-shared-edits.js';
 import { notebookImage, renderNotebook } from './notebook-view.js';
 import { watchPersonEdits } from './person-marks.js';
 import { openSharedNotebook, SharedNotebookError, type SharedNotebook } from './shared-notebook.js';
@@ -63,6 +65,9 @@ export class NotebookMirror {
   #client: string | undefined;
   #nextKey = 1;
   #closed = false;
+  #typing: TypingTracker | undefined;
+  /** Runs of the notebook's own cells (the `notebook` tool's `run`): their outputs go into those cells. */
+  readonly runs = new CellRunClaims();
 
   constructor(options: NotebookMirrorOptions) {
     this.#options = options;
@@ -72,6 +77,11 @@ export class NotebookMirror {
   set client(name: string | undefined) {
     this.#client = name === undefined || name.trim() === '' ? undefined : name.trim().slice(0, 64);
     if (this.#options.displayName === undefined) this.#shared?.rename(agentDisplayName(this.#client));
+  }
+
+  /** The MCP client's name as the marks write it. */
+  get client(): string | undefined {
+    return this.#client;
   }
 
   /**
@@ -115,6 +125,8 @@ export class NotebookMirror {
       this.#shared = shared;
       this.#cells = new AgentCells(shared.notebook, { maxCellOutputChars: this.#options.maxCellOutputChars });
       this.#unwatch = watchPersonEdits(shared.notebook);
+      this.#typing?.dispose();
+      this.#typing = new TypingTracker(shared.notebook);
       return shared;
     } catch (error) {
       this.#reopening = undefined;
@@ -143,14 +155,17 @@ export class NotebookMirror {
     };
     return {
       cellSent: (id, code) => {
-        if (!this.#options.cells || this.#closed) return;
+        // A run of one of the notebook's own cells goes into that cell, whatever --notebook-cells says.
+        const claimed = this.runs.take(code);
+        if ((claimed === undefined && !this.#options.cells) || this.#closed) return;
         const key = this.#nextKey++;
         keys.set(id, key);
         const client = this.#client;
+        const begin = (into: AgentCells): void => (claimed === undefined ? into.start(key, code, client) : into.resume(key, claimed, client));
         const cells = this.#cells;
         if (cells !== undefined && this.#shared?.state() !== 'closed') {
           // The document is open: insert at once (the common case, and what the latency bench measures).
-          cells.start(key, code, client);
+          begin(cells);
           chain.set(id, Promise.resolve(cells));
           return;
         }
@@ -158,7 +173,7 @@ export class NotebookMirror {
           id,
           this.open().then(() => {
             const opened = this.#cells;
-            opened?.start(key, code, client);
+            if (opened !== undefined) begin(opened);
             return opened;
           }),
         );
@@ -177,6 +192,16 @@ export class NotebookMirror {
     const shared = await this.open();
     if (shared === undefined) throw new Error(this.#failure?.message ?? 'the notebook\'s shared document is not available');
     return renderNotebook(shared.notebook, this.#options.path, maxChars);
+  }
+
+  /** Whether the person changed cell `id`'s source in the last seconds (see {@link TypingTracker}). */
+  typing(id: string): boolean {
+    return this.#typing?.typing(id) ?? false;
+  }
+
+  /** Why the shared document cannot be opened, once an attempt failed (`no_collaboration`: use the contents API). */
+  get failure(): SharedNotebookError | undefined {
+    return this.#failure;
   }
 
   /** An image output of the notebook, or undefined. */
@@ -212,6 +237,7 @@ export class NotebookMirror {
     this.#closed = true;
     this.#cells?.endAll('failed');
     this.#unwatch?.();
+    this.#typing?.dispose();
     this.#shared?.close();
     this.#shared = undefined;
   }

@@ -15,7 +15,8 @@ const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'imag
 /** One text output's share of the budget at most; the rest of the output is summarised. */
 const OUTPUT_SHARE = 0.1;
 
-function textOf(value: unknown): string {
+/** A cell's or output's text, whether nbformat stored it as one string or a list of lines. */
+export function textOf(value: unknown): string {
   return Array.isArray(value) ? value.map(String).join('') : typeof value === 'string' ? value : JSON.stringify(value ?? '');
 }
 
@@ -24,7 +25,8 @@ function cut(text: string, max: number): string {
   return `${text.slice(0, max)}… [${text.length - max} more characters]`;
 }
 
-function renderOutput(output: Record<string, unknown>, link: string, max: number): string {
+/** One output in short form: stream text and errors cut to `max` characters, images as `link`. */
+export function renderOutput(output: Record<string, unknown>, link: string, max: number): string {
   switch (output.output_type) {
     case 'stream':
       return `${String(output.name)}: ${cut(textOf(output.text), max)}`;

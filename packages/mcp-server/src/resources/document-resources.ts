@@ -1,4 +1,4 @@
-import type { ReadResourceResult, Resource } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ReadResourceResult, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
 
 /**
  * Resources an embedder serves beside the namespace's own (the attached notebook of a Jupyter backend): listed in
@@ -10,4 +10,16 @@ export interface DocumentResources {
   read(uri: string): Promise<ReadResourceResult> | undefined;
   /** A session's client gave its name in `initialize` (`clientInfo.name`). */
   clientNamed?(name: string): void;
+  /** Tools the backend serves for its documents (the notebook tool), listed after the stable tools. */
+  tools?: DocumentTools | undefined;
+}
+
+/** How a document tool runs code: an `execute` of `code` through the namespace's own tool caller. */
+export type ExecuteCell = (code: string, timeoutSeconds: number | undefined) => Promise<CallToolResult>;
+
+/** Tools an embedder serves beside the stable ones (listed after them, before the dynamic tools). */
+export interface DocumentTools {
+  list(maxTimeoutSeconds: number): Tool[];
+  /** Answers a call of one of its tools; `undefined` for a name that is not its own. */
+  call(name: string, args: Record<string, unknown>, execute: ExecuteCell): Promise<CallToolResult> | undefined;
 }

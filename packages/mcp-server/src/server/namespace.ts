@@ -188,7 +188,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
     ...(options.reportSessions ? { namespace: name, sessions: sessions.size } : {}),
   });
   const maxTimeoutSeconds = settings.maxOperationTimeoutSeconds;
-  const caller = new ToolCaller({ runtime, catalog, journal, restore, status, maxTimeoutSeconds, namespace: name });
+  const caller = new ToolCaller({ runtime, catalog, journal, restore, status, maxTimeoutSeconds, namespace: name, documentTools: options.documents?.tools });
   const modernTasks = new ModernTasks({ caller });
   return {
     name,
@@ -206,7 +206,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
     },
     attachModern(calls?: RequestJobs) {
       const relist = new RelistGate();
-      const parts = { version, runtime, catalog, journal, outputs, restore, caller, relist, calls, maxTimeoutSeconds, checkResults: options.checkResults };
+      const parts = { version, runtime, catalog, journal, outputs, restore, caller, relist, calls, maxTimeoutSeconds, checkResults: options.checkResults, documents: options.documents };
       const server = createModernSessionServer(parts, modernTasks);
       const session = { server, relist };
       sessions.add(session);

@@ -107,7 +107,7 @@ export async function listTools(parts: SessionServerParts, publishedStableTools:
   }
   relist.noteListed(mark);
   const dynamic = catalog.tools().map((tool) => ({ ...tool, inputSchema: withDetachProperty(withTimeoutProperty(tool.inputSchema, maxTimeoutSeconds)) }));
-  return [...publishedStableTools, ...withTaskSupport(dynamic)];
+  return [...publishedStableTools, ...(parts.documents?.tools?.list(maxTimeoutSeconds) ?? []), ...withTaskSupport(dynamic)];
 }
 
 /**

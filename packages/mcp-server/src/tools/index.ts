@@ -13,3 +13,5 @@ export type { StableToolName } from './stable-tools.js';
 export { RestoreFollowUp, stateFileStatus } from './state-notice.js';
 export { ToolCaller } from './tool-caller.js';
 export type { CatalogEffect, StableToolDefinition } from './tool-definition.js';
+export { NOTEBOOK_TOOL_NAME, NotebookToolError, notebookTools } from './notebook-tool.js';
+export type { CellToRun, NotebookActions, NotebookToolEdit, RunSelection } from './notebook-tool.js';

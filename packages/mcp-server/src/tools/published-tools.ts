@@ -12,7 +12,7 @@ import type { StableToolDefinition } from './tool-definition.js';
  * (sized for abuse, far past any real call; the server still enforces them, with an `invalid_arguments` error that
  * names the bound). A nullable `anyOf: [{type: T}, {type: null}]` is written `type: [T, null]`.
  */
-function publishedInputSchema(input: z.ZodObject): Tool['inputSchema'] {
+export function publishedInputSchema(input: z.ZodObject): Tool['inputSchema'] {
   return pruneSchema(z.toJSONSchema(input, { io: 'input' }), { drop: (key) => UNPUBLISHED_BOUNDS.has(key), rewrite: nullableAsTypeList }) as Tool['inputSchema'];
 }
 

@@ -6,7 +6,7 @@ import { dynamicCallable, stableCallable, staleOrUnknown, type CallableTool } fr
 import { CellStop, DetachedCells, OutputTail, stopCauseOf, takeDetach, withStopCause, type DetachedLimits, type JobRequest } from './detached/detached-cells.js';
 import type { RequestJobs } from './detached/request-jobs.js';
 import type { DynamicCatalog } from './dynamic-catalog.js';
-import type { JournalRecorder } from '../resources/index.js';
+import type { DocumentTools, JournalRecorder } from '../resources/index.js';
 import { progressReporter } from './progress.js';
 import { STABLE_TOOLS } from './stable-tools.js';
 import type { RestoreFollowUp } from './state-notice.js';
@@ -27,6 +27,8 @@ export interface ToolCallerParts {
   namespace: string;
   /** Bounds on detached cells' results kept unread (defaults: detached-cells.ts). */
   detachedLimits?: DetachedLimits | undefined;
+  /** The backend's document tools (the notebook tool): their calls run cells as this caller's execute. */
+  documentTools?: DocumentTools | undefined;
 }
 
 /** One tools/call as the session received it. */
@@ -70,6 +72,8 @@ export class ToolCaller {
 
   async call(request: ToolCallRequest): Promise<CallToolResult> {
     const { results } = request;
+    const document = this.stable.has(request.name) ? undefined : this.parts.documentTools?.call(request.name, request.args, (code, timeoutSeconds) => this.executeFor(request, code, timeoutSeconds));
+    if (document !== undefined) return document;
     const tool = await this.find(request);
     if ('content' in tool) return tool;
     const runOptions: RunOptions = { signal: request.signal, requestId: request.requestId };
@@ -112,6 +116,12 @@ export class ToolCaller {
     } finally {
       if (progress) await progress.settle();
     }
+  }
+
+  /** An execute of `code` on behalf of a document tool's call (a notebook cell run): the same pipeline as the model's. */
+  private executeFor(request: ToolCallRequest, code: string, timeoutSeconds: number | undefined): Promise<CallToolResult> {
+    const args = timeoutSeconds === undefined ? { code } : { code, timeout_seconds: timeoutSeconds };
+    return this.call({ ...request, name: 'execute', args, tail: undefined });
   }
 
   /**
