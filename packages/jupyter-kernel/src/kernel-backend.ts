@@ -103,6 +103,8 @@ function waitingOf(worker: JupyterKernelWorker | undefined): Pick<JupyterBackend
 function unreachableOf(worker: JupyterKernelWorker | undefined): Pick<JupyterBackendStatus, 'unreachable'> {
   const away = worker?.awayNow();
   return away === undefined ? {} : { unreachable: { since: away.since.toISOString(), reason: away.reason.slice(0, 300) } };
+}
+
 /** The kernel a live worker of this backend runs in, if it opened one. */
 function kernelOf(worker: WorkerHandle | undefined): string | undefined {
   return worker instanceof JupyterKernelWorker && worker.alive ? worker.kernelId : undefined;

@@ -119,7 +119,7 @@ export class AgentCells {
       const marks = (code.getMetadata(AGENT_METADATA_KEY) ?? {}) as Record<string, unknown>;
       code.setMetadata(AGENT_METADATA_KEY, { ...marks, run_by: client ?? 'unknown client' });
     });
-    this.#running.set(key, { cell: code, outputs: [], displayIds: [], chars: 0, cut: false, deleted: false, clearOnNext: false, timer: undefined });
+    this.#running.set(key, { cell: code, id: code.id, outputs: new CellOutputs(), cut: false, deleted: false, clearOnNext: false, timer: undefined });
   }
 
   /** Adds one output to request `key`'s cell (written within {@link FLUSH_MS}). */
