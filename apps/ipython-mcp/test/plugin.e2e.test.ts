@@ -67,12 +67,23 @@ async function publish(): Promise<void> {
 }
 const published = publish();
 
-/** Runs a documented shell block in the machine's HOME with the CLI's bin first on PATH. */
-async function runDocs(name: string, bin: string, replace: (block: string) => string = (block) => block): Promise<RunResult> {
+/** Another user of the same machine: a HOME of their own (with the same git redirect), the same package caches. */
+function anotherUser(name: string): string {
+  const other = join(scratch, name);
+  mkdirSync(join(other, 'project'), { recursive: true });
+  mkdirSync(join(other, '.codex'));
+  writeFileSync(join(other, '.gitconfig'), readFileSync(join(home, '.gitconfig')));
+  return other;
+}
+
+/** Runs a documented shell block in a user's HOME (the machine's first user by default) with the CLI's bin first on PATH. */
+async function runDocs(name: string, bin: string, options: { user?: string; replace?: (block: string) => string } = {}): Promise<RunResult> {
   await published;
-  const result = await runBounded('bash', ['-euo', 'pipefail', '-c', replace(docsBlock(name))], {
-    env: machine({ PATH: `${bin}:${process.env.PATH ?? ''}`, CODEX_HOME: join(home, '.codex') }),
-    cwd: join(home, 'project'),
+  const user = options.user ?? home;
+  const block = docsBlock(name);
+  const result = await runBounded('bash', ['-euo', 'pipefail', '-c', options.replace ? options.replace(block) : block], {
+    env: { ...machine({ PATH: `${bin}:${process.env.PATH ?? ''}` }), HOME: user, CODEX_HOME: join(user, '.codex') },
+    cwd: join(user, 'project'),
     timeoutMs: 180_000,
   });
   expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
@@ -102,9 +113,9 @@ describe('Claude Code: the plugin from a clone of the repository', () => {
   const { bin, marker } = agentSuite('claude');
 
   it('installs with the options given; the first session sets the clone up, the next finds execute by tool search and runs it', async () => {
-    await runDocs('claude-plugin-install', bin(), (block) =>
-      block.replace('OWNER/ipython-mcp', clone).replace(/(claude plugin install \S+)/, `$1 --config python=${testPython()}`),
-    );
+    await runDocs('claude-plugin-install', bin(), {
+      replace: (block) => block.replace('OWNER/ipython-mcp', clone).replace(/(claude plugin install \S+)/, `$1 --config python=${testPython()}`),
+    });
     const settings = JSON.parse(readFileSync(join(home, '.claude', 'settings.json'), 'utf8')) as Record<string, any>;
     expect(settings.enabledPlugins?.['ipython-mcp@ipython-mcp']).toBe(true);
     expect(settings.pluginConfigs?.['ipython-mcp@ipython-mcp']?.options?.python).toBe(testPython());
@@ -156,14 +167,8 @@ describe('Claude Code: the plugin from a clone of the repository', () => {
   }, SET_UP_MS + 300_000);
 
   it('installs from OWNER/ipython-mcp (a copy in its cache), which the machine\'s set-up of the same files serves at once', async () => {
-    // Another user of the same machine: its own HOME, the same package caches and managed Python.
-    const other = join(scratch, 'claude-other-home');
-    mkdirSync(join(other, 'project'), { recursive: true });
-    writeFileSync(join(other, '.gitconfig'), readFileSync(join(home, '.gitconfig')));
-    const install = await runBounded('bash', ['-euo', 'pipefail', '-c', docsBlock('claude-plugin-install')], {
-      env: { ...machine({ PATH: `${bin()}:${process.env.PATH ?? ''}` }), HOME: other }, cwd: other, timeoutMs: 180_000,
-    });
-    expect(install.code, install.stderr).toBe(0);
+    const other = anotherUser('claude-other-home');
+    await runDocs('claude-plugin-install', bin(), { user: other });
     const model = await startStandInModel('anthropic', claudeScript(), 'ToolSearch');
     try {
       const result = await runClaudeCode({
@@ -212,13 +217,8 @@ describe('Codex: the plugin from the git source a user types', () => {
   }, SET_UP_MS + 300_000);
 
   it('installs from a local clone (copied whole, so an already set-up clone serves at once)', async () => {
-    // Another user of the same machine (its own HOME and Codex home; the same package caches and managed Python).
-    const other = join(scratch, 'other-home');
-    mkdirSync(join(other, '.codex'), { recursive: true });
-    mkdirSync(join(other, 'project'));
-    const codexEnv = { ...machine({ PATH: `${bin()}:${process.env.PATH ?? ''}` }), HOME: other, CODEX_HOME: join(other, '.codex') };
-    const install = await runBounded('bash', ['-euo', 'pipefail', '-c', docsBlock('codex-plugin-install').replace('OWNER/ipython-mcp', clone)], { env: codexEnv, cwd: other, timeoutMs: 180_000 });
-    expect(install.code, install.stderr).toBe(0);
+    const other = anotherUser('codex-other-home');
+    await runDocs('codex-plugin-install', bin(), { user: other, replace: (block) => block.replace('OWNER/ipython-mcp', clone) });
     const config = readFileSync(join(other, '.codex', 'config.toml'), 'utf8');
     const model = await startStandInModel('responses', [{ tool: 'execute', input: { code: 'import os\nprint(os.getcwd())\n6 * 7' } }, { text: 'done' }]);
     try {
