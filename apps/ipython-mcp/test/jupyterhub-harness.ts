@@ -227,6 +227,7 @@ async function startHubOnce(user: string): Promise<RunningHub> {
       },
       restart: () => Promise.reject(new Error('a hub server is restarted through the hub')),
       rest,
+      stderr: () => log,
       descendants: () => descendantsOf(hub.pid as number),
       stop,
     };
