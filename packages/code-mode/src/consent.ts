@@ -1,7 +1,7 @@
 /**
  * Consent for nested calls: which calls from code run at once, which wait for the person's yes, which never run.
  * Both products (the `ipython-mcp code-mode` server and the AI SDK capability) resolve a tool's policy here, so the
- * same tool gets the same answer in both (decision record: docs/decisions/00XX-consent.md).
+ * same tool gets the same answer in both (decision record: docs/decisions/0019-consent.md).
  */
 
 /** What happens to a nested call of a tool: it runs, it waits for the person's yes, or it never runs. */
