@@ -217,8 +217,10 @@ describe('a swallowed interrupt', () => {
     const stuck = await server.call('execute', { code: SWALLOW_INTERRUPTS });
     expect(stuck.isError).toBe(true);
     expect(body(stuck).error.code).toBe('operation_timeout');
-    expect(body(stuck).error.message).toBe('the operation passed its deadline; the worker was replaced and the namespace reset');
+    // The kernel took the cell up (ran), so the answer says it was interrupted while it ran (the runtime block on every answer).
+    expect(body(stuck).error.message).toBe('the operation passed its deadline while it ran in the kernel, which was interrupted; the worker was replaced and the namespace reset');
     expect(body(stuck).runtime).toMatchObject({ interruption: 'timeout', namespace: 'reset', epoch: 2 });
+    expect((stuck._meta as Record<string, unknown> | undefined)?.['ipython-mcp/runtime']).toMatchObject({ ran: true });
     expect((await exec(server, '6 * 7')).result.value).toBe(42);
     const current = await status(server);
     expect(current).toMatchObject({ epoch: 2, state: 'ready' });
