@@ -221,6 +221,8 @@ def test_spill_files_are_written_privately_and_shipped_to_the_parent_by_name(ker
                  "output_spill": {"dir": "/nonexistent/parent/side", "max_bytes": 10_000_000}}
     comm_id = kernel.open_comm(configure)
     assert kernel.ready(comm_id)["type"] == "ready"
+    # The temp directory is the machine's: spill folders other runs left there (a killed test run's) are not ours.
+    started = time.time() - 1
     kernel.agent_cell(comm_id, 20, "import sys\nfor i in range(30_000):\n    print(f'row {i:06d} ' + 'y' * 20)\n"
                           "print('é\\udcff', file=sys.stderr)")
     got = kernel.messages(comm_id, lambda m: m.get("type") == "response" and m.get("id") == 20)
@@ -232,7 +234,13 @@ def test_spill_files_are_written_privately_and_shipped_to_the_parent_by_name(ker
     assert len([m for m in got if m.get("type") == "spill"]) > 1
     assert "stderr_spill" not in result
     leftover = kernel.run("import glob, tempfile, os\n"
-                          "print(sum(len(os.listdir(d)) for d in glob.glob(tempfile.gettempdir() + '/ipython-mcp-spill-*')))")
+                          "def _ours(d):\n"
+                          "    try:\n"
+                          f"        return sum(os.path.getmtime(os.path.join(d, f)) >= {started!r} for f in os.listdir(d))\n"
+                          "    except OSError:\n"
+                          "        return 0\n"
+                          "print(sum(_ours(d) for d in glob.glob(tempfile.gettempdir() + '/ipython-mcp-spill-*')))\n"
+                          "del _ours")
     assert leftover["content"]["status"] == "ok"
     assert [m["content"]["text"] for m in kernel.iopub if m["msg_type"] == "stream"][-1].strip() == "0"
 
