@@ -1,12 +1,16 @@
 // The person's side of a notebook, in a real browser: JupyterLab with jupyter-collaboration (started by the test),
 // the notebook opened in Debian's chromium (driven by playwright-core; no browser is downloaded). Shared by the
 // browser suites; screenshots go to apps/ipython-mcp/test-artifacts/ (gitignored).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { retry } from './http-harness.js';
 import type { RunningJupyter } from './jupyter-harness.js';
+import { writeNotebookCells } from './notebook-harness.js';
+
+// One reader of the saved file and of nbformat text for every notebook suite (notebook-harness.ts).
+export { savedCells, cellText as textOf } from './notebook-harness.js';
 
 /** Debian's chromium (tooling/scripts/browser-deps.sh installs it); IPYTHON_MCP_TEST_CHROMIUM names another. */
 export const CHROMIUM = process.env.IPYTHON_MCP_TEST_CHROMIUM ?? '/usr/bin/chromium';
@@ -16,18 +20,10 @@ export const STEP_MS = 45_000;
 
 /** The person's notebook: a markdown cell and a code cell (`rows = 7`). */
 export function writePersonNotebook(lab: RunningJupyter, path: string): void {
-  writeFileSync(
-    join(lab.rootDir, path),
-    JSON.stringify({
-      cells: [
-        { cell_type: 'markdown', id: 'intro', metadata: {}, source: '# The person\'s notebook' },
-        { cell_type: 'code', id: 'person', metadata: {}, source: 'rows = 7', outputs: [], execution_count: null },
-      ],
-      metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
-      nbformat: 4,
-      nbformat_minor: 5,
-    }),
-  );
+  writeNotebookCells(lab, path, [
+    { cell_type: 'markdown', id: 'intro', metadata: {}, source: '# The person\'s notebook' },
+    { cell_type: 'code', id: 'person', metadata: {}, source: 'rows = 7', outputs: [], execution_count: null },
+  ]);
 }
 
 /** The person's browser with `path` open in JupyterLab, its kernel idle. */
@@ -65,21 +61,10 @@ export async function openPersonPage(lab: RunningJupyter, path: string): Promise
   }
 }
 
-/** The cells of `path` as the server saved them (jupyter-collaboration saves the shared document). */
-export async function savedCells(server: RunningJupyter, path: string): Promise<Array<Record<string, any>>> {
-  const saved = await server.rest('GET', `api/contents/${path}?content=1`);
-  return ((saved.body as { content?: { cells?: Array<Record<string, any>> } }).content?.cells ?? []) as Array<Record<string, any>>;
-}
-
 /**
  * Retries `check` (its assertions) every 200 ms until it passes or `ms` have passed; the last failure is thrown. Not
  * faster: a check reads the whole notebook from the server or the page, on a machine the server shares.
  */
 export function until(check: () => Promise<void>, ms: number): Promise<void> {
   return retry(check, ms, 200);
-}
-
-/** An nbformat multiline string as one string. */
-export function textOf(value: unknown): string {
-  return Array.isArray(value) ? value.join('') : String(value ?? '');
 }
