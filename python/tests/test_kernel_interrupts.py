@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from test_kernel_side import Kernel, booted_kernel
 
+from ipython_mcp_worker.protocol.constants import PROTOCOL_VERSION
+
 # An interrupted cell is answered well within this (without the repeat, a lost one never is).
 ANSWER_WITHIN_SECONDS = 5.0
 
@@ -139,3 +141,90 @@ def test_a_persons_interrupted_cell_is_interrupted_as_before_and_its_traceback_s
     assert reply["content"]["status"] == "error"
     time.sleep(0.2)  # past ipykernel's abort of requests queued behind an error
     assert kernel.run("1")["content"]["status"] == "ok"
+
+
+def test_an_unheard_interrupt_is_repeated_only_for_the_grace_the_parent_gave(kernel: Kernel) -> None:
+    # A C call that leaves the GIL and does not hear SIGINT (here: SIGINT blocked on the main thread around a libc
+    # sleep of 3 s) is where repeats are sent: they stop at the grace (kernel_guard.grace_ms), counted by the kernel
+    # side itself. (A C call that holds the GIL gets none: the repeating thread cannot run until it returns.)
+    comm_id = kernel.open_comm({"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
+                                "kernel_guard": {"grace_ms": 500}})
+    assert kernel.ready(comm_id)["type"] == "ready"
+    side = "get_ipython()._ipython_mcp_kernel_side.interrupts"
+    kernel.agent_cell(comm_id, 3001, f"{side}.repeats")
+    before = kernel.response(comm_id, 3001)["result"]["result"]["value"]
+    # The interrupt is raised as soon as the sleep returns (the kernel's other threads still take the signal);
+    # the finally unblocks SIGINT whatever lands meanwhile, so the kernel's main thread is left as it was.
+    msg_id = kernel.agent_cell(comm_id, 3002, "import ctypes, signal, time\n"
+                               "heard = False\n"
+                               "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})\n"
+                               "try:\n"
+                               "    ctypes.CDLL(None).sleep(3)\n"
+                               "finally:\n"
+                               "    for _ in range(100):\n"
+                               "        try:\n"
+                               "            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})\n"
+                               "            break\n"
+                               "        except KeyboardInterrupt:\n"
+                               "            heard = True\n"
+                               "if heard:\n"
+                               "    raise KeyboardInterrupt\n"
+                               "time.sleep(10**6)")
+    _wait_busy(kernel, msg_id)
+    time.sleep(0.3)
+    started = time.monotonic()
+    kernel.manager.interrupt_kernel()
+    response = kernel.messages(comm_id, lambda m: m.get("type") == "response" and m.get("id") == 3002, timeout=30)[-1]
+    assert response["result"]["error"]["kind"] == "interrupted"
+    stuck = time.monotonic() - started
+    kernel.agent_cell(comm_id, 3003, f"{side}.repeats")
+    repeats = kernel.response(comm_id, 3003)["result"]["result"]["value"] - before
+    # 10, 20, 40, 80, 160 ms, then every 200 ms: within 0.5 s at most 6; without the bound 2 s more would add 10.
+    print(f"[measure] a {stuck:.1f} s C call deaf to its interrupt: {repeats} repeats with a 0.5 s grace")
+    assert stuck > 1.5, "the C call was too short to tell"
+    assert 1 <= repeats <= 6
+    kernel.agent_cell(comm_id, 3004, "import signal\nsignal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])")
+    assert kernel.response(comm_id, 3004)["result"]["result"]["value"] is False
+    kernel.send(comm_id, {"type": "shutdown"})
+    kernel.messages(comm_id, lambda m: m.get("type") == "comm_close")
+
+
+def _cancelled(kernel: Kernel, comm: str, request_id: int, label: str) -> None:
+    try:
+        response = kernel.messages(comm, lambda m: m.get("type") == "response" and m.get("id") == request_id,
+                                   timeout=ANSWER_WITHIN_SECONDS)[-1]
+    except AssertionError:
+        kernel.manager.interrupt_kernel()
+        raise AssertionError(f"{label}: the interrupt was lost (no answer within {ANSWER_WITHIN_SECONDS} s)") from None
+    assert response["ok"] is False and response["error"]["code"] == "operation_cancelled", (label, response)
+
+
+def test_an_operation_over_the_comm_is_interrupted_as_the_cell_is_held_then_raised(kernel: Kernel, comm: str) -> None:
+    # The Node side interrupts a comm operation as soon as the kernel says busy with its comm_msg: the interrupt
+    # may land before the operation's code (in ipykernel's comm dispatch), where it is held, then raised in it.
+    kernel.run("import time as _time\ndef slow_op():\n    _time.sleep(60)\nop_kept = 'still here'")
+    for index in range(12):
+        request_id = 4000 + index
+        msg_id = kernel.request(comm, request_id, "call_function", {"name": "slow_op"})
+        _wait_busy(kernel, msg_id)
+        time.sleep(0.0003 * index)
+        kernel.manager.interrupt_kernel()
+        _cancelled(kernel, comm, request_id, f"{0.3 * index:.1f} ms after busy")
+    kernel.agent_cell(comm, 4100, "op_kept")
+    assert kernel.response(comm, 4100)["result"]["result"]["value"] == "still here"
+    _person_cell_is_left_alone(kernel, "after the comm operations")
+
+
+def test_an_operation_over_the_comm_hears_an_interrupt_landing_as_a_c_call_ends(kernel: Kernel, comm: str) -> None:
+    kernel.run("import time as _time\ndef c_then_sleep():\n    sum(range(10**7))\n    _time.sleep(10**6)\n"
+               "_t0 = _time.perf_counter(); sum(range(10**7)); c_call_seconds = _time.perf_counter() - _t0")
+    kernel.agent_cell(comm, 4200, "c_call_seconds")
+    busy = kernel.response(comm, 4200)["result"]["result"]["value"]
+    for index in range(12):
+        request_id = 4300 + index
+        msg_id = kernel.request(comm, request_id, "call_function", {"name": "c_then_sleep"})
+        _wait_busy(kernel, msg_id)
+        offset = busy * (0.8 + 0.04 * index)
+        time.sleep(offset)
+        kernel.manager.interrupt_kernel()
+        _cancelled(kernel, comm, request_id, f"{offset * 1000:.1f} ms into a {busy * 1000:.0f} ms C call")

@@ -106,3 +106,23 @@ def test_an_interrupt_during_the_memory_stops_grace_is_not_raised_again() -> Non
         assert guard.stop_reason == "memory_limit" and not guard.memory_after_interrupt
     finally:
         guard.end()
+
+
+def test_end_puts_back_the_sigint_handler_it_replaced() -> None:
+    def kernels_own(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, kernels_own)
+    try:
+        guard = MachineGuard({"grace_ms": 60_000})
+        guard.begin()
+        assert signal.getsignal(signal.SIGINT) is not kernels_own
+        guard.end()
+        assert signal.getsignal(signal.SIGINT) is kernels_own
+        # A handler someone else set during the cell stays theirs.
+        guard.begin()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        guard.end()
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import os
 import queue
 import sys
 import time
@@ -70,6 +71,13 @@ class Kernel:
             code, timeout=60, output_hook=self.iopub.append, **options)
         return reply
 
+    def probe_comm(self) -> str:
+        """A comm of its own for asking the kernel side things (opened once)."""
+        if getattr(self, "_probe", None) is None:
+            self._probe = self.open_comm()
+            assert self.ready(self._probe)["type"] == "ready"
+        return str(self._probe)
+
     def open_comm(self, configure: dict[str, Any] | None = None) -> str:
         self.comms += 1
         comm_id = f"comm-{self.comms}"
@@ -78,11 +86,13 @@ class Kernel:
             "comm_open", {"comm_id": comm_id, "target_name": TARGET, "data": data}))
         return comm_id
 
-    def request(self, comm_id: str, request_id: int, op: str, params: dict[str, Any], **extra: Any) -> None:
-        self.send(comm_id, {"type": "request", "id": request_id, "op": op, "params": params, **extra})
+    def request(self, comm_id: str, request_id: int, op: str, params: dict[str, Any], **extra: Any) -> str:
+        return self.send(comm_id, {"type": "request", "id": request_id, "op": op, "params": params, **extra})
 
-    def send(self, comm_id: str, data: Any) -> None:
-        self.client.shell_channel.send(self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": data}))
+    def send(self, comm_id: str, data: Any) -> str:
+        message = self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.client.shell_channel.send(message)
+        return str(message["header"]["msg_id"])
 
     def agent_cell(self, comm_id: str, request_id: int, code: str, stream: bool = False) -> str:
         marker: dict[str, Any] = {"id": request_id, "params": {"code": code}, "comm": comm_id}
@@ -216,33 +226,138 @@ def test_big_output_keeps_head_and_tail_and_names_no_spill_file(kernel: Kernel, 
     assert "stdout_spill" not in result
 
 
-def test_spill_files_are_written_privately_and_shipped_to_the_parent_by_name(kernel: Kernel) -> None:
+def _spill_folders(kernel: Kernel) -> int:
+    """How many ipython-mcp-spill-* folders the kernel's temporary directory holds now."""
+    # This kernel's own (their names carry its pid): other kernels on the machine come and go meanwhile.
+    kernel.agent_cell(kernel.probe_comm(), 90_000 + kernel.comms,
+                      "import glob, os, tempfile\nlen(glob.glob(f'{tempfile.gettempdir()}/ipython-mcp-spill-{os.getpid()}-*'))")
+    return int(kernel.response(kernel.probe_comm(), 90_000 + kernel.comms)["result"]["result"]["value"])
+
+
+def _pull(kernel: Kernel, comm_id: str, name: str) -> tuple[bytes, list[dict[str, Any]]]:
+    """Pulls spill file ``name`` as the Node side does: spill_read from offset 0 until the size is reached."""
+    data = b""
+    chunks: list[dict[str, Any]] = []
+    while True:
+        kernel.send(comm_id, {"type": "spill_read", "name": name, "offset": len(data)})
+        chunk = kernel.messages(comm_id, lambda m: m.get("type") == "spill_chunk")[-1]
+        assert "error" not in chunk, chunk
+        assert chunk["offset"] == len(data)
+        piece = chunk["text"].encode("utf-8")
+        assert len(piece) == chunk["bytes"]
+        data += piece
+        chunks.append(chunk)
+        if len(data) >= chunk["size"]:
+            return data, chunks
+
+
+def test_spill_files_of_a_remote_kernel_are_pulled_piece_by_piece_and_leave_no_folder(kernel: Kernel) -> None:
+    folders = _spill_folders(kernel)
+    configure = {"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
+                 "output_spill": {"dir": "/nonexistent/parent/side", "max_bytes": 10_000_000}}
+    comm_id = kernel.open_comm(configure)
+    ready = kernel.ready(comm_id)
+    assert ready["type"] == "ready" and ready["spill"] == "transfer"
+    # Configuring made no folder: a folder comes with the first spill file.
+    assert _spill_folders(kernel) == folders
+    kernel.agent_cell(comm_id, 20, "import sys\nfor i in range(60_000):\n    print(f'row {i:06d} é ' + 'y' * 20)\n"
+                          "print('é\\udcff', file=sys.stderr)")
+    result = kernel.response(comm_id, 20)["result"]
+    name = result["stdout_spill"]
+    assert "/" not in name and name.endswith("-stdout.txt")
+    expected = "".join(f"row {i:06d} é " + "y" * 20 + "\n" for i in range(60_000)).encode("utf-8")
+    assert result["stdout_spill_bytes"] == len(expected) > (1 << 20)
+    data, chunks = _pull(kernel, comm_id, name)
+    assert data == expected
+    # Pieces of at most 1 MiB, cut at a character boundary (the data decoded piece by piece above).
+    assert len(chunks) >= 2 and all(chunk["bytes"] <= 1 << 20 for chunk in chunks)
+    assert "stderr_spill" not in result
+    assert _spill_folders(kernel) == folders + 1
+    kernel.send(comm_id, {"type": "spill_done", "name": name})
+    assert _spill_folders(kernel) == folders
+    # A name that is not a spill file here, or a path, is refused and reads nothing.
+    for bad in ("../etc/passwd", "/etc/passwd", name):
+        kernel.send(comm_id, {"type": "spill_read", "name": bad, "offset": 0})
+        assert "error" in kernel.messages(comm_id, lambda m: m.get("type") == "spill_chunk")[-1]
+    kernel.send(comm_id, {"type": "shutdown"})
+    kernel.messages(comm_id, lambda m: m.get("type") == "comm_close")
+
+
+def test_a_closed_connection_removes_its_spill_folder_with_the_files_never_pulled(kernel: Kernel) -> None:
+    folders = _spill_folders(kernel)
     configure = {"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
                  "output_spill": {"dir": "/nonexistent/parent/side", "max_bytes": 10_000_000}}
     comm_id = kernel.open_comm(configure)
     assert kernel.ready(comm_id)["type"] == "ready"
-    # The temp directory is the machine's: spill folders other runs left there (a killed test run's) are not ours.
-    started = time.time() - 1
-    kernel.agent_cell(comm_id, 20, "import sys\nfor i in range(30_000):\n    print(f'row {i:06d} ' + 'y' * 20)\n"
-                          "print('é\\udcff', file=sys.stderr)")
-    got = kernel.messages(comm_id, lambda m: m.get("type") == "response" and m.get("id") == 20)
-    result = got[-1]["result"]
-    name = result["stdout_spill"]
-    assert "/" not in name and name.endswith("-stdout.txt")
-    shipped = "".join(m["text"] for m in got if m.get("type") == "spill" and m.get("name") == name)
-    assert shipped == "".join(f"row {i:06d} " + "y" * 20 + "\n" for i in range(30_000))
-    assert len([m for m in got if m.get("type") == "spill"]) > 1
-    assert "stderr_spill" not in result
-    leftover = kernel.run("import glob, tempfile, os\n"
-                          "def _ours(d):\n"
-                          "    try:\n"
-                          f"        return sum(os.path.getmtime(os.path.join(d, f)) >= {started!r} for f in os.listdir(d))\n"
-                          "    except OSError:\n"
-                          "        return 0\n"
-                          "print(sum(_ours(d) for d in glob.glob(tempfile.gettempdir() + '/ipython-mcp-spill-*')))\n"
-                          "del _ours")
-    assert leftover["content"]["status"] == "ok"
-    assert [m["content"]["text"] for m in kernel.iopub if m["msg_type"] == "stream"][-1].strip() == "0"
+    kernel.agent_cell(comm_id, 21, "print('z' * 300_000)")
+    assert kernel.response(comm_id, 21)["result"]["stdout_spill"]
+    assert _spill_folders(kernel) == folders + 1
+    kernel.send(comm_id, {"type": "shutdown"})
+    kernel.messages(comm_id, lambda m: m.get("type") == "comm_close")
+    assert _spill_folders(kernel) == folders
+
+
+def test_a_folder_left_by_a_killed_kernel_is_removed_by_the_next_spill(kernel: Kernel) -> None:
+    import subprocess
+    import tempfile
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    leftover = Path(tempfile.gettempdir()) / f"ipython-mcp-spill-{gone.pid}-left"
+    leftover.mkdir()
+    (leftover / "00000000000000000001-cell1-stdout.txt").write_text("half")
+    configure = {"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
+                 "output_spill": {"dir": "/nonexistent/parent/side", "max_bytes": 10_000_000}}
+    comm_id = kernel.open_comm(configure)
+    assert kernel.ready(comm_id)["type"] == "ready"
+    kernel.agent_cell(comm_id, 23, "print('w' * 300_000)")
+    assert kernel.response(comm_id, 23)["result"]["stdout_spill"]
+    assert not leftover.exists()
+    kernel.send(comm_id, {"type": "shutdown"})
+    kernel.messages(comm_id, lambda m: m.get("type") == "comm_close")
+
+
+def test_a_kernel_that_sees_the_parents_spill_directory_writes_into_it(kernel: Kernel, tmp_path: Path) -> None:
+    folders = _spill_folders(kernel)
+    directory = tmp_path / "parent-spills"
+    directory.mkdir(mode=0o700)
+    token = "t" * 8 + os.urandom(16).hex()
+    (directory / ".kernel-probe").write_text(token)
+    configure = {"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
+                 "output_spill": {"dir": str(directory), "max_bytes": 10_000_000},
+                 "kernel_spill": {"probe": ".kernel-probe", "token": token}}
+    comm_id = kernel.open_comm(configure)
+    assert kernel.ready(comm_id)["spill"] == "direct"
+    kernel.agent_cell(comm_id, 22, "print('d' * 300_000)")
+    result = kernel.response(comm_id, 22)["result"]
+    path = Path(result["stdout_spill"])
+    assert path.parent == directory and path.read_text() == "d" * 300_000 + "\n"
+    assert "stdout_spill_bytes" not in result
+    assert _spill_folders(kernel) == folders
+    kernel.send(comm_id, {"type": "shutdown"})
+    kernel.messages(comm_id, lambda m: m.get("type") == "comm_close")
+    # A wrong token (a kernel elsewhere that happens to have a directory of that name) pulls instead.
+    configure["kernel_spill"] = {"probe": ".kernel-probe", "token": "u" * 40}
+    comm_id = kernel.open_comm(configure)
+    assert kernel.ready(comm_id)["spill"] == "transfer"
+    kernel.send(comm_id, {"type": "shutdown"})
+    kernel.messages(comm_id, lambda m: m.get("type") == "comm_close")
+
+
+def test_an_answer_the_server_dropped_is_sent_again_when_asked(kernel: Kernel, comm: str) -> None:
+    # The Jupyter server drops IOPub messages past its rate limits; the parent asks again after the request's idle.
+    kernel.agent_cell(comm, 30, "'kept answer'")
+    first = kernel.response(comm, 30)
+    kernel.send(comm, {"type": "resend", "id": 30})
+    assert kernel.response(comm, 30) == first
+    kernel.request(comm, 31, "list", {})
+    listed = kernel.response(comm, 31)
+    kernel.send(comm, {"type": "resend", "id": 31})
+    assert kernel.response(comm, 31) == listed
+    # One never given (or no longer kept: the latest two are) is said to be unknown.
+    kernel.send(comm, {"type": "resend", "id": 999})
+    assert kernel.messages(comm, lambda m: m.get("type") in ("resent", "response"))[-1] == {
+        "type": "resent", "id": 999, "found": False}
 
 
 def test_run_code_over_the_comm_is_refused_it_runs_as_a_cell(kernel: Kernel, comm: str) -> None:

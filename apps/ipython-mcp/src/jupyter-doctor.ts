@@ -1,5 +1,7 @@
 // `ipython-mcp doctor --jupyter URL --kernel ID` (or --notebook, --kernel-name): one line per check, each failing
-// line with a Fix. Only REST calls: nothing runs in the kernel, and the token never appears in a line.
+// line with a Fix. REST calls, then the kernel's channel opened as the agent will open it (its WebSocket, the token
+// in the upgrade's header) and its kernel_info answered: nothing runs in the kernel, and the token never appears in
+// a line. With --kernel-name (or a notebook nobody has open) a kernel is started for that check and shut down.
 import { targetFlag, type JupyterRequest } from './jupyter-request.js';
 
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -92,6 +94,8 @@ export async function jupyterChecks(request: JupyterRequest): Promise<Check[]> {
   checks.push({ ok: true, line: 'jupyter token: accepted' });
   const target = request.target;
   let kernelName: string | undefined;
+  /** The running kernel the agent would attach to; unset when it would start one (then the check starts one). */
+  let kernelToOpen: { kernelId: string } | undefined;
   try {
     if ('kernelName' in target) {
       kernelName = target.kernelName;
@@ -110,6 +114,7 @@ export async function jupyterChecks(request: JupyterRequest): Promise<Check[]> {
         return checks;
       }
       kernelName = (kernel.body as { name?: string }).name;
+      kernelToOpen = { kernelId: target.kernelId };
       checks.push({ ok: true, line: `kernel: ${target.kernelId} is running (${kernelName ?? 'unknown kernelspec'}, ${(kernel.body as { execution_state?: string }).execution_state ?? 'unknown state'})` });
     } else {
       const sessions = await get(request, 'api/sessions');
@@ -132,6 +137,7 @@ export async function jupyterChecks(request: JupyterRequest): Promise<Check[]> {
         checks.push({ ok: true, line: `kernel: ${target.notebookPath} has no open session; ipython-mcp starts one (kernel ${kernelName ?? '?'}) on the first call and leaves it running (shut it down from JupyterLab)` });
       } else {
         kernelName = session.kernel.name;
+        if (session.kernel.id !== undefined) kernelToOpen = { kernelId: session.kernel.id };
         checks.push({ ok: true, line: `kernel: ${targetFlag(target)} has kernel ${session.kernel.id ?? '?'} (${kernelName ?? 'unknown kernelspec'})` });
       }
       checks.push(await notebookCellsCheck(request, wanted));
@@ -149,5 +155,64 @@ export async function jupyterChecks(request: JupyterRequest): Promise<Check[]> {
       ? `kernel: ${kernelName} is an IPython kernel (ipykernel)`
       : `kernel: ${kernelName ?? 'the kernel'} does not look like an IPython kernel (language ${String(spec?.language ?? 'unknown')}); ipython-mcp needs ipykernel. Fix: use a Python (ipykernel) kernelspec.`,
   });
+  if (!ipython) return checks;
+  checks.push(await kernelChannelCheck(request, kernelToOpen ?? { kernelName: kernelName ?? 'python3' }));
   return checks;
+}
+
+/** How long the channel check waits for the kernel's first answer over its WebSocket. */
+const CHANNEL_TIMEOUT_MS = 20_000;
+
+/**
+ * Opens the kernel's channel the way the agent will (jupyter-kernel's client: its WebSocket, the token in the
+ * upgrade request's header) and waits for its kernel_info_reply. A kernel it had to start is shut down after.
+ */
+async function kernelChannelCheck(request: JupyterRequest, target: { kernelId: string } | { kernelName: string }): Promise<Check> {
+  const { openJupyterKernel, shutdownKernel } = await import('@ipython-mcp/jupyter-kernel');
+  const server = { url: request.url, token: request.token };
+  const started: string[] = [];
+  const how = 'kernelId' in target ? `kernel ${target.kernelId}` : `a new ${target.kernelName} kernel (shut down after this check)`;
+  try {
+    const kernel = await openJupyterKernel({ server, target, connectTimeoutMs: CHANNEL_TIMEOUT_MS, start: { onStarting: (kernelId) => started.push(kernelId) } });
+    await kernel.close();
+    return { ok: true, line: `kernel channel: opened to ${how}; the kernel answered over its WebSocket` };
+  } catch (error) {
+    const upgrade = await upgradeStatus(request, 'kernelId' in target ? target.kernelId : started[0]);
+    const why = upgrade === undefined ? reasonOf(error) : `the WebSocket upgrade was answered HTTP ${upgrade}`;
+    return {
+      ok: false,
+      line: `kernel channel: could not open to ${how} (${why.slice(0, 300)}). Fix: the REST calls pass but the kernel's WebSocket does not: let WebSocket upgrades through every proxy in front of the server (ingress, nginx), and check that the token may access the server (JupyterHub: scope access:servers!user=NAME)`,
+    };
+  } finally {
+    for (const kernelId of started) await shutdownKernel(server, kernelId).catch(() => undefined);
+  }
+}
+
+/** The HTTP status a WebSocket upgrade to the kernel's channels gets, when it is refused; undefined otherwise. */
+async function upgradeStatus(request: JupyterRequest, kernelId: string | undefined): Promise<number | undefined> {
+  if (kernelId === undefined) return undefined;
+  const { default: WebSocket } = await import('ws');
+  const base = request.url.endsWith('/') ? request.url : `${request.url}/`;
+  const url = `${base.replace(/^http/, 'ws')}api/kernels/${encodeURIComponent(kernelId)}/channels`;
+  return new Promise((resolve) => {
+    const socket = new WebSocket(url, { headers: request.token === '' ? {} : { Authorization: `token ${request.token}` } });
+    const timer = setTimeout(() => {
+      socket.terminate();
+      resolve(undefined);
+    }, 10_000);
+    socket.on('unexpected-response', (_request, response) => {
+      clearTimeout(timer);
+      resolve(response.statusCode);
+      socket.terminate();
+    });
+    socket.on('open', () => {
+      clearTimeout(timer);
+      socket.close();
+      resolve(undefined);
+    });
+    socket.on('error', () => {
+      clearTimeout(timer);
+      resolve(undefined);
+    });
+  });
 }

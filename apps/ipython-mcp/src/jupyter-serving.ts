@@ -39,8 +39,8 @@ export async function jupyterServing(request: JupyterRequest, logger: Logger, ma
     made.push(backend);
     return {
       backend,
-      status: () => ({
-        ...backend.status(),
+      status: (workers) => ({
+        ...backend.status(workers),
         notebook_cells:
           notebook === undefined
             ? { mirrored: false, state: 'not_a_notebook', reason: `${targetFlag(request.target)} names a kernel, not a notebook: only --notebook PATH mirrors the agent's cells` }

@@ -217,8 +217,10 @@ describe('a swallowed interrupt', () => {
     const stuck = await server.call('execute', { code: SWALLOW_INTERRUPTS });
     expect(stuck.isError).toBe(true);
     expect(body(stuck).error.code).toBe('operation_timeout');
-    expect(body(stuck).error.message).toBe('the operation passed its deadline; the worker was replaced and the namespace reset');
+    // The kernel took the cell up (ran), so the answer says it was interrupted while it ran (the runtime block on every answer).
+    expect(body(stuck).error.message).toBe('the operation passed its deadline while it ran in the kernel, which was interrupted; the worker was replaced and the namespace reset');
     expect(body(stuck).runtime).toMatchObject({ interruption: 'timeout', namespace: 'reset', epoch: 2 });
+    expect((stuck._meta as Record<string, unknown> | undefined)?.['ipython-mcp/runtime']).toMatchObject({ ran: true });
     expect((await exec(server, '6 * 7')).result.value).toBe(42);
     const current = await status(server);
     expect(current).toMatchObject({ epoch: 2, state: 'ready' });
@@ -283,7 +285,7 @@ describe('a WebSocket that drops and comes back', () => {
 });
 
 describe('a killed Jupyter server', () => {
-  it('one clear error within seconds, then runtime_unavailable; doctor says the server does not answer', async () => {
+  it('one clear error within seconds (the code may have run), then runtime_unavailable; doctor says the server does not answer', async () => {
     const doomed = await startJupyter('server');
     try {
       const kernelId = await humanKernel(doomed);
@@ -297,16 +299,21 @@ describe('a killed Jupyter server', () => {
       const answer = await running;
       const tookMs = performance.now() - killedAt;
       console.log(`[measure] Jupyter server killed mid-call -> error after ${Math.round(tookMs)} ms`);
-      expect(tookMs).toBeLessThan(15_000);
+      // The request waits out a route away for 10 s (a proxy or hub restart) before it is answered without its result.
+      expect(tookMs).toBeLessThan(25_000);
       expect(answer.isError).toBe(true);
       const error = body(answer).error;
       expect(error.code).toBe('worker_crashed');
       expect(error.message).toContain('the Jupyter server went away');
       expect(error.message).toContain('No Jupyter server answered at this URL');
-      expect(body(answer).runtime).toMatchObject({ interruption: 'crash', namespace: 'unknown' });
+      // The route is away, not the kernel declared dead: only the server can say that, and it is not answering.
+      expect(error.message).toContain('the code may have run');
+      expect(error.details).toMatchObject({ kernel_kept: true });
       const after = await server.call('execute', { code: 'x' });
       expect(body(after).error.code).toBe('runtime_unavailable');
-      expect(await status(server)).toMatchObject({ state: 'unavailable' });
+      expect(body(after).error.message).toMatch(/does not answer for the kernel .*waiting for it since /);
+      expect(body(after).error.retry_after_ms).toBeGreaterThan(0);
+      expect((await status(server)).backend.unreachable).toMatchObject({ since: expect.any(String) });
       const checked = runCli(['doctor', '--jupyter', doomed.url, '--kernel', kernelId], { JUPYTER_TOKEN: doomed.token }, 30_000);
       expect(checked.status).toBe(1);
       expect(checked.stdout).toMatch(/FAIL jupyter server: nothing answered at /);
@@ -314,7 +321,8 @@ describe('a killed Jupyter server', () => {
     } finally {
       await doomed.stop();
     }
-  });
+    // A server of its own to start, a 10 s wait for the route, and doctor's: more than the default bound under load.
+  }, 150_000);
 });
 
 // ---- 1,000 concurrent calls ----

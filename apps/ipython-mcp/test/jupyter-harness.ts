@@ -14,6 +14,7 @@ export {
   startHumanExecute,
   startHumanKernel,
   startJupyter,
+  tokenRest,
   watchKernel,
 } from '../../../packages/jupyter-kernel/test/jupyter-servers.js';
 export type { HumanWatch, JupyterServerKind, RunningJupyter } from '../../../packages/jupyter-kernel/test/jupyter-servers.js';
@@ -73,5 +74,6 @@ export async function relayTo(server: RunningJupyter): Promise<{ jupyter: Runnin
     drop();
     relay.close(() => resolve());
   });
-  return { jupyter: { ...server, url: `http://127.0.0.1:${port}/`, rest: server.rest, descendants: server.descendants, stop: server.stop }, drop, close };
+  // The server's path is kept (a hub user's server is at /user/NAME/).
+  return { jupyter: { ...server, url: `http://127.0.0.1:${port}${target.pathname}`, rest: server.rest, descendants: server.descendants, stop: server.stop }, drop, close };
 }

@@ -51,6 +51,7 @@ afterAll(async () => {
 });
 
 const body = (result: CallToolResult): Record<string, any> => (result.structuredContent ?? {}) as Record<string, any>;
+const text = (result: CallToolResult): string => ((result.content ?? []) as Array<{ text?: string }>).map((part) => part.text ?? "").join("\n");
 
 async function attach(kernel: KernelFlags, server: RunningJupyter = jupyter, env: Record<string, string> = {}): Promise<TestServer> {
   const started = await startKernelServer(server, kernel, { ...BASE_ENV, ...env });
@@ -133,12 +134,14 @@ describe('restarted from Jupyter by another client', () => {
     console.log(`[measure] REST restart by another client -> next call ok after ${ms} ms (${Math.round(performance.now() - restartedAt)} ms after the restart), failed before: ${summary(failed)}`);
     expect(failed).toEqual([]);
     expect(body(answer).result.value).toBe(4);
-    expect(body(answer).runtime).toMatchObject({ epoch: 2 });
+    // The answer that first shows the new epoch names who ended the old one: another client's restart, not a crash.
+    expect(body(answer).runtime).toMatchObject({ epoch: 2, epoch_reason: 'other_client', kernel_action: 'restart' });
+    expect(text(answer)).toContain('another client of the kernel restarted the kernel');
     // Said once: the next answer shows no runtime block; the names are gone for everyone, as the epoch said.
     const next = await agent.call('3 + 3');
     expect(body(next).runtime).toBeUndefined();
     expect(body(await agent.call('kept')).error.type).toBe('NameError');
-    expect(await agent.server.structured('runtime_status')).toMatchObject({ epoch: 2, state: 'ready', last_interruption: { kind: 'crash', namespace: 'reset', epoch: 2 } });
+    expect(await agent.server.structured('runtime_status')).toMatchObject({ epoch: 2, state: 'ready', last_interruption: { kind: 'other_client', action: 'restart', namespace: 'reset', epoch: 2 } });
     agent.expectHonest();
   });
 
@@ -156,7 +159,7 @@ describe('restarted from Jupyter by another client', () => {
     expect(cut.isError).toBe(true);
     expect(body(cut).error.code).toBe('worker_crashed');
     expect(body(cut).error.message).toMatch(/restarted/);
-    expect(body(cut).runtime).toMatchObject({ interruption: 'crash', namespace: 'reset' });
+    expect(body(cut).runtime).toMatchObject({ interruption: 'other_client', namespace: 'reset', ran: true });
     const { answer, failed, ms } = await agent.untilOk('5 * 5');
     console.log(`[measure] REST restart during a cell -> next call ok after ${ms} ms, failed before: ${summary(failed)}`);
     expect(failed).toEqual([]);

@@ -53,7 +53,7 @@ export interface JupyterKernelErrorDetails {
 
 const MESSAGES: Readonly<Record<JupyterKernelErrorCode, string>> = {
   jupyter_invalid_options: 'Invalid Jupyter connection options',
-  jupyter_unauthorized: 'The Jupyter server refused the token (set JUPYTER_TOKEN or IPYTHON_MCP_JUPYTER_TOKEN)',
+  jupyter_unauthorized: "The Jupyter server refused the token: fix the token (ipython-mcp's JUPYTER_TOKEN or IPYTHON_MCP_JUPYTER_TOKEN must be one the server accepts)",
   jupyter_unreachable: 'No Jupyter server answered at this URL',
   jupyter_bad_response: 'The server at this URL did not answer as a Jupyter server',
   jupyter_kernel_not_found: 'No running kernel has this id',

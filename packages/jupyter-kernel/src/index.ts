@@ -8,7 +8,7 @@ export { JupyterKernel } from './jupyter-kernel.js';
 export { DEFAULT_CONNECT_TIMEOUT_MS, openJupyterKernel } from './open-kernel.js';
 export type { OpenJupyterKernelOptions } from './open-kernel.js';
 export type { JupyterExecuteOptions, KernelActivity } from './jupyter-kernel.js';
-export { kernelExecutionState } from './kernel-rest.js';
+export { kernelExecutionState, shutdownKernel } from './kernel-rest.js';
 export type { JupyterKernelTarget, KernelStartOptions } from './kernel-rest.js';
 export { JupyterKernelWorker, WORKER_COMM_TARGET } from './kernel-worker.js';
 export type { KernelCellObserver, KernelWorkerOptions } from './kernel-worker.js';

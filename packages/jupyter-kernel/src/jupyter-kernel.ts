@@ -2,6 +2,7 @@
  * One kernel on a Jupyter server or Kernel Gateway: find or start it, open its channels, execute, interrupt, close.
  */
 import { KernelAPI, KernelMessage as Messages } from '@jupyterlab/services';
+import { KernelRoute, askAboutKernel } from './kernel-route.js';
 import type { KernelConnection } from '@jupyterlab/services';
 import type { Kernel, KernelMessage } from '@jupyterlab/services';
 import { JupyterKernelError } from './errors.js';
@@ -15,10 +16,6 @@ export type { JupyterExecuteOptions, KernelActivity } from './kernel-types.js';
 import { executionStateOn, shutdownKernelById } from './kernel-rest.js';
 import { toJupyterError } from './server-settings.js';
 import type { ResolvedServer } from './server-settings.js';
-
-/** Refused REST probes in a row, {@link SERVER_GONE_PROBE_INTERVAL_MS} apart, after which the server is gone. */
-const SERVER_GONE_PROBES = 3;
-const SERVER_GONE_PROBE_INTERVAL_MS = 1_000;
 
 /** How long a request may still get its reply after the kernel announced its shutdown. */
 const SHUTDOWN_GRACE_MS = 1_000;
@@ -43,7 +40,11 @@ export class JupyterKernel {
   readonly #lostListeners = new Set<(error: JupyterKernelError) => void>();
   readonly #activityListeners = new Set<(activity: KernelActivity) => void>();
   readonly #reconnectListeners = new Set<() => void>();
+  readonly #awayListeners = new Set<(away: { since: Date; reason: string }) => void>();
+  /** The route to the kernel while its channels are down (kernel-route.ts). */
+  readonly #route: KernelRoute;
   #lost: JupyterKernelError | undefined;
+  #lostToOtherClient: 'restart' | 'shutdown' | undefined;
   /** The kernel process's own session id (every message it sends carries it); a new one means a new process. */
   #kernelSession: string | undefined;
   #everConnected = false;
@@ -57,6 +58,19 @@ export class JupyterKernel {
     this.kernelId = connection.id;
     this.kernelName = connection.name;
     this.owned = owned;
+    this.#route = new KernelRoute({
+      ask: () => askAboutKernel(server, this.kernelId),
+      connected: () => connection.connectionStatus === 'connected',
+      reopen: () => void connection.reconnect(),
+      gone: (reason) => {
+        this.#fail(reason, true);
+        this.#connection.dispose();
+      },
+      awayTooLong: (away) => {
+        for (const listener of [...this.#awayListeners]) listener(away);
+      },
+      closed: () => this.#closed || this.#lost !== undefined,
+    });
     // After a server-side restart the services reconnect from a detached promise chain, so a reconnect that fails
     // (or is cut short by dispose) would be an unhandled rejection, which ends a Node process. The failure is still
     // seen: the connection status turns `disconnected`, which fails the requests in flight below.
@@ -70,7 +84,8 @@ export class JupyterKernel {
       }
     };
     connection.statusChanged.connect((_sender, status) => {
-      if (DEATH_STATUSES.has(status)) this.#fail(`the kernel is ${status}`);
+      // The services call a kernel dead only on the server's word (the route-tolerant API client of open-kernel.ts).
+      if (DEATH_STATUSES.has(status)) this.#fail(`the kernel is ${status}`, status === 'dead');
     });
     // A restart that another client asked for (JupyterLab's toolbar, a REST restart) is not announced to this
     // connection: the server reconnects its channels to the new process, which has none of what we booted into the
@@ -90,6 +105,8 @@ export class JupyterKernel {
           parentId: typeof parent.msg_id === 'string' ? parent.msg_id : '',
           parentSession: typeof parent.session === 'string' ? parent.session : '',
           parentType: typeof parent.msg_type === 'string' ? parent.msg_type : '',
+          date: typeof message.header.date === 'string' ? message.header.date : '',
+          parentDate: typeof parent.date === 'string' ? parent.date : '',
         };
         for (const listener of [...this.#activityListeners]) listener(activity);
       }
@@ -97,28 +114,38 @@ export class JupyterKernel {
       if ((message.content as { restart?: unknown }).restart === true) {
         // Someone restarts the kernel (JupyterLab's toolbar, a REST restart): the process that ends has everything
         // booted into it; the server's channels then reach a new one.
-        if (!this.#closed) this.#fail('the kernel was restarted (from Jupyter, by another client), so its namespace is new', true);
+        if (!this.#closed) this.#fail('the kernel was restarted (from Jupyter, by another client), so its namespace is new', true, 'restart');
         return;
       }
       setTimeout(() => {
         if (this.#closed) return;
-        this.#fail('the kernel was shut down', true);
+        this.#fail('the kernel was shut down', true, 'shutdown');
         this.#connection.dispose();
       }, SHUTDOWN_GRACE_MS).unref();
     });
     connection.connectionStatusChanged.connect((_sender, status) => {
       if (status === 'connected') {
+        this.#route.reopened();
         // A message sent on the channel that dropped may never have reached the kernel: listeners find out which.
         if (this.#everConnected && !this.#closed) for (const listener of [...this.#reconnectListeners]) listener();
         this.#everConnected = true;
       }
-      if (status === 'disconnected') this.#fail('its channels closed and could not be reopened');
-      // The services keep retrying a WebSocket to a kernel that was shut down for a minute or more, and a request
-      // sent meanwhile waits for all of it. A lost channel is therefore checked at once: a kernel the server no
-      // longer has is gone for good. Anything else (a brief drop, the server restarting) is left to the retries;
-      // the server replays what the kernel sent meanwhile to the same session id.
-      if (status === 'connecting' && this.#everConnected && !this.#closed) void this.#checkStillThere();
+      // Channels that dropped (or that the services gave up reopening) say nothing about the kernel: the route is
+      // watched, the kernel declared gone only on the server's word, and the channels reopened as soon as it answers
+      // (kernel-route.ts). The server replays what the kernel sent meanwhile to the same session id.
+      if ((status === 'connecting' || status === 'disconnected') && this.#everConnected && !this.#closed) this.#route.dropped();
     });
+  }
+
+  /**
+   * Set when another client ended this kernel process on purpose: a restart it asked for (JupyterLab's Restart
+   * Kernel, a REST restart: the kernel announces it with a `shutdown_reply` whose `restart` is true) or a shut down
+   * (the kernel's last `shutdown_reply`: the person's Shut Down, a REST delete, or the Jupyter server stopping its
+   * kernels). Undefined for a death (the server's own restart of a kernel that died says `restarting` and nothing
+   * else), a lost channel, a kernel gone without a word, or a kernel still here.
+   */
+  get lostToOtherClient(): 'restart' | 'shutdown' | undefined {
+    return this.#lostToOtherClient;
   }
 
   #noteKernelSession(message: Messages.IMessage): void {
@@ -152,6 +179,20 @@ export class JupyterKernel {
    */
   async sameKernel(timeoutMs: number): Promise<boolean | undefined> {
     if (this.#closed || this.#lost !== undefined) return false;
+    const deadline = performance.now() + timeoutMs;
+    // A request sent on channels that were cut a moment before (the drop not noticed yet) is lost with them: it is
+    // asked again on the channels that replace them, rather than waited for to the bound.
+    for (let asked = 0; ; asked += 1) {
+      const answer = await this.#askSameKernel(Math.max(0, deadline - performance.now()));
+      if (answer === 'reopened' && asked < 3 && performance.now() < deadline) continue;
+      if (answer === 'late' || answer === 'reopened') return this.#lost === undefined ? undefined : false;
+      // The reply went past #noteKernelSession on its way in: a new process has already failed this connection.
+      return answer === 'answered' && this.#lost === undefined && !this.#closed;
+    }
+  }
+
+  /** One control-channel kernel_info_request: answered, lost with the connection, late, or cut by a reconnect. */
+  async #askSameKernel(timeoutMs: number): Promise<'answered' | 'lost' | 'late' | 'reopened'> {
     const shellForm = Messages.createMessage({
       msgType: 'kernel_info_request',
       channel: 'shell',
@@ -164,27 +205,66 @@ export class JupyterKernel {
     let future: Kernel.IControlFuture | undefined;
     let timer: NodeJS.Timeout | undefined;
     let reject: ((error: JupyterKernelError) => void) | undefined;
+    let stopListening: (() => void) | undefined;
     const lost = new Promise<'lost'>((resolve) => {
       reject = () => resolve('lost');
       this.#inFlight.add(reject);
     });
+    const reopened = new Promise<'reopened'>((resolve) => {
+      stopListening = this.onReconnected(() => resolve('reopened'));
+    });
     try {
       future = this.#connection.sendControlMessage(request, true, true);
-      const answered = await Promise.race([
+      // The reply is the answer: the future's `done` also waits for the request's IOPub `idle`, which a channel
+      // reopened a moment ago may miss (its IOPub subscription is not in place yet), and would then hang to the bound.
+      const replied = new Promise<'answered'>((resolve) => {
+        (future as Kernel.IControlFuture).onReply = () => resolve('answered');
+      });
+      return await Promise.race([
+        replied,
         future.done.then(() => 'answered' as const, () => 'lost' as const),
         lost,
+        reopened,
         new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs))),
       ]);
-      if (answered === 'late') return this.#lost === undefined ? undefined : false;
-      // The reply went past #noteKernelSession on its way in: a new process has already failed this connection.
-      return answered === 'answered' && this.#lost === undefined && !this.#closed;
     } catch {
-      return this.#lost === undefined ? undefined : false;
+      return 'late';
     } finally {
       clearTimeout(timer);
+      stopListening?.();
       if (reject !== undefined) this.#inFlight.delete(reject);
       if (future !== undefined && !future.isDisposed) future.dispose();
     }
+  }
+
+  /**
+   * Since when the kernel's channels are down and why (the route to the server is away), or undefined while they are
+   * open. The kernel is not lost meanwhile: only the server says that.
+   */
+  get away(): { since: Date; reason: string } | undefined {
+    return this.#route.away;
+  }
+
+  /**
+   * A call wants the kernel: when its channels are down, asks the server at once and reopens them if it answers for
+   * the kernel, waiting up to `waitMs` for them.
+   *
+   * @returns whether the channels are open
+   */
+  reachNow(waitMs: number): Promise<boolean> {
+    if (this.#closed || this.#lost !== undefined) return Promise.resolve(false);
+    return this.#route.now(waitMs);
+  }
+
+  /**
+   * Adds a listener called when the channels have been down for a while (kernel-route.ts's grace): requests sent
+   * before they dropped are answered without their result, the kernel kept.
+   *
+   * @returns a function that removes the listener
+   */
+  onAwayTooLong(listener: (away: { since: Date; reason: string }) => void): () => void {
+    this.#awayListeners.add(listener);
+    return () => this.#awayListeners.delete(listener);
   }
 
   /** This connection's client session id: the `session` of every message it sends. */
@@ -232,40 +312,13 @@ export class JupyterKernel {
     return this.#lost;
   }
 
-  async #checkStillThere(): Promise<void> {
-    // A server that refuses the connection (its process is gone) answers at once, again and again; the services
-    // would keep retrying the WebSocket for minutes while a request waits. A few refusals in a row end the wait.
-    // A server that is only slow (a timeout) is left to the reconnect attempts.
-    for (let attempt = 1; ; attempt += 1) {
-      let model: Kernel.IModel | undefined | null = null;
-      let refused = false;
-      try {
-        model = await KernelAPI.getKernelModel(this.kernelId, this.#server.settings);
-      } catch (error) {
-        const typed = toJupyterError(error, this.#server, { kernelId: this.kernelId });
-        refused = typed.code === 'jupyter_unreachable' && !/no answer within/.test(typed.message);
-      }
-      if (this.#closed || this.#connection.connectionStatus === 'connected') return;
-      if (model === undefined) {
-        this.#fail('the kernel was shut down', true);
-        this.#connection.dispose();
-        return;
-      }
-      if (!refused) return;
-      if (attempt >= SERVER_GONE_PROBES) {
-        this.#fail('the Jupyter server went away (it refuses connections)', true);
-        this.#connection.dispose();
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, SERVER_GONE_PROBE_INTERVAL_MS));
-    }
-  }
-
-  #fail(reason: string, permanent = false): void {
+  #fail(reason: string, permanent = false, byOtherClient?: 'restart' | 'shutdown'): void {
     // A restart is fatal only to the requests in flight; death, shutdown and a closed channel are fatal for good.
     const error = new JupyterKernelError('jupyter_kernel_died', { url: this.#server.displayUrl, kernelId: this.kernelId, reason });
-    if ((permanent || this.#connection.status === 'dead' || this.#connection.connectionStatus === 'disconnected') && this.#lost === undefined) {
+    if ((permanent || this.#connection.status === 'dead') && this.#lost === undefined) {
       this.#lost = error;
+      this.#route.stop();
+      this.#lostToOtherClient = byOtherClient;
       for (const listener of [...this.#lostListeners]) listener(error);
       this.#lostListeners.clear();
     }
@@ -415,11 +468,15 @@ export class JupyterKernel {
 
   async #close(): Promise<void> {
     this.#closed = true;
+    this.#route.stop();
+    // An owned kernel whose route is away may be alive, with its names: it is not shut down now (a request could not
+    // reach the server anyway); the backend shuts down every kernel it asked for when ipython-mcp exits.
+    const routeAway = this.#route.away !== undefined || (this.#everConnected && this.#connection.connectionStatus !== 'connected');
     const closed = new JupyterKernelError('jupyter_closed', { kernelId: this.kernelId });
     for (const reject of [...this.#inFlight]) reject(closed);
     for (const comm of [...this.#comms]) comm.close();
     this.#connection.dispose();
-    if (!this.owned) return;
+    if (!this.owned || routeAway) return;
     await shutdownKernelById(this.#server, this.kernelId);
   }
 }

@@ -9,11 +9,12 @@ import {
   type Logger,
   type WorkerBackend,
   type WorkerCapability,
+  type WorkerHandle,
   type WorkerStartOptions,
 } from '@ipython-mcp/worker-supervisor';
 import { JupyterKernelError, redactUrl } from './errors.js';
 import type { JupyterKernelErrorCode } from './errors.js';
-import { openJupyterKernel } from './open-kernel.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS, openJupyterKernel } from './open-kernel.js';
 import type { JupyterKernel } from './jupyter-kernel.js';
 import { kernelExecutionState, shutdownKernel } from './kernel-rest.js';
 import type { JupyterKernelTarget } from './kernel-rest.js';
@@ -59,7 +60,10 @@ export interface JupyterBackendOptions {
 export interface JupyterBackendStatus {
   kind: 'jupyter';
   server: string;
+  /** The kernel that runs the agent's cells (the active worker's); null while none is open. */
   kernel_id: string | null;
+  /** `owned` only: the warm standby's kernel, started ahead for the next replacement (it runs no cell); null while none. */
+  standby_kernel_id?: string | null | undefined;
   kernel_name?: string | undefined;
   notebook?: string | undefined;
   policy: JupyterKernelPolicy;
@@ -70,13 +74,21 @@ export interface JupyterBackendStatus {
    * (`person`: a client that is not an ipython-mcp, such as JupyterLab; `agent`: another ipython-mcp), since how long.
    */
   waiting?: { count: number; behind: 'person' | 'agent'; since_ms: number } | undefined;
+  /**
+   * Set while the kernel's channels are down and the server does not answer for it (a server or a hub's proxy
+   * restarting, a cut connection): since when, and what answered instead. The kernel is not taken for lost.
+   */
+  unreachable?: { since: string; reason: string } | undefined;
 }
 
 /** A {@link WorkerBackend} over one Jupyter server, with what it reports and a close for its kernels. */
 export interface JupyterBackend extends WorkerBackend {
   readonly policy: JupyterKernelPolicy;
-  /** The server, kernel and policy as runtime_status reports them. */
-  status(): JupyterBackendStatus;
+  /**
+   * The server, kernel and policy as runtime_status reports them. Given the runtime's workers, `kernel_id` is the
+   * active worker's kernel and `standby_kernel_id` the standby's; without, the kernel last opened.
+   */
+  status(workers?: { active: WorkerHandle | undefined; standby: WorkerHandle | undefined }): JupyterBackendStatus;
   /** Shuts down every kernel this backend started that is still running (idempotent). */
   close(): Promise<void>;
 }
@@ -85,6 +97,17 @@ export interface JupyterBackend extends WorkerBackend {
 function waitingOf(worker: JupyterKernelWorker | undefined): Pick<JupyterBackendStatus, 'waiting'> {
   const waiting = worker?.alive === true ? worker.waitingNow() : null;
   return waiting === null ? {} : { waiting };
+}
+
+/** The route to the live worker's kernel while it is away, as runtime_status shows it. */
+function unreachableOf(worker: JupyterKernelWorker | undefined): Pick<JupyterBackendStatus, 'unreachable'> {
+  const away = worker?.awayNow();
+  return away === undefined ? {} : { unreachable: { since: away.since.toISOString(), reason: away.reason.slice(0, 300) } };
+}
+
+/** The kernel a live worker of this backend runs in, if it opened one. */
+function kernelOf(worker: WorkerHandle | undefined): string | undefined {
+  return worker instanceof JupyterKernelWorker && worker.alive ? worker.kernelId : undefined;
 }
 
 /** The words a start of a stuck attached kernel fails with. */
@@ -101,8 +124,10 @@ const RETRY_FIRST_MS = 1_000;
 const RETRY_MAX_MS = 10_000;
 
 /**
- * Failures that may pass once the kernel or server is back: retried with the back-off once a worker was ready
- * (before that, a wrong URL, id or notebook is a mistake to report at once, not to wait for).
+ * Failures that may pass once the kernel or server is back (a server that is restarting, a hub's proxy that is
+ * away, a kernel that comes back under its id, a notebook opened again): answered at once with what is wrong, and
+ * retried with the back-off in the background. A refused token is retried too (see startupRetry). Only what no
+ * waiting can mend is final: a malformed option, a server without sessions, a kernelspec it does not have.
  */
 const PASSING: ReadonlySet<JupyterKernelErrorCode> = new Set<JupyterKernelErrorCode>([
   'jupyter_unreachable',
@@ -111,6 +136,20 @@ const PASSING: ReadonlySet<JupyterKernelErrorCode> = new Set<JupyterKernelErrorC
   'jupyter_no_session',
   'jupyter_kernel_died',
 ]);
+
+/** What a start that failed with `error` waits for, in words for the agent. */
+function waitingFor(error: JupyterKernelError, target: JupyterKernelTarget, url: string): string {
+  switch (error.code) {
+    case 'jupyter_kernel_not_found':
+      return 'kernel' + ('kernelId' in target ? ` ${target.kernelId}` : '') + ` to be running on ${url}`;
+    case 'jupyter_no_session':
+      return 'notebook' + ('notebookPath' in target ? ` ${target.notebookPath}` : '') + ` to exist on ${url}`;
+    case 'jupyter_kernel_died':
+      return `the kernel on ${url} to answer`;
+    default:
+      return `the Jupyter server at ${url} to answer`;
+  }
+}
 
 /** fd-level capture only: the kernel side points fd 1 and 2 at its own pipes while an agent's request runs. */
 const KERNEL_CAPABILITIES: ReadonlySet<WorkerCapability> = new Set<WorkerCapability>(['fdCapture']);
@@ -135,32 +174,44 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   /** Whether the post-kill wait for a stuck kernel was spent (later starts look once and put the call off). */
   let stuckWaited = false;
   let closed = false;
-  /** A worker of this backend was ready once: from then on a kernel or server that is gone may come back. */
-  let served = false;
   let failures = 0;
   /** The session of the kernel process the last ready worker was booted into. */
   let lastSession: string | undefined;
   /** The newest worker: the one whose waiting calls runtime_status shows. */
   let current: JupyterKernelWorker | undefined;
 
-  const retryLater = (code: 'runtime_busy' | 'runtime_unavailable', message: string): WorkerStartupError => {
+  /** Read when needed: a caller may fill the server's URL in after it built the backend. */
+  const displayUrl = (): string => redactUrl(options.server.url);
+  const retryHint = (code: 'runtime_busy' | 'runtime_unavailable', waiting: string): NonNullable<WorkerStartupError['retry']> => {
     const afterMs = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** failures);
     failures += 1;
-    return new WorkerStartupError(message, { code, afterMs });
+    return { code, afterMs, waitingFor: waiting };
+  };
+  /** Whether a start that failed with `cause` may pass, and when to try again; undefined when it is final. */
+  const startupRetry = (cause: unknown): WorkerStartupError['retry'] => {
+    if (closed || !(cause instanceof JupyterKernelError)) return undefined;
+    // A refused token is nothing wrong with the server: once the token is fixed (the server given this token, or a
+    // server restarted with it), a new attempt passes, so it is tried again as a passing failure is.
+    if (cause.code === 'jupyter_unauthorized') return retryHint('runtime_unavailable', `${displayUrl()} to accept the token`);
+    if (!PASSING.has(cause.code)) return undefined;
+    return retryHint('runtime_unavailable', waitingFor(cause, options.target, displayUrl()));
   };
 
   const opening = new Set<Promise<unknown>>();
-  const open = (): Promise<JupyterKernel> => {
-    const attempt = openKernel().catch((error: unknown) => {
-      if (closed || !served || !(error instanceof JupyterKernelError) || !PASSING.has(error.code)) throw error;
-      throw retryLater('runtime_unavailable', error.message);
+  const open = (boundMs: number): Promise<JupyterKernel> => {
+    const attempt = openKernel(boundMs).catch((error: unknown) => {
+      if (error instanceof WorkerStartupError) throw error;
+      const retry = startupRetry(error);
+      if (retry === undefined) throw error;
+      throw new WorkerStartupError((error as Error).message, retry);
     });
     const settled = attempt.catch(() => undefined);
     opening.add(settled);
     void settled.finally(() => opening.delete(settled));
     return attempt;
   };
-  const openKernel = async (): Promise<JupyterKernel> => {
+  /** Opens the target's kernel within `boundMs` (the worker's start-up bound): a start given up is not left running. */
+  const openKernel = async (boundMs: number): Promise<JupyterKernel> => {
     if (closed) throw new Error('the Jupyter backend is closed');
     const openWithin = (connectTimeoutMs: number | undefined): Promise<JupyterKernel> =>
       openJupyterKernel({
@@ -180,11 +231,13 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       try {
         kernel = await openWithin(waitMs);
       } catch (error) {
-        if (error instanceof JupyterKernelError && error.code === 'jupyter_kernel_died') throw retryLater('runtime_busy', STUCK_KERNEL_MESSAGE);
+        if (error instanceof JupyterKernelError && error.code === 'jupyter_kernel_died') {
+          throw new WorkerStartupError(STUCK_KERNEL_MESSAGE, retryHint('runtime_busy', 'the kernel to finish the cell it is stuck in'));
+        }
         throw error;
       }
     } else {
-      kernel = await openWithin(options.connectTimeoutMs);
+      kernel = await openWithin(Math.min(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, boundMs));
     }
     stuck = false;
     stuckWaited = false;
@@ -202,14 +255,16 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   return {
     name: 'jupyter',
     capabilities: KERNEL_CAPABILITIES,
+    sharedKernel: true,
     policy,
     start(start: WorkerStartOptions): JupyterKernelWorker {
       const worker = new JupyterKernelWorker({
-        open,
+        open: () => open(start.startupTimeoutMs),
         start,
         sourceDirectory: options.sourceDirectory ?? workerSourceDirectory(),
         logger: options.logger ?? start.logger,
         machineGuard: options.machineGuard,
+        startupRetry,
         cells: options.cells?.(),
         onKilledBusy: () => {
           if (policy === 'attached') stuck = true;
@@ -223,7 +278,6 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       });
       worker.ready.then(
         () => {
-          served = true;
           failures = 0;
           current = worker;
         },
@@ -231,17 +285,22 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       );
       return worker;
     },
-    status(): JupyterBackendStatus {
+    status(workers?: { active: WorkerHandle | undefined; standby: WorkerHandle | undefined }): JupyterBackendStatus {
       const target = options.target;
+      // With --kernel-name the standby opens a kernel of its own after the active one: the kernel last opened is the
+      // standby's, not the one running the agent's cells.
+      const active = kernelOf(workers?.active) ?? (workers === undefined || policy === 'attached' ? lastKernelId : null);
       return {
         kind: 'jupyter',
-        server: redactUrl(options.server.url),
-        kernel_id: lastKernelId,
+        server: displayUrl(),
+        kernel_id: active,
+        ...(policy === 'owned' && workers !== undefined ? { standby_kernel_id: kernelOf(workers.standby) ?? null } : {}),
         ...('kernelName' in target ? { kernel_name: target.kernelName } : {}),
         ...('notebookPath' in target ? { notebook: target.notebookPath } : {}),
         policy,
         ...(stuck ? { stuck: true } : {}),
         ...waitingOf(current),
+        ...unreachableOf(current),
       };
     },
     async close(): Promise<void> {

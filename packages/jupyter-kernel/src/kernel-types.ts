@@ -41,4 +41,8 @@ export interface KernelActivity {
   readonly parentSession: string;
   /** The request's message type (`execute_request`, `comm_msg`, ...). */
   readonly parentType: string;
+  /** When the kernel sent this status (its header's ISO date, the kernel's clock); empty when it had none. */
+  readonly date: string;
+  /** When the request's client made it (the parent header's ISO date, that client's clock); empty when none. */
+  readonly parentDate: string;
 }

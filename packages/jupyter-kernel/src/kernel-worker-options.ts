@@ -1,5 +1,5 @@
 /** What a {@link JupyterKernelWorker} is built with (kernel-worker.ts), and the comm target it opens. */
-import type { Logger, WorkerStartOptions } from '@ipython-mcp/worker-supervisor';
+import type { Logger, WorkerStartOptions, WorkerStartupError } from '@ipython-mcp/worker-supervisor';
 import type { JupyterKernel } from './jupyter-kernel.js';
 import type { KernelCellObserver } from './kernel-cell-observer.js';
 import type { MachineGuardOptions } from './kernel-stdin.js';
@@ -20,6 +20,11 @@ export interface KernelWorkerOptions {
   onKilledBusy?: (() => void) | undefined;
   /** Whether the opened kernel still holds the namespace the previous worker served (the same kernel process). */
   namespaceKept?: ((kernel: JupyterKernel) => boolean) | undefined;
+  /**
+   * Whether a start that failed with `cause` (the kernel lost during the boot, the start-up bound passed) may pass,
+   * and when to try again: the backend's back-off. Unset, such failures are final.
+   */
+  startupRetry?: ((cause: unknown) => WorkerStartupError['retry']) | undefined;
   /** Told about each of the agent's cells (the notebook mirror). */
   cells?: KernelCellObserver | undefined;
   logger?: Logger | undefined;

@@ -16,6 +16,8 @@ import {
   knownFailure,
   silentLogger,
   type Logger,
+  type OperationFailure,
+  type OtherClientAction,
   type RequestHooks,
   type SharedKernelFacts,
   type ToolAnswer,
@@ -29,10 +31,12 @@ import { ForeignRequests } from './foreign-requests.js';
 import type { JupyterComm } from './jupyter-comm.js';
 import type { JupyterKernel, KernelActivity } from './jupyter-kernel.js';
 import { readHandshake } from './kernel-handshake.js';
-import { appendSpill, localSpills } from './kernel-spills.js';
+import { JupyterKernelError } from './errors.js';
+import { directSpills, SpillTransfer, spillProbe } from './kernel-spills.js';
+import { KernelQueueClock } from './kernel-queue-clock.js';
 import { KernelToolCalls, machineGuardConfigure, runsAsCell } from './kernel-stdin.js';
 import { WORKER_COMM_TARGET, type KernelWorkerOptions } from './kernel-worker-options.js';
-import { oversize, type Pending } from './pending-request.js';
+import { factsOf, oversize, type Pending } from './pending-request.js';
 import { ReconnectProbes } from './reconnect-probes.js';
 
 export type { KernelCellObserver } from './kernel-cell-observer.js';
@@ -47,11 +51,26 @@ type Exit = { code: number | null; signal: NodeJS.Signals | null };
  */
 const CHECK_WAIT_MS = 5_000;
 
+/**
+ * How long a call waits for the kernel's channels to reopen once the server answers for the kernel again, before
+ * it is answered that the route is away (nothing sent).
+ */
+const REACH_WAIT_MS = 2_000;
+
 /** How long a cell's answer of an interrupt nobody here asked for waits for a restart to announce itself. */
 const RESTART_NOTICE_MS = 1_000;
 
 /** How long shutdown() waits for the kernel side to close the comm after `shutdown`, at most. */
 const SHUTDOWN_WAIT_MS = 2_000;
+
+/** How many recent requests keep their who-did-what facts after they ended (the runtime reads them at once). */
+const RECENT_REQUESTS = 64;
+
+/**
+ * How often an answer the Jupyter server dropped (its IOPub rate limits drop any message but a status) is asked for
+ * again, after its request's idle came without it, before the call fails.
+ */
+const MAX_RESENDS = 3;
 
 /**
  * One worker over one kernel. Requests wait in Node while the kernel is busy with another client's request (a
@@ -70,6 +89,10 @@ export class JupyterKernelWorker implements WorkerHandle {
   /** Requests of other clients the kernel is busy with: this worker's requests wait in Node behind them. */
   readonly #foreign = new ForeignRequests();
   #nextId = 1;
+  /** The latest requests, answered or not, by id: what {@link sharedFacts} reads of one that ended unanswered. */
+  readonly #recent = new Map<number, Pending>();
+  /** Measures each request's wait in the kernel's own queue from the kernel's `busy` for it. */
+  readonly #queueClock = new KernelQueueClock();
   readonly #probes = new ReconnectProbes();
   #kernel: JupyterKernel | undefined;
   #comm: JupyterComm | undefined;
@@ -84,6 +107,10 @@ export class JupyterKernelWorker implements WorkerHandle {
   readonly #startedAt = performance.now();
   /** Code Mode's nested calls, on the kernel's stdin channel (kernel-stdin.ts). */
   readonly #toolCalls: KernelToolCalls;
+  /** Answers whose spill files are being pulled from a kernel that does not see the spill directory, by request id. */
+  readonly #transfers = new Map<number, SpillTransfer>();
+  /** How the kernel side's spill files reach this side: `direct`, `transfer`, or undefined (spilling off). */
+  #spillMode: string | undefined;
 
   constructor(options: KernelWorkerOptions) {
     this.#options = options;
@@ -97,7 +124,9 @@ export class JupyterKernelWorker implements WorkerHandle {
       this.#resolveExited = resolve;
     });
     this.#startupTimer = setTimeout(() => {
-      this.#failStartup(`the kernel did not become ready within ${options.start.startupTimeoutMs} ms`);
+      // A server that is restarting (or hangs while it shuts down) may answer later: the backend says whether to retry.
+      const message = `the kernel did not become ready within ${options.start.startupTimeoutMs} ms`;
+      this.#failStartup(message, this.#options.startupRetry?.(new JupyterKernelError('jupyter_kernel_died', { reason: message })));
     }, options.start.startupTimeoutMs);
     void this.#boot();
   }
@@ -113,9 +142,34 @@ export class JupyterKernelWorker implements WorkerHandle {
     return { count: this.#waiting.length, behind: this.#foreign.behindNow() ?? 'person', since_ms: Math.round(performance.now() - oldest.queuedAt) };
   }
 
-  /** What this worker tells the runtime about who did what to a request it sent. */
+  /** What this worker tells the runtime about who did what to a request the kernel answered. */
   #facts(pending: Pending, stoppedBy?: 'other_client'): SharedKernelFacts {
-    return { ran: true, waitedMs: pending.waitedMs, behind: pending.behind, ...(stoppedBy === undefined ? {} : { stoppedBy }) };
+    return { ...factsOf(pending, performance.now()), ran: true, ...(stoppedBy === undefined ? {} : { stoppedBy }) };
+  }
+
+  /**
+   * Who did what to request `id`, however it ended (answered, withdrawn, or unanswered because the kernel died,
+   * restarted or was shut down under it, or the worker was killed): whether the kernel took it up, how long it
+   * waited for the kernel and behind whose request. Undefined for an id this worker no longer remembers.
+   */
+  sharedFacts(id: number): SharedKernelFacts | undefined {
+    const pending = this.#recent.get(id);
+    return pending === undefined ? undefined : factsOf(pending, performance.now());
+  }
+
+  /** Set once the kernel was restarted or shut down by another client of it (the person's Restart Kernel). */
+  get endedByOtherClient(): OtherClientAction | undefined {
+    return this.#kernel?.lostToOtherClient;
+  }
+
+  /** The id of the kernel this worker runs in, once it opened one. */
+  get kernelId(): string | undefined {
+    return this.#kernel?.kernelId;
+  }
+
+  /** Since when the kernel's channels are down and why, while they are (the kernel is not lost meanwhile). */
+  awayNow(): { since: Date; reason: string } | undefined {
+    return this.alive ? this.#kernel?.away : undefined;
   }
 
   /** The pid the kernel side reported (a process on the kernel's machine), once ready. */
@@ -143,6 +197,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#kernel = kernel;
     kernel.onActivity((activity) => this.#onActivity(activity));
     kernel.onReconnected(() => this.#probeAfterReconnect());
+    kernel.onAwayTooLong((away) => this.#answerCut(away));
     kernel.onLost((error) => this.#end({ code: null, signal: null }, error.message));
     try {
       const booted = await kernel.execute(bootCellCode(this.#options.sourceDirectory), { silent: true, storeHistory: false, discardOutputs: true });
@@ -155,8 +210,15 @@ export class JupyterKernelWorker implements WorkerHandle {
       }
       if (this.#readyState !== 'starting') return;
       const configure = ConfigureSchema.parse({ type: 'configure', protocol: PROTOCOL_VERSION, codec: 'json', ...this.#options.start.configure });
-      // The kernel side answers the configure (ready or startup_failed) while it handles the comm_open.
-      const comm = await kernel.openComm(WORKER_COMM_TARGET, { ...configure, ...machineGuardConfigure(this.#options.machineGuard) }, (data) => this.#onCommData(data));
+      // The kernel side answers the configure (ready or startup_failed) while it handles the comm_open, having read
+      // the spill probe (kernel-spills.ts) if it can.
+      const probe = spillProbe(this.#spillDirectory);
+      let comm: JupyterComm;
+      try {
+        comm = await kernel.openComm(WORKER_COMM_TARGET, { ...configure, ...machineGuardConfigure(this.#options.machineGuard), ...probe.configure }, (data) => this.#onCommData(data));
+      } finally {
+        probe.remove();
+      }
       if (!this.alive) {
         comm.close();
         return;
@@ -175,7 +237,7 @@ export class JupyterKernelWorker implements WorkerHandle {
       clearTimeout(this.#startupTimer);
       this.#settleReady.resolve({ ...info, startupMs: performance.now() - this.#startedAt, namespaceKept: this.#options.namespaceKept?.(kernel) ?? false });
     } catch (error) {
-      this.#failStartup((error as Error).message);
+      this.#failStartup((error as Error).message, this.#options.startupRetry?.(error));
     }
   }
 
@@ -206,11 +268,19 @@ export class JupyterKernelWorker implements WorkerHandle {
     // Ready once the comm is in place (#boot): the kernel side answers while the comm_open is still being handled.
     this.#reportedPid = handshake.pid;
     this.#readyInfo = handshake.info;
+    this.#spillMode = typeof message.spill === 'string' ? message.spill : undefined;
   }
 
   #route(raw: unknown, held = false): void {
-    if ((raw as { type?: unknown }).type === 'spill') {
-      appendSpill(this.#options.start.configure.output_spill?.dir, raw as Record<string, unknown>, this.#logger);
+    const type = (raw as { type?: unknown }).type;
+    if (type === 'spill_chunk') {
+      for (const transfer of this.#transfers.values()) transfer.onChunk(raw as Record<string, unknown>);
+      return;
+    }
+    if (type === 'resent') {
+      // The kernel side kept no answer of that request: it ran without the hooks (or ended before answering).
+      const id = (raw as { id?: unknown }).id;
+      if (typeof id === 'number') this.#unanswered(id);
       return;
     }
     if ((raw as { type?: unknown }).type === 'probe') {
@@ -238,8 +308,12 @@ export class JupyterKernelWorker implements WorkerHandle {
         if (pending === undefined) return;
         // Held: an interrupt nobody here asked for, and no restart followed: another client stopped the cell.
         const shared = this.#facts(pending, held ? 'other_client' : undefined);
-        const reply: WorkerReply = message.ok ? { ok: true, result: localSpills(this.#options.start.configure.output_spill?.dir, message.result), shared } : { ok: false, error: knownFailure(message.error), shared };
+        const reply: WorkerReply = message.ok ? { ok: true, result: directSpills(this.#spillDirectory, message.result, this.#logger), shared } : { ok: false, error: knownFailure(message.error), shared };
         if (message.catalog_revision !== undefined) reply.catalogRevision = message.catalog_revision;
+        if (reply.ok && this.#comm !== undefined && this.#spillDirectory !== undefined && SpillTransfer.needed(reply.result)) {
+          this.#pullSpills(pending, reply, this.#comm, this.#spillDirectory);
+          return;
+        }
         pending.resolve(reply);
         return;
       }
@@ -255,6 +329,57 @@ export class JupyterKernelWorker implements WorkerHandle {
       }
       default:
         return;
+    }
+  }
+
+  get #spillDirectory(): string | undefined {
+    return this.#options.start.configure.output_spill?.dir;
+  }
+
+  /**
+   * Pulls the answer's spill files from the kernel side before the answer is given, the deadline paused meanwhile
+   * (the code has ended; a stop during the pull gives the answer with what came: SpillTransfer).
+   */
+  #pullSpills(pending: Pending, reply: WorkerReply & { ok: true }, comm: JupyterComm, directory: string): void {
+    const transfer = new SpillTransfer(comm, directory, reply.result, this.#logger);
+    this.#transfers.set(pending.id, transfer);
+    pending.hooks.onPaused?.(true);
+    void transfer.done.then((result) => {
+      this.#transfers.delete(pending.id);
+      pending.hooks.onPaused?.(false);
+      pending.resolve({ ...reply, result });
+    });
+  }
+
+  /** A request whose answer never came, and that the kernel side kept none of: it ran without the hooks. */
+  #unanswered(id: number): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined || pending.answerHeld === true) return;
+    this.#logger.warn('kernel.unhooked_cell', { op: pending.op });
+    this.#settle(id)?.resolve({
+      ok: false,
+      error: { code: 'internal_error', message: 'the kernel ran the cell without the ipython-mcp hooks (was the worker unloaded?)' },
+    });
+  }
+
+  /**
+   * The kernel went idle after one of this worker's requests without its answer: the Jupyter server dropped it (an
+   * IOPub rate limit), or the request ran without the hooks. The kernel side is asked for it again; its own request's
+   * idle resets the server's rate window.
+   */
+  #answerMissing(pending: Pending): void {
+    const comm = this.#comm;
+    const asked = pending.resends ?? 0;
+    if (comm === undefined || asked >= MAX_RESENDS) {
+      this.#unanswered(pending.id);
+      return;
+    }
+    pending.resends = asked + 1;
+    this.#logger.warn('kernel.answer_resent', { op: pending.op });
+    try {
+      pending.messageId = comm.send({ type: 'resend', id: pending.id });
+    } catch {
+      this.#unanswered(pending.id);
     }
   }
 
@@ -288,10 +413,33 @@ export class JupyterKernelWorker implements WorkerHandle {
     }
   }
 
+  /**
+   * The kernel's channels have been down too long for the requests sent before they dropped: each is answered now,
+   * saying its cell may have run (or may still run) and its answer is lost. The kernel is not declared lost and
+   * this worker lives on: once the server answers again, the next call runs in the same kernel, names kept.
+   */
+  #answerCut(away: { since: Date; reason: string }): void {
+    for (const pending of [...this.#pending.values()]) {
+      if (pending.state === 'waiting') continue;
+      this.#settle(pending.id);
+      const since = away.since.toISOString().replace(/\.\d+Z$/, 'Z');
+      pending.resolve({
+        ok: false,
+        error: {
+          code: 'worker_crashed',
+          message: `the Jupyter server went away during the operation (no answer for the kernel since ${since}: ${away.reason.slice(0, 300)}): the code may have run, or may still be running in the kernel, and its answer is lost. The kernel was not restarted: once the server answers again, the next call runs in it with the names kept`,
+          details: { connection_lost_since: away.since.toISOString(), kernel_kept: true },
+        },
+        shared: this.#facts(pending),
+      });
+    }
+  }
+
   /** Removes request `id` from the books and returns it, if it was still open. */
   #settle(id: number): Pending | undefined {
     const pending = this.#pending.get(id);
     if (pending === undefined) return undefined;
+    pending.endedAt ??= performance.now();
     this.#pending.delete(id);
     const index = this.#waiting.indexOf(pending);
     if (index >= 0) this.#waiting.splice(index, 1);
@@ -305,24 +453,34 @@ export class JupyterKernelWorker implements WorkerHandle {
       this.#foreign.clear();
       return;
     }
+    if (activity.state === 'idle' && activity.parentSession === kernel.clientId) {
+      for (const transfer of this.#transfers.values()) transfer.onIdle(activity.parentId);
+    }
     if (activity.parentSession !== kernel.clientId) {
       if (activity.parentId === '') return;
-      if (activity.state === 'busy') this.#foreign.began(activity.parentId, activity.parentSession);
-      else if (activity.state === 'idle' && this.#foreign.ended(activity.parentId)) this.#pump();
+      if (activity.state === 'busy') {
+        this.#foreign.began(activity.parentId, activity.parentSession);
+        // A request of ours already sent but not yet begun waits behind this one in the kernel's own queue.
+        const whose = this.#foreign.behindNow();
+        for (const each of this.#pending.values()) if (each.state === 'sent') each.behind = whose;
+      } else if (activity.state === 'idle' && this.#foreign.ended(activity.parentId)) this.#pump();
       return;
     }
     const pending = [...this.#pending.values()].find((each) => each.messageId === activity.parentId);
+    if (activity.state === 'busy') {
+      // Every own busy (the boot cell's and the handshake's too) teaches the clock this connection's floor.
+      const sentAt = pending?.state === 'sent' ? pending.sentAt : undefined;
+      const queuedMs = this.#queueClock.queuedMs(activity, sentAt === undefined ? 0 : performance.now() - sentAt);
+      if (pending !== undefined && sentAt !== undefined) pending.waitedMs += queuedMs;
+    }
     if (pending === undefined) return;
     if (activity.state === 'busy' && pending.state === 'sent') {
       pending.state = 'running';
       if (pending.interruptWhenRunning) this.#restInterrupt();
-    } else if (activity.state === 'idle' && pending.cell && pending.answerHeld !== true) {
-      // The kernel side answers a captured cell from its post_run_cell hook, before this idle.
-      this.#logger.warn('kernel.unhooked_cell', { op: pending.op });
-      this.#settle(pending.id)?.resolve({
-        ok: false,
-        error: { code: 'internal_error', message: 'the kernel ran the cell without the ipython-mcp hooks (was the worker unloaded?)' },
-      });
+    } else if (activity.state === 'idle' && pending.answerHeld !== true) {
+      // The kernel side answers a captured cell from its post_run_cell hook, and a comm request while handling it:
+      // both before this idle.
+      this.#answerMissing(pending);
     }
   }
 
@@ -355,6 +513,7 @@ export class JupyterKernelWorker implements WorkerHandle {
         reject,
       };
       this.#pending.set(id, pending);
+      this.#remember(pending);
       this.#waiting.push(pending);
       this.#pump();
     });
@@ -362,6 +521,13 @@ export class JupyterKernelWorker implements WorkerHandle {
     // connection is still closing): that is not an unhandled rejection, the caller still sees it.
     reply.catch(() => undefined);
     return { id, reply };
+  }
+
+  #remember(pending: Pending): void {
+    this.#recent.set(pending.id, pending);
+    if (this.#recent.size <= RECENT_REQUESTS) return;
+    const oldest = this.#recent.keys().next();
+    if (oldest.done !== true) this.#recent.delete(oldest.value);
   }
 
   /** Sends the waiting requests, in order, while the kernel is not busy with another client's request. */
@@ -393,6 +559,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     if (kernel === undefined || comm === undefined) throw new WorkerExitedError('the worker is not running', null, null);
     const stream = pending.hooks.onEvent !== undefined;
     pending.state = 'sent';
+    pending.sentAt = performance.now();
     if (!pending.cell) {
       pending.messageId = comm.send({ type: 'request', id: pending.id, op: pending.op, params: pending.params, ...(stream ? { stream: true } : {}) });
       return;
@@ -418,6 +585,7 @@ export class JupyterKernelWorker implements WorkerHandle {
    * interrupted as soon as it runs if it waits in the kernel's queue. A finished request is left alone.
    */
   interrupt(id: number): void {
+    this.#transfers.get(id)?.stop('the call was stopped (its deadline, a cancel, or the server shutting down) while its spill file was being fetched');
     const pending = this.#pending.get(id);
     if (pending === undefined || !this.alive) return;
     if (pending.state === 'waiting') {
@@ -447,9 +615,23 @@ export class JupyterKernelWorker implements WorkerHandle {
    * operation: a kernel restarted by another client (or by the server after it died) has none of the worker's hooks,
    * and this worker ends (the runtime attaches a new one) instead of sending a cell that would run unseen.
    */
-  async check(): Promise<void> {
+  async check(): Promise<void | OperationFailure> {
     const kernel = this.#kernel;
     if (!this.alive || this.#readyState !== 'ready' || kernel === undefined) return;
+    // Channels that dropped are reopened the moment the server answers for the kernel (a call after a cut or a
+    // proxy restart does not wait for the services' back-off); while it does not, nothing is sent.
+    if (!(await kernel.reachNow(REACH_WAIT_MS))) {
+      const away = kernel.away;
+      if (!this.alive || away === undefined) return;
+      const since = away.since.toISOString().replace(/\.\d+Z$/, 'Z');
+      return {
+        code: 'runtime_unavailable',
+        message: `the Jupyter server does not answer for the kernel (${away.reason.slice(0, 300)}); waiting for it since ${since}. The kernel is not taken for lost and its names are kept (only the server can say it is gone): ipython-mcp reopens its channels as soon as the server answers, and a call made then works (nothing was run)`,
+        details: { waiting_for: 'the Jupyter server to answer for the kernel', since: away.since.toISOString() },
+        retryable: true,
+        retryAfterMs: 1_000,
+      };
+    }
     // A restart found here fails the kernel's connection, whose loss ends this worker (onLost).
     await kernel.sameKernel(CHECK_WAIT_MS);
   }
@@ -508,11 +690,15 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#foreign.stopChecking();
     if (this.#readyState === 'starting') {
       this.#readyState = 'failed';
-      this.#settleReady.reject(new WorkerStartupError(reason));
+      // The kernel lost while the worker booted into it (it died, restarted, or its server went): may pass.
+      this.#settleReady.reject(new WorkerStartupError(reason, exit.signal === 'SIGKILL' ? undefined : this.#options.startupRetry?.(new JupyterKernelError('jupyter_kernel_died', { reason }))));
     }
     const error = new WorkerExitedError(`the kernel worker ended: ${reason}`, exit.code, exit.signal);
     const open = [...this.#pending.values()];
+    const endedAt = performance.now();
+    for (const pending of open) pending.endedAt ??= endedAt;
     this.#pending.clear();
+    for (const transfer of this.#transfers.values()) transfer.stop(`the kernel's connection ended (${reason.slice(0, 200)})`);
     this.#probes.clear();
     this.#toolCalls.clear();
     this.#waiting.length = 0;

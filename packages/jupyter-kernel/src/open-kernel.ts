@@ -3,7 +3,8 @@
  * reply (jupyter-kernel.ts holds the live connection).
  */
 import { randomUUID } from 'node:crypto';
-import { CommsOverSubshells, KernelConnection } from '@jupyterlab/services';
+import { CommsOverSubshells, KernelAPI, KernelConnection } from '@jupyterlab/services';
+import type { Kernel, ServerConnection } from '@jupyterlab/services';
 import { JupyterKernelError } from './errors.js';
 import { JupyterKernel } from './jupyter-kernel.js';
 import { executionStateOn, findKernel } from './kernel-rest.js';
@@ -23,6 +24,26 @@ export interface OpenJupyterKernelOptions {
   readonly connectTimeoutMs?: number | undefined;
   /** For a `kernelName` target: the start request's `env`, and who hears the new kernel's id first. */
   readonly start?: KernelStartOptions | undefined;
+}
+
+/**
+ * The services' REST client, except that a kernel looked up after its WebSocket closed early is called dead only on
+ * the server's word: the services take any error but a network one (a proxy's 502, a hub's 503 or 424 while the
+ * server is away, a 500) for a dead kernel and dispose the connection. Here such an answer is "unknown": the
+ * services reconnect, and kernel-route.ts decides what the server says.
+ */
+class RouteTolerantKernelAPI extends KernelAPI.KernelAPIClient {
+  constructor(serverSettings: ServerConnection.ISettings) {
+    super({ serverSettings });
+  }
+
+  override async getModel(id: string): Promise<Kernel.IModel | undefined> {
+    try {
+      return await super.getModel(id);
+    } catch {
+      return { id, name: '', execution_state: 'unknown' } as Kernel.IModel;
+    }
+  }
 }
 
 /** How often an unanswered kernel_info_request is sent again while the kernel's channels open. */
@@ -50,6 +71,7 @@ export async function openJupyterKernel(options: OpenJupyterKernelOptions): Prom
   const connection = new KernelConnection({
     model,
     serverSettings: server.settings,
+    kernelAPIClient: new RouteTolerantKernelAPI(server.settings),
     // Marked as an ipython-mcp's (kernel-types.ts): other ipython-mcp on the kernel tell our requests from a person's.
     clientId: `${AGENT_SESSION_PREFIX}${randomUUID()}`,
     handleComms: true,

@@ -19,6 +19,7 @@ describe('@ipython-mcp/jupyter-kernel public API', () => {
       'kernelExecutionState',
       'openJupyterKernel',
       'redactUrl',
+      'shutdownKernel',
       'workerSources',
     ]);
   });

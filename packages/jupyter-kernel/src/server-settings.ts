@@ -17,7 +17,8 @@ export interface JupyterServerOptions {
   readonly url: string;
   /**
    * The server's token, which the caller reads from `JUPYTER_TOKEN` or `IPYTHON_MCP_JUPYTER_TOKEN`. It is sent in
-   * the `Authorization` header (and, for the WebSocket, as the `token` query parameter) and never in a message.
+   * the `Authorization` header, the WebSocket's upgrade request included (and, for the WebSocket, also as the
+   * `token` query parameter), and never in a message.
    */
   readonly token: string;
   /** Bound on one REST call in milliseconds; default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
@@ -72,11 +73,30 @@ export function resolveServer(options: JupyterServerOptions): ResolvedServer {
     appendToken: true,
     fetch: boundedFetch as ServerConnection.ISettings['fetch'],
     // ws's WebSocket speaks the browser API the services use; the type definitions differ only in details.
-    WebSocket: WebSocket as unknown as ServerConnection.ISettings['WebSocket'],
+    WebSocket: authorizedWebSocket(options.token) as unknown as ServerConnection.ISettings['WebSocket'],
   });
   // The services' console lines never reach stdout (the MCP channel): services-console.ts.
   installServicesConsole();
   return { settings, displayUrl: redactUrl(baseUrl), requestTimeoutMs };
+}
+
+/**
+ * `ws`'s WebSocket with the token in the upgrade request's `Authorization` header. A browser cannot set that
+ * header, so the services also put the token in the URL; but JupyterHub's single-user servers ignore a URL token
+ * unless the request says it comes from a browser (`Sec-Fetch-Mode: websocket`), and answer 403. The header is
+ * what every Jupyter server, gateway and hub accepts from a program.
+ *
+ * @param token - the server's token; empty for none
+ * @returns the WebSocket class the services construct with `(url, protocols)`
+ */
+export function authorizedWebSocket(token: string): new (address: string | URL, protocols?: string | string[]) => WebSocket {
+  if (token === '') return WebSocket;
+  const headers = { Authorization: `token ${token}` };
+  return class AuthorizedWebSocket extends WebSocket {
+    constructor(address: string | URL, protocols?: string | string[]) {
+      super(address, protocols, { headers });
+    }
+  };
 }
 
 /**

@@ -43,6 +43,13 @@ export interface RunningJupyter {
   readonly pid: number;
   /** Kills the server and its kernels (SIGKILL) and starts it again on the same port, token and directories. */
   restart(): Promise<void>;
+  /**
+   * Ends the server with `signal` (SIGTERM lets it shut its kernels down; SIGKILL does not), then whatever of its
+   * kernels is left; {@link RunningJupyter.up} starts it again. Only for a plain server or JupyterLab.
+   */
+  down?(signal: NodeJS.Signals): Promise<void>;
+  /** Starts the server again after {@link RunningJupyter.down}, on the same port, token and directories; resolves once it answers. */
+  up?(): Promise<void>;
   /** The server's last stderr lines (its log), for a failing test's message. */
   stderr(): string;
   /** Calls the REST API with the token; returns the status and the parsed body (or `undefined`). */
@@ -50,6 +57,29 @@ export interface RunningJupyter {
   /** Every process under the server (kernels), recursively. */
   descendants(): number[];
   stop(): Promise<void>;
+}
+
+/**
+ * A REST caller for the API under `baseUrl` with `token` in the Authorization header: each call returns the status and
+ * the parsed JSON body (undefined when there is none).
+ */
+export function tokenRest(baseUrl: string, token: string, timeoutMs = 10_000): (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any }> {
+  return async (method, path, body) => {
+    const response = await fetch(`${baseUrl}${path.replace(/^\//, '')}`, {
+      method,
+      headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.text();
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, body: parsed };
+  };
 }
 
 /** A port nobody listens on right now (the kernel picks it, then we let it go). */
@@ -146,22 +176,7 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
   };
   launch();
   const url = `http://127.0.0.1:${port}/`;
-  const rest = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }> => {
-    const response = await fetch(`${url}${path.replace(/^\//, '')}`, {
-      method,
-      headers: { Authorization: `token ${token}`, 'Content-Type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      signal: AbortSignal.timeout(10_000),
-    });
-    const text = await response.text();
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    return { status: response.status, body: parsed };
-  };
+  const rest = tokenRest(url, token);
   const end = async (signal: NodeJS.Signals): Promise<void> => {
     const pid = child.pid as number;
     const everyone = [pid, ...descendantsOf(pid)];
@@ -216,6 +231,11 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
       return child.pid as number;
     },
     restart,
+    down: (signal: NodeJS.Signals) => end(signal),
+    up: async () => {
+      launch();
+      await ready();
+    },
     stderr: () => stderr,
     rest,
     descendants: () => descendantsOf(child.pid as number),

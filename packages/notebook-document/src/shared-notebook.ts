@@ -123,6 +123,21 @@ export async function openSharedNotebook(options: SharedNotebookOptions): Promis
   return connectRoom(options, session.fileId, session.sessionId, timeoutMs);
 }
 
+/**
+ * `ws` with the token also in the upgrade request's `Authorization` header: JupyterHub's single-user servers ignore a
+ * token in a WebSocket's URL unless the request comes from a browser.
+ */
+function roomWebSocket(token: string): typeof globalThis.WebSocket {
+  if (token === '') return WebSocket as unknown as typeof globalThis.WebSocket;
+  const headers = { Authorization: `token ${token}` };
+  class RoomWebSocket extends WebSocket {
+    constructor(address: string | URL, protocols?: string | string[]) {
+      super(address, protocols, { headers });
+    }
+  }
+  return RoomWebSocket as unknown as typeof globalThis.WebSocket;
+}
+
 function connectRoom(options: SharedNotebookOptions, fileId: string, sessionId: string, timeoutMs: number): Promise<SharedNotebook> {
   const notebook = new YNotebook({ disableDocumentWideUndoRedo: true });
   const wsBase = join(options.url, 'api/collaboration/room').replace(/^http/, 'ws');
@@ -131,7 +146,7 @@ function connectRoom(options: SharedNotebookOptions, fileId: string, sessionId: 
   const provider = new WebsocketProvider(wsBase, `json:notebook:${fileId}`, notebook.ydoc, {
     params,
     awareness: notebook.awareness,
-    WebSocketPolyfill: WebSocket as unknown as typeof globalThis.WebSocket,
+    WebSocketPolyfill: roomWebSocket(options.token),
     // Codes 4400-4499 (a file not found, a bad request) are permanent: the provider stops and says `closed`.
     maxBackoffTime: 2_000,
   });
@@ -144,7 +159,7 @@ function connectRoom(options: SharedNotebookOptions, fileId: string, sessionId: 
   const presence = new WebsocketProvider(wsBase, 'JupyterLab:globalAwareness', globalDoc, {
     params: options.token === '' ? {} : { token: options.token },
     awareness: globalAwareness,
-    WebSocketPolyfill: WebSocket as unknown as typeof globalThis.WebSocket,
+    WebSocketPolyfill: roomWebSocket(options.token),
     maxBackoffTime: 2_000,
   });
   let closed: string | undefined;

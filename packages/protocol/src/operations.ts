@@ -47,6 +47,9 @@ export const ExecuteResultSchema = z.strictObject({
   stderr_spill: z.string().optional(),
   stdout_spill_omitted_chars: count.optional(),
   stderr_spill_omitted_chars: count.optional(),
+  // A Jupyter kernel's spill file whose pull was cut short: what came and why the rest did not (docs/jupyter.md).
+  stdout_spill_cut: z.string().optional(),
+  stderr_spill_cut: z.string().optional(),
   truncated: z.strictObject({ stdout: z.boolean(), stderr: z.boolean(), result: z.boolean(), displays: z.boolean() }),
   result: CellResultSchema,
   displays: z.array(DisplaySchema),

@@ -43,6 +43,8 @@ export function stoppedNote(stopped: StoppedOperation): string {
       return `**Cancelled.** The client cancelled the cell above after ${seconds}; it was interrupted and ${state}.`;
     case 'crash':
       return `**Worker crashed.** The worker process ended while the cell above ran; ${state}.`;
+    case 'other_client':
+      return `**Kernel restarted by another client.** Another client of the kernel (the person's Restart Kernel or Shut Down in Jupyter) ended it while the cell above ran; ${state}.`;
     case 'shutdown':
       return `**Stopped by shutdown.** The server closed while the cell above ran; ${state}.`;
     default:

@@ -6,7 +6,7 @@ import { boundedMessage, interruptionFailure, interruptionHead, namespaceWording
 import { PausableTimer } from './pausable-timer.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
 import type { InterruptionKind, NamespaceOutcome, OperationMeta, OperationOutcome, RunOptions, ToolAnswer } from './runtime-types.js';
-import type { WorkerPool } from './worker-pool.js';
+import { endKind, type WorkerPool } from './worker-pool.js';
 import type { WorkerHandle, WorkerReply } from './worker-handle.js';
 import { WorkerExitedError } from './worker-process.js';
 
@@ -76,7 +76,10 @@ export class Dispatcher {
 
   /** The metadata of an operation (never code, arguments or values). */
   meta(options: RunOptions, ticket: AdmissionTicket | null, queueWaitMs: number, durationMs: number): OperationMeta {
+    const last = this.pool.lastInterruption;
+    const action = last !== null && last.kind === 'other_client' && last.epoch === this.pool.epoch ? last.action : undefined;
     return {
+      ...(action === undefined ? {} : { epochReason: { kind: 'other_client' as const, action } }),
       requestId: options.requestId ?? null,
       sequence: ticket?.sequence ?? null,
       epoch: this.pool.epoch,
@@ -110,6 +113,7 @@ export class Dispatcher {
     const onToolCall = options.onToolCall;
     const { id, reply } = worker.request(op, params, {
       onEvent: options.onEvent,
+      onPaused: (paused) => (paused ? deadline.pause() : deadline.resume()),
       onToolCall:
         onToolCall === undefined
           ? undefined
@@ -123,6 +127,14 @@ export class Dispatcher {
               void onToolCall(call).then(answer, (error: unknown) => answer({ ok: false, message: boundedMessage(error) }));
             },
     });
+    // Every outcome of a request the worker was given carries what it knows of who did what (a shared kernel's
+    // worker), however the request ended; an answer's own facts, read later, take precedence.
+    const finishSent = (): OperationMeta => {
+      const meta = finish();
+      const facts = worker.sharedFacts?.(id);
+      if (facts !== undefined) withShared(meta, { ok: true, result: {}, shared: facts });
+      return meta;
+    };
     // The memory guard: past the limit the operation is interrupted; past the hard margin the worker is killed. Its
     // baseline read comes after the request is written, so it overlaps the worker's start on the operation. It
     // watches until the operation's outcome is decided, through any stop's grace.
@@ -145,17 +157,17 @@ export class Dispatcher {
       if (first.kind === 'reply') {
         if (!first.value.ok && first.value.error.code === 'memory_limit' && this.memory.bounds) {
           // The worker's backstop turned an allocation into MemoryError: the operation already stopped.
-          return await this.interrupt({ worker, id, settled, kind: 'memory_limit', epoch, options, finish, watch, stops, trigger: 'allocation' });
+          return await this.interrupt({ worker, id, settled, kind: 'memory_limit', epoch, options, finish: finishSent, watch, stops, trigger: 'allocation' });
         }
-        const meta = finish();
+        const meta = finishSent();
         if (first.value.catalogRevision !== undefined) meta.catalogRevision = first.value.catalogRevision;
         withShared(meta, first.value);
         return first.value.ok ? { ok: true, result: first.value.result, meta } : { ok: false, error: first.value.error, meta };
       }
-      if (first.kind === 'failed' && watch?.tripped !== 'hard') return await this.onRequestFailure(worker, first.error, finish);
+      if (first.kind === 'failed' && watch?.tripped !== 'hard') return await this.onRequestFailure(worker, first.error, finishSent);
       const kind = first.kind === 'stop' ? first.stop : 'memory_limit';
       stops.stop(kind);
-      return await this.interrupt({ worker, id, settled, kind, epoch, options, finish, watch, stops });
+      return await this.interrupt({ worker, id, settled, kind, epoch, options, finish: finishSent, watch, stops });
     } finally {
       watch?.stop();
       deadline.clear();
@@ -169,11 +181,13 @@ export class Dispatcher {
       return { ok: false, error: { code: error.code, message: error.message, details: { size: error.size } }, meta: finish() };
     }
     const exitedError = error instanceof WorkerExitedError ? error : undefined;
-    if (!this.pool.closing) await this.pool.replace(worker, 'crash');
+    // A kernel another client restarted or shut down under the operation is named so, not as a crash.
+    const kind = endKind(worker);
+    if (!this.pool.closing) await this.pool.replace(worker, kind);
     const namespace: NamespaceOutcome = this.pool.stateOverride === 'unavailable' ? 'unknown' : 'reset';
-    this.pool.recordInterruption('crash', namespace);
+    this.pool.recordInterruption(kind, namespace, worker.endedByOtherClient);
     const meta = finish();
-    meta.interruption = 'crash';
+    meta.interruption = kind;
     meta.namespace = namespace;
     return {
       ok: false,

@@ -12,6 +12,7 @@ export type {
   AfterInterruptPolicy,
   EpochChange,
   InterruptionKind,
+  OtherClientAction,
   NamespaceOutcome,
   OperationFailure,
   OperationMeta,

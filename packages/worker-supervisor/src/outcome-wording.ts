@@ -81,8 +81,15 @@ export function interruptionHead(kind: Exclude<InterruptionKind, 'memory_limit'>
 /** Whether an operation on a shared kernel ran, and whose request it waited behind (empty on a local worker). */
 function sharedWording(shared: OperationMeta['shared']): string {
   if (shared === undefined) return '';
-  const whose = shared.behind === 'agent' ? "another agent's request (another ipython-mcp on the kernel)" : "the person's cell (another Jupyter client's request)";
   const waited = `${(shared.waitedMs / 1000).toFixed(1)} s`;
-  if (!shared.ran) return ` before it ran: it never reached the kernel, having waited ${waited} behind ${whose}`;
-  return shared.waitedMs > 0 ? ` while it ran in the kernel (it first waited ${waited} behind ${whose})` : ' while it ran in the kernel, which was interrupted';
+  const whose =
+    shared.behind === null
+      ? ''
+      : ` behind ${shared.behind === 'agent' ? "another agent's request (another ipython-mcp on the kernel)" : "the person's cell (another Jupyter client's request)"}`;
+  if (!shared.ran) {
+    // Behind nobody seen: it was sent, and the kernel had not taken it up from its queue yet.
+    return shared.behind === null ? ` before the kernel began it, having waited ${waited} for the kernel` : ` before it ran: it never reached the kernel, having waited ${waited}${whose}`;
+  }
+  // A wait shorter than a tenth of a second (the kernel finishing the previous request) is not worth a clause.
+  return shared.waitedMs >= 100 ? ` while it ran in the kernel (it first waited ${waited}${whose})` : ' while it ran in the kernel, which was interrupted';
 }

@@ -2,8 +2,15 @@ import type { ErrorCode, StateReport, ToolCall, WorkerEvent } from '@ipython-mcp
 
 /** Control-plane state, as runtime_status reports it. */
 export type RuntimeState = 'starting' | 'ready' | 'busy' | 'recovering' | 'unavailable' | 'closed';
-/** Why an operation stopped early. */
-export type InterruptionKind = 'timeout' | 'cancelled' | 'crash' | 'shutdown' | 'memory_limit';
+/**
+ * Why an operation stopped early, or a worker was replaced. `other_client`: another client of a shared kernel ended
+ * the kernel process on purpose (the person's Restart Kernel or Shut Down in Jupyter, a REST restart or delete), which
+ * is not the worker's failure (`crash`).
+ */
+export type InterruptionKind = 'timeout' | 'cancelled' | 'crash' | 'shutdown' | 'memory_limit' | 'other_client';
+
+/** What another client of a shared kernel did to it: restarted it, or shut it down (`other_client`). */
+export type OtherClientAction = 'restart' | 'shutdown';
 /** What became of the namespace after an interruption. */
 export type NamespaceOutcome = 'preserved' | 'reset' | 'unknown';
 
@@ -58,6 +65,11 @@ export interface OperationMeta {
    * long and behind whom it waited for it, and whether another client stopped it. Absent on a local worker.
    */
   shared?: { ran: boolean; waitedMs: number; behind: 'person' | 'agent' | null; stoppedBy: 'other_client' | null } | undefined;
+  /**
+   * Set when the epoch the operation ran in began because another client of a shared kernel restarted or shut down
+   * the kernel (the person's Restart Kernel), so the answer that first shows the new epoch says who ended the old one.
+   */
+  epochReason?: { kind: 'other_client'; action: OtherClientAction } | undefined;
 }
 
 /** A structured failure of an operation. */
@@ -83,7 +95,7 @@ export interface RuntimeStatus {
   epoch: number;
   queueDepth: number;
   active: boolean;
-  lastInterruption: { kind: InterruptionKind; namespace: NamespaceOutcome; epoch: number } | null;
+  lastInterruption: { kind: InterruptionKind; namespace: NamespaceOutcome; epoch: number; action?: OtherClientAction | undefined } | null;
   replacementStartupMs: number | null;
   workerStartupMs: number | null;
   standby: 'ready' | 'starting' | 'none';

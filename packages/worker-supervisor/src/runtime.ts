@@ -10,6 +10,7 @@ import { startupConfigurationProblem } from './startup-checks.js';
 import { capabilityProblem } from './worker-backend.js';
 import { WorkerPool } from './worker-pool.js';
 import { OutputSpill } from './output-spill.js';
+import type { WorkerHandle } from './worker-handle.js';
 
 
 /**
@@ -114,6 +115,14 @@ export class Runtime {
     return this.pool.spill?.path;
   }
 
+  /**
+   * The worker serving operations now and the warm standby, as they are (either may be undefined, starting or
+   * ended): for a backend's own status, which names what each one runs on (a Jupyter kernel's id).
+   */
+  workers(): { active: WorkerHandle | undefined; standby: WorkerHandle | undefined } {
+    return { active: this.pool.current, standby: this.pool.standby };
+  }
+
   /** Pids of the worker processes alive now (active and standby), for tests and diagnostics. */
   workerPids(): number[] {
     return [this.pool.current, this.pool.standby].filter((worker) => worker?.alive && worker.pid !== undefined).map((worker) => worker!.pid!);
@@ -137,6 +146,9 @@ export class Runtime {
             error: { code: 'invalid_arguments' as const, message: loneSurrogateMessage(illFormed), details: { path: illFormed } },
             meta: this.dispatcher.meta(options, null, 0, 0),
           };
+    // On a kernel other clients share every answer says who did what, one that never reached the worker included
+    // (refused by admission, cut short by shutdown, no worker to run it): it never ran and waited for no kernel.
+    if (this.options.backend.sharedKernel === true) outcome.meta.shared ??= { ran: false, waitedMs: 0, behind: null, stoppedBy: null };
     this.logOutcome(op, outcome);
     return outcome;
   }

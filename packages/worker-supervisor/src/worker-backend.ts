@@ -37,6 +37,11 @@ export interface WorkerBackend {
   readonly name: string;
   /** What its workers can do beyond the common protocol. */
   readonly capabilities: ReadonlySet<WorkerCapability>;
+  /**
+   * Whether its workers run in a kernel other clients share (a Jupyter kernel): every outcome then says who did what
+   * (`OperationMeta.shared`), one that never reached a worker included (`ran: false`, no wait).
+   */
+  readonly sharedKernel?: boolean | undefined;
   /** Starts one worker; await its `ready` before sending requests. Never throws: a failed start rejects `ready`. */
   start(options: WorkerStartOptions): WorkerHandle;
 }

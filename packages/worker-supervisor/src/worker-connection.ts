@@ -33,11 +33,12 @@ export class WorkerStartupError extends Error {
   /**
    * @param message - why the worker did not start
    * @param retry - set when the cause may pass (a Jupyter kernel that is stuck in a cell, a server that is
-   *   restarting): the runtime answers with `code` and tries another start after `afterMs`, instead of giving up
+   *   restarting): the runtime answers with `code` and tries another start after `afterMs` in the background,
+   *   instead of giving up; `waitingFor` names what it waits for (`the Jupyter server at URL to answer`)
    */
   constructor(
     message: string,
-    readonly retry?: { readonly code: 'runtime_busy' | 'runtime_unavailable'; readonly afterMs: number } | undefined,
+    readonly retry?: { readonly code: 'runtime_busy' | 'runtime_unavailable'; readonly afterMs: number; readonly waitingFor?: string | undefined } | undefined,
   ) {
     super(message);
     this.name = 'WorkerStartupError';

@@ -1,5 +1,5 @@
 import type { CodecName, StateReport, ToolCall, WorkerEvent } from '@ipython-mcp/protocol';
-import type { OperationFailure, ToolAnswer } from './runtime-types.js';
+import type { OperationFailure, OtherClientAction, ToolAnswer } from './runtime-types.js';
 
 // What the runtime needs of one worker, and the types of its answers: apart from any one implementation (the
 // process in worker-process.ts, the channel worker in channel-worker.ts, an embedder's own).
@@ -58,6 +58,11 @@ export type WorkerReply =
 export interface RequestHooks {
   onEvent?: ((event: WorkerEvent) => void) | undefined;
   onToolCall?: ((call: ToolCall) => void) | undefined;
+  /**
+   * The worker says the request's code has ended and it is finishing the answer (a Jupyter kernel's spill files
+   * being fetched): `true` pauses the deadline, `false` resumes it. A stop meanwhile still reaches `interrupt`.
+   */
+  onPaused?: ((paused: boolean) => void) | undefined;
 }
 
 /**
@@ -84,7 +89,20 @@ export interface WorkerHandle {
   /**
    * Optional check, before an operation is dispatched, that the worker still serves its namespace (a Jupyter kernel
    * another client restarted has lost it). A worker that finds it does not ends itself; the runtime then replaces it
-   * before the operation is sent. Resolves without an answer rather than hang.
+   * before the operation is sent. A worker that cannot be reached for now but is not lost (a Jupyter kernel whose
+   * server or proxy is away) resolves with the failure the call answers instead; nothing is sent. Resolves without
+   * an answer rather than hang.
    */
-  check?(): Promise<void>;
+  check?(): Promise<void | OperationFailure>;
+  /**
+   * Optional, for a worker over a shared kernel: who did what to request `id` however it ended, answered or not (the
+   * kernel died or was restarted under it, its deadline passed while the kernel was stuck), so every outcome of a
+   * request it was given carries the facts, not only an answered one. Undefined for an id it does not know.
+   */
+  sharedFacts?(id: number): SharedKernelFacts | undefined;
+  /**
+   * Optional, for a worker over a shared kernel: set once the worker ended because another client of the kernel
+   * restarted or shut it down on purpose (not a failure of the worker), so the runtime names it `other_client`.
+   */
+  readonly endedByOtherClient?: OtherClientAction | undefined;
 }

@@ -3,10 +3,11 @@ import type { Logger } from './logger.js';
 import type { WorkerMemory } from './memory-watch.js';
 import { MAX_ERROR_CHARS, unavailableMessage } from './outcome-wording.js';
 import type { ResolvedRuntimeOptions } from './runtime-options.js';
-import type { EpochChange, InterruptionKind, NamespaceOutcome, OperationFailure, RuntimeStatus } from './runtime-types.js';
+import type { EpochChange, InterruptionKind, NamespaceOutcome, OperationFailure, OtherClientAction, RuntimeStatus } from './runtime-types.js';
 import type { WorkerHandle, WorkerInfo } from './worker-handle.js';
 import { WorkerStartupError } from './worker-connection.js';
 import { SPILL_DIRECTORY_ENV, SPILL_OWNER_ENV, type OutputSpill } from './output-spill.js';
+import { StartRetries } from './start-retries.js';
 
 /**
  * The workers behind one runtime: the active one, a warm standby, and the epoch that advances on every atomic
@@ -17,7 +18,7 @@ export class WorkerPool {
   private standbyWorker: WorkerHandle | undefined;
   private standbyStarted = false;
   private currentEpoch = 1;
-  /** Set while replacing, after a start-up failure (for the rest of the runtime's lifespan), and by close. */
+  /** Set while replacing, after a start-up failure (for good, or until a retried start succeeds), and by close. */
   private override: 'recovering' | 'unavailable' | 'closed' | undefined;
   private unavailableReason: string | null = null;
   private interruption: RuntimeStatus['lastInterruption'] = null;
@@ -35,8 +36,10 @@ export class WorkerPool {
   private outputSpill: OutputSpill | undefined;
   private readonly epochListeners = new Set<(change: EpochChange) => void>();
   private readonly unavailableListeners = new Set<(error: string) => void>();
-  /** A start that failed for a passing cause: what calls answer until `at`, when the next call starts another. */
-  private retry: { at: number; failure: OperationFailure } | undefined;
+  /** Starts that failed for a passing cause: retried in the background, and by a call that arrives meanwhile. */
+  private readonly retries: StartRetries;
+  /** When the start of the worker that is to become the active one began (performance clock). */
+  private startBegan = 0;
 
   constructor(
     private readonly options: ResolvedRuntimeOptions,
@@ -46,7 +49,9 @@ export class WorkerPool {
     private readonly held: () => boolean,
     /** Whether an operation is active: its own failure path replaces a worker that dies under it. */
     private readonly operationActive: () => boolean,
-  ) {}
+  ) {
+    this.retries = new StartRetries(() => this.tryAgain(), options.unrefWhenIdle === true);
+  }
 
   /** The worker serving operations now (undefined before the first start). */
   get current(): WorkerHandle | undefined {
@@ -142,6 +147,7 @@ export class WorkerPool {
   /** From now on nothing started or ended is a failure (the runtime's close). */
   beginClose(): void {
     this.closingNow = true;
+    this.retries.clear();
   }
 
   /** The runtime is closed: status says so from now on, even through a replacement still finishing. */
@@ -153,6 +159,7 @@ export class WorkerPool {
   startFirst(): void {
     // Only the first worker of a lifespan restores the snapshot: a replacement starts empty (the seed's contract),
     // and the standby is started only once this one is ready, so it never serves first.
+    this.startBegan = performance.now();
     const first = this.startWorker(true);
     this.currentWorker = first;
     this.watch(first);
@@ -190,14 +197,15 @@ export class WorkerPool {
     return standby;
   }
 
-  recordInterruption(kind: InterruptionKind, namespace: NamespaceOutcome): void {
-    this.interruption = { kind, namespace, epoch: this.currentEpoch };
+  recordInterruption(kind: InterruptionKind, namespace: NamespaceOutcome, action?: OtherClientAction): void {
+    this.interruption = { kind, namespace, epoch: this.currentEpoch, ...(kind === 'other_client' && action !== undefined ? { action } : {}) };
   }
 
   becomeUnavailable(message: string): void {
     if (this.closingNow) return; // a start-up cut short by close() says nothing about the runtime
     this.override = 'unavailable';
     this.unavailableReason = message.slice(0, MAX_ERROR_CHARS);
+    this.retries.clear();
     this.logger.error('runtime.unavailable', { reason: this.unavailableReason });
     const standby = this.standbyWorker;
     this.standbyWorker = undefined;
@@ -207,7 +215,8 @@ export class WorkerPool {
 
   /**
    * Atomically swaps `failed` for a started worker: the warm standby when it is ready, else a cold start within
-   * the start-up bound. On failure the runtime becomes unavailable for the rest of its lifespan.
+   * the start-up bound. On a failure the backend expects to pass (its WorkerStartupError has `retry`) the runtime
+   * is unavailable for now and starts again in the background; on any other it is unavailable for good.
    */
   replace(failed: WorkerHandle, reason: InterruptionKind): Promise<void> {
     if (this.currentWorker !== failed) return this.replacement ?? Promise.resolve();
@@ -219,18 +228,21 @@ export class WorkerPool {
     return this.replacement;
   }
 
-  /** The worker to dispatch to, once any replacement has finished; or why there is none. */
-  async activeWorker(): Promise<WorkerHandle | OperationFailure> {
+  /**
+   * The worker to dispatch to, once any replacement has finished; or why there is none. While starts fail for a
+   * passing cause, a call is answered from a start that began after it arrived (one it runs itself when the latest
+   * began before), never from an older failure: a server that came back is found by the first call after it did.
+   */
+  async activeWorker(arrivedAt = performance.now()): Promise<WorkerHandle | OperationFailure> {
     if (this.replacement) await this.replacement;
-    const retry = this.retry;
-    if (retry !== undefined && this.override === 'unavailable' && !this.closingNow) {
-      const waitMs = Math.ceil(retry.at - performance.now());
-      if (waitMs > 0) return { ...retry.failure, retryable: true, retryAfterMs: waitMs };
-      // Time for another start: a replacement of the worker that failed (or never started).
-      this.retry = undefined;
+    if (this.retries.pending && this.override === 'unavailable' && !this.closingNow) {
+      if (this.retries.freshFor(arrivedAt)) return this.retries.failure();
       const failed = this.currentWorker;
-      if (failed !== undefined) await this.replace(failed, 'crash');
-      return this.activeWorker();
+      if (failed === undefined) return this.retries.failure();
+      this.retries.cancelScheduled();
+      await this.replace(failed, 'crash');
+      // The start just made began after the call arrived: its outcome, whatever it is, is the answer.
+      return this.activeWorker(Math.min(arrivedAt, performance.now()));
     }
     if (this.override === 'unavailable') return { code: 'runtime_unavailable', message: unavailableMessage(this.unavailableReason) };
     const worker = this.currentWorker;
@@ -240,20 +252,22 @@ export class WorkerPool {
     } catch {
       return this.activeWorker();
     }
-    // A backend may tell a worker that lost its namespace under it (a restarted kernel) before anything is sent.
-    if (worker.alive && worker.check !== undefined) await worker.check();
+    // A backend may tell a worker that lost its namespace under it (a restarted kernel) before anything is sent, or
+    // that it cannot be reached for now (its route is away) without being lost: then nothing is sent.
+    const notNow = worker.alive && worker.check !== undefined ? await worker.check() : undefined;
     if (!worker.alive) {
       const epoch = this.currentEpoch;
-      await this.replace(worker, 'crash');
-      if (this.currentWorker !== worker && !this.closingNow) this.recordInterruption('crash', this.currentEpoch === epoch ? 'preserved' : 'reset');
+      await this.replace(worker, endKind(worker));
+      if (this.currentWorker !== worker && !this.closingNow) this.recordInterruption(endKind(worker), this.currentEpoch === epoch ? 'preserved' : 'reset', worker.endedByOtherClient);
       return this.activeWorker();
     }
+    if (notNow !== undefined) return notNow;
     return worker;
   }
 
   /**
    * A start that failed for a cause the backend expects to pass: unavailable for now, with the backend's words
-   * and code, and another start on the first call after the backend's delay.
+   * and code, and another start in the background after the backend's delay (StartRetries).
    *
    * @returns whether `error` was such a failure
    */
@@ -262,15 +276,19 @@ export class WorkerPool {
     const message = error.message.slice(0, MAX_ERROR_CHARS);
     this.override = 'unavailable';
     this.unavailableReason = message;
-    this.retry = {
-      at: performance.now() + error.retry.afterMs,
-      failure: { code: error.retry.code, message: `${message}; ipython-mcp tries again after the reported interval` },
-    };
+    this.retries.failed(error as WorkerStartupError & { retry: NonNullable<WorkerStartupError['retry']> }, this.startBegan);
     this.logger.warn('runtime.retry_later', { reason: message.slice(0, 200), retryAfterMs: error.retry.afterMs });
     const standby = this.standbyWorker;
     this.standbyWorker = undefined;
     standby?.kill();
     return true;
+  }
+
+  /** The background start of an outage: a replacement of the worker that failed (or never started). */
+  private tryAgain(): void {
+    const failed = this.currentWorker;
+    if (this.closingNow || !this.retries.pending || this.replacement !== undefined || failed === undefined) return;
+    void this.replace(failed, 'crash');
   }
 
   private startWorker(restore = false): WorkerHandle {
@@ -337,9 +355,9 @@ export class WorkerPool {
       this.logger.warn('worker.exited', { epoch: this.currentEpoch, code, signal });
       if (this.operationActive()) return; // the active operation's own failure path replaces it
       const epoch = this.currentEpoch;
-      void this.replace(worker, 'crash').then(() => {
+      void this.replace(worker, endKind(worker)).then(() => {
         if (this.closingNow) return;
-        this.recordInterruption('crash', this.override === 'unavailable' ? 'unknown' : this.currentEpoch === epoch ? 'preserved' : 'reset');
+        this.recordInterruption(endKind(worker), this.override === 'unavailable' ? 'unknown' : this.currentEpoch === epoch ? 'preserved' : 'reset', worker.endedByOtherClient);
       });
     });
   }
@@ -351,6 +369,7 @@ export class WorkerPool {
     let next = this.standbyWorker;
     this.standbyWorker = undefined;
     const fromStandby = next !== undefined && next.alive;
+    this.startBegan = startedAt;
     if (next === undefined || !next.alive) next = this.startWorker();
     this.replacementWorker = next;
     let info: WorkerInfo;
@@ -365,6 +384,7 @@ export class WorkerPool {
         return;
       }
       this.logger.warn('replacement.standby_failed', { reason: (error as Error).message.slice(0, 200) });
+      this.startBegan = performance.now();
       next = this.startWorker();
       this.replacementWorker = next;
       try {
@@ -389,9 +409,15 @@ export class WorkerPool {
     this.replacementMs = Math.round(performance.now() - startedAt);
     this.override = undefined;
     this.unavailableReason = null;
+    this.retries.clear();
     this.watch(next);
     this.logger.info('worker.replaced', { epoch: this.currentEpoch, reason, replacementMs: this.replacementMs });
     if (advanced) for (const listener of this.epochListeners) listener({ epoch: this.currentEpoch, reason });
     this.ensureStandby();
   }
+}
+
+/** Why a worker that ended by itself ended: another client of its shared kernel ended the kernel on purpose, or a crash. */
+export function endKind(worker: WorkerHandle): InterruptionKind {
+  return worker.endedByOtherClient === undefined ? 'crash' : 'other_client';
 }

@@ -14,6 +14,11 @@ side answers ``ready`` (or ``startup_failed``) and from then on serves:
 - a Code Mode ``run_code`` the same way (``"op": "run_code"`` in the marker, sent with ``allow_stdin``): its tool
   functions ask the host on the kernel's stdin channel (code_mode_cell.py, stdin_calls.py).
 
+Beside requests, the comm carries: ``probe`` (after a reconnect: which requests began), ``resend {id}`` (an answer
+the Jupyter server dropped under its IOPub rate limits: the latest two are kept and sent again, else ``resent
+{found: false}``), and ``spill_read``/``spill_done`` (a spill file pulled piece by piece after its answer, when the
+kernel does not see the parent's spill directory: spills.py).
+
 The agent's cell is known exactly: ``pre_run_cell`` takes a cell only when the execute_request the running thread
 handles carries the marker, and ``post_run_cell`` answers only for the same ExecutionInfo object on the same thread.
 A cell of another client (the main shell's next cell, a cell on an ipykernel 7 subshell's thread, a ``run_cell``
@@ -27,10 +32,9 @@ codec does. Nothing is kept in the user namespace.
 
 from __future__ import annotations
 
+import json
 import os
 import platform
-import shutil
-import tempfile
 import threading
 import traceback
 import uuid
@@ -44,8 +48,8 @@ from ..protocol.constants import OPERATION_FACTS, PROTOCOL_VERSION, OperationFac
 from ..protocol.errors import OpError
 
 COMM_TARGET = "_ipython_mcp_worker"
-# The largest piece of a spill file one ``spill`` message carries.
-SPILL_CHUNK_CHARS = 1 << 16
+# How many of a connection's latest responses are kept for a ``resend``.
+KEPT_RESPONSES = 2
 METADATA_KEY = "ipython_mcp"
 
 
@@ -58,10 +62,36 @@ class _CommChannel(Channel):
         self.codec = CODEC_JSON
         self.reader = _Limit(limit)  # type: ignore[assignment]  # only its limit is read
         self._interrupter = None
+        # The latest responses as sent, by request id: a response the Jupyter server dropped (its IOPub rate limits
+        # drop any message but a status) is sent again when the parent asks (``resend``), having seen the request's
+        # idle without it.
+        self.kept: dict[int, str] = {}
+        self._response_id: int | None = None
+
+    def send(self, message: dict[str, Any]) -> None:
+        request_id = message.get("id") if message.get("type") == "response" else None
+        self._response_id = request_id if isinstance(request_id, int) else None
+        try:
+            super().send(message)
+        finally:
+            self._response_id = None
 
     def write_frame(self, frame: bytes) -> None:
         # A frame is a 4-byte length and a codec byte before the JSON text.
-        self.comm.send({"m": frame[5:].decode("utf-8")})
+        text = frame[5:].decode("utf-8")
+        if self._response_id is not None:
+            self.kept[self._response_id] = text
+            while len(self.kept) > KEPT_RESPONSES:
+                del self.kept[next(iter(self.kept))]
+        self.comm.send({"m": text})
+
+    def resend(self, request_id: Any) -> None:
+        text = self.kept.get(request_id) if isinstance(request_id, int) else None
+        if text is None:
+            self.comm.send({"m": json.dumps({"type": "resent", "id": request_id if isinstance(request_id, int) else None,
+                                             "found": False})})
+            return
+        self.comm.send({"m": text})
 
     def operation_done(self) -> None:
         return None
@@ -97,6 +127,9 @@ class _Client:
         self.seen: deque[int] = deque(maxlen=1024)
         # The memory guard and process cleanup on this machine, for this client's cells (machine_guard.py).
         self.guard: Any = None
+        # How this client's spill files reach it: "direct" (written into its own directory), "transfer" (pulled
+        # after the cell, spills.py), or None (spilling off).
+        self.spill_mode: str | None = None
 
 
 class _Cell:
@@ -149,7 +182,7 @@ class KernelSide:
             from .machine_guard import MachineGuard
 
             client.guard = MachineGuard(configure.get("kernel_guard"))
-            client.worker = _build_worker(channel, self.shell, configure)
+            client.worker, client.spill_mode = _build_worker(channel, self.shell, configure)
         except OpError as error:
             channel.send({"type": "startup_failed", "error": error.to_wire()})
             return
@@ -172,11 +205,15 @@ class KernelSide:
             "kernel": {"implementation": "ipykernel", "version": str(getattr(ipykernel, "__version__", "?"))},
             "kernel_session": self.session,
             "clients": len(self.clients),
+            "spill": client.spill_mode,
         })
 
     def on_close(self, client: _Client) -> None:
         if self.clients.get(client.comm.comm_id) is client:
             del self.clients[client.comm.comm_id]
+            # Its ipython-mcp shut down (or was ended): what its cells started does not outlive it.
+            if client.guard is not None:
+                client.guard.end_started()
         _retire_worker(client)
 
     def close_all(self) -> None:
@@ -189,10 +226,13 @@ class KernelSide:
                 pass
 
     def on_message(self, client: _Client, msg: dict[str, Any]) -> None:
+        data = msg.get("content", {}).get("data")
+        if isinstance(data, dict) and data.get("type") == "resend":
+            client.channel.resend(data.get("id"))
+            return
         if self.clients.get(client.comm.comm_id) is not client or client.worker is None:
             return
         channel = client.channel
-        data = msg.get("content", {}).get("data")
         if not isinstance(data, dict):
             channel.send({"type": "protocol_error", "code": "invalid_request", "message": "a message must be an object"})
             return
@@ -209,6 +249,16 @@ class KernelSide:
             # begun by now.
             channel.send({"type": "probe", "token": data.get("token"), "seen": list(client.seen)})
             return
+        if kind in ("spill_read", "spill_done"):
+            from . import spills
+
+            directory = client.worker.owner.spills
+            if kind == "spill_done":
+                if isinstance(directory, spills.PrivateSpills):
+                    directory.done(str(data.get("name")))
+                return
+            spills.send_raw(client.comm, spills.read_chunk(directory, data))
+            return
         if kind != "request":
             channel.send({"type": "protocol_error", "code": "invalid_request",
                           "message": f"unexpected message type {str(kind)[:64]!r}"})
@@ -222,7 +272,17 @@ class KernelSide:
             return
         if isinstance(request_id, int):
             client.seen.append(request_id)
-        client.worker.handle(data, _NoInterrupter())
+        interrupts = self.interrupts
+        if interrupts is not None:
+            # From here an interrupt is raised in the operation (one held since its comm_msg arrived is owed), and
+            # repeated while unheard, as in the agent's cell (interrupts.py).
+            interrupts.grace = getattr(client.guard, "grace", None)
+            interrupts.running()
+        try:
+            client.worker.handle(data, _NoInterrupter())
+        finally:
+            if interrupts is not None:
+                interrupts.answered()
 
     # -- the agent's cells, run by the kernel ---------------------------------------------------------------------
 
@@ -247,6 +307,9 @@ class KernelSide:
         client = self.clients.get(comm_id) if comm_id is not None else None
         if client is None or client.worker is None:
             return
+        if self.interrupts is not None:
+            # Repeats of an unheard interrupt stop where this client's parent stops waiting for the cell.
+            self.interrupts.grace = getattr(client.guard, "grace", None)
         from ..shell.execute import cell_capture
 
         client.seen.append(request_id)
@@ -308,18 +371,22 @@ class KernelSide:
         def run() -> dict[str, Any]:
             outcome = owner.cell_outcome(result, cell.capture)
             value = execute_result(outcome, operation.stdout, operation.stderr, cell.displays, owner.limits)
-            _ship_spills(channel, cell.request_id, value)
+            from .spills import shipped
+
+            shipped(owner.spills, value)
             return value
 
         channel.send(worker.respond(cell.request_id, "execute", run, guard, operation))
 
 
 def _retire_worker(client: _Client) -> None:
-    """Forget the client's worker and remove its private spill directory."""
+    """Forget the client's worker and remove its private spill directory (a direct one is the parent's)."""
+    from .spills import PrivateSpills
+
     worker, client.worker = client.worker, None
-    directory = None if worker is None else _spill_directory(worker)
-    if directory is not None:
-        shutil.rmtree(directory, ignore_errors=True)
+    directory = None if worker is None else getattr(worker.owner, "spills", None)
+    if isinstance(directory, PrivateSpills):
+        directory.remove()
 
 
 def _facts(op: Any) -> OperationFacts | None:
@@ -329,11 +396,23 @@ def _facts(op: Any) -> OperationFacts | None:
 
 
 def _agent_request_id(shell: Any) -> str | None:
-    """The message id of the execute_request the running thread handles if it carries an agent's marker, else None
-    (asked by the interrupt handler, interrupts.py, before the request's cell begins)."""
+    """The message id of the request the running thread handles if it is an agent's (an execute_request carrying an
+    agent's marker, or a comm_msg carrying a ``request`` on an ipython-mcp's comm), else None (asked by the interrupt
+    handler, interrupts.py, before the request's cell or operation begins)."""
     parent = _shell_parent(shell)
     header = (parent.get("header") or {}) if parent is not None else {}
-    if header.get("msg_type") != "execute_request" or _agent_marker(parent) is None:
+    kind = header.get("msg_type")
+    if kind == "execute_request":
+        if _agent_marker(parent) is None:
+            return None
+    elif kind == "comm_msg":
+        content = (parent.get("content") or {}) if parent is not None else {}
+        data = content.get("data")
+        side = getattr(shell, _SIDE_ATTRIBUTE, None)
+        if not isinstance(data, dict) or data.get("type") != "request" or side is None \
+                or content.get("comm_id") not in getattr(side, "clients", {}):
+            return None
+    else:
         return None
     msg_id = header.get("msg_id")
     return msg_id if isinstance(msg_id, str) else None
@@ -381,56 +460,23 @@ def _configure_problem(configure: Any) -> str | None:
     return None
 
 
-def _build_worker(channel: _CommChannel, shell: Any, configure: dict[str, Any]) -> Any:
+def _build_worker(channel: _CommChannel, shell: Any, configure: dict[str, Any]) -> tuple[Any, str | None]:
     from ..worker import Worker
     from .owner import KernelShellOwner
+    from .spills import choose
 
     # The kernel's memory is the kernel's: no allocation backstop is applied to it.
-    settings = {key: value for key, value in configure.items() if key not in ("data_limit_bytes", "kernel_guard")}
-    spill = configure.get("output_spill")
-    if isinstance(spill, dict):
-        # The parent's spill directory is on the parent's machine: spill files are written in a private directory
-        # here, with the parent's budget, and shipped to the parent after the cell (``_ship_spills``).
-        settings["output_spill"] = {**spill, "dir": tempfile.mkdtemp(prefix="ipython-mcp-spill-")}
+    settings = {key: value for key, value in configure.items()
+                if key not in ("data_limit_bytes", "kernel_guard", "kernel_spill", "output_spill")}
     worker = Worker(channel, settings, lambda limits: KernelShellOwner(shell, limits))
+    # The parent's spill directory when this kernel sees it, else a private one whose files the parent pulls.
+    mode, worker.owner.spills = choose(configure.get("output_spill"), configure.get("kernel_spill"))
     worker.memory_backstop = False
     # Code Mode's tool calls travel on the kernel's stdin channel, from a run_code run as the kernel's own cell.
     from .code_mode_cell import serve_host_calls
 
     serve_host_calls(worker, shell)
-    return worker
-
-
-def _spill_directory(worker: Any) -> str | None:
-    spills = getattr(worker.owner, "spills", None)
-    return None if spills is None else str(spills.path)
-
-
-def _ship_spills(channel: Channel, request_id: int, result: dict[str, Any]) -> None:
-    """Send each spill file the result names to the parent, in ``spill`` messages of at most SPILL_CHUNK_CHARS
-    characters, and name it by its file name only (the parent writes it into its own spill directory); the file is
-    removed here once sent."""
-    for field in ("stdout_spill", "stderr_spill"):
-        path = result.get(field)
-        if not isinstance(path, str):
-            continue
-        name = os.path.basename(path)
-        try:
-            with open(path, encoding="utf-8", errors="surrogateescape") as file:
-                while True:
-                    text = file.read(SPILL_CHUNK_CHARS)
-                    if not text:
-                        break
-                    channel.send({"type": "spill", "id": request_id, "name": name, "text": text})
-        except OSError:
-            result.pop(field, None)
-            continue
-        finally:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-        result[field] = name
+    return worker, mode
 
 
 # Where the served side is kept: an attribute of the shell, not a name of its user namespace, so that a boot with

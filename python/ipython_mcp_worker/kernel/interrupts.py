@@ -18,9 +18,13 @@ other request) and learns of every SIGINT the process receives at the moment it 
 writes the signal's number to the wakeup fd, ``signal.set_wakeup_fd``, read by a parked thread). An interrupt that
 came while the cell has not started, or while IPython runs its hooks, is held; one the handler has not run for is
 owed. While one is owed and the agent's cell runs, the thread sends SIGINT again, to the kernel's main thread only
-(``signal.pthread_kill``, never the process group), after 10 ms and then at doubling intervals up to 200 ms. A
-repeat that arrives after the interrupt was raised is swallowed: one interrupt raises one KeyboardInterrupt. Nothing
-is repeated outside the agent's cell, so nobody else's cell is ever interrupted by a repeat.
+(``signal.pthread_kill``, never the process group), after 10 ms and then at doubling intervals up to 200 ms, for
+at most the interruption grace the parent configured (``kernel_guard.grace_ms``, set per cell in ``grace``): past
+it the parent has given up on the cell (an owned kernel is replaced, an attached one is the person's to stop), and
+a cell stuck in a C call is not signalled on for as long as it runs (a C library that does not retry a system call
+on EINTR would see each repeat as an error). A repeat that arrives after the interrupt was raised is swallowed: one
+interrupt raises one KeyboardInterrupt. Nothing is repeated outside the agent's cell, so nobody else's cell is ever
+interrupted by a repeat.
 """
 
 from __future__ import annotations
@@ -35,12 +39,15 @@ from typing import Any
 
 FIRST_NUDGE_SECONDS = 0.01
 MAX_NUDGE_SECONDS = 0.2
+# What _decide returns for a SIGINT that is ignored or held rather than raised.
+_LEFT = object()
 # A byte other than a signal number written to the wakeup pipe by this module: wakes the thread to (re)schedule.
 _KICK = b"\x00"
 
 _IDLE = "idle"  # no agent's request: the handler is ipykernel's default_int_handler in all but name
 _STARTING = "starting"  # an agent's execute_request is being handled, its cell not yet begun: interrupts are held
 _RUNNING = "running"  # the agent's cell runs: an interrupt is raised, repeated while owed
+_ANSWERED = "answered"  # the agent's comm operation has been answered, its request not yet over: an interrupt is stale
 
 
 def _trigger_code() -> Any:
@@ -75,7 +82,14 @@ class AgentInterrupts:
         self._nudges_out = 0
         self._heard_unread = 0
         self._chained: Any = signal.default_int_handler
+        # How long (seconds) an interrupt of the running agent's cell is repeated, from its arrival; None: no bound.
+        self.grace: float | None = None
+        # When the interrupt being repeated arrived (monotonic), and how many repeats were sent in all.
+        self._owed_since: float | None = None
+        self.repeats = 0
         self._depth = 0
+        # Set while _handle decides about a SIGINT (a repeat arriving meanwhile is the same interrupt).
+        self._deciding = False
         self._handler = self._handle  # one bound method: compared by identity
         self._trigger = _trigger_code()
         self._main = threading.main_thread().ident
@@ -147,6 +161,7 @@ class AgentInterrupts:
                 return
             self._drain()
             self._owed = False
+            self._owed_since = None
             self._nudged = False
             self._nudges_out = 0
             self._heard_unread = 0
@@ -159,6 +174,7 @@ class AgentInterrupts:
             # After the state: a SIGINT from here on is held by the handler, one before is the early one.
             if self._early == request:
                 self._owed = True
+                self._owed_since = time.monotonic()
             self._early = None
 
     def running(self) -> None:
@@ -178,6 +194,14 @@ class AgentInterrupts:
             self._state = _RUNNING
             if self._owed:
                 self._kick()
+
+    def answered(self) -> None:
+        """The agent's operation sent over the comm has been answered (main thread): an interrupt that comes before
+        its request is over was meant for it, and is stale; nothing is repeated any more."""
+        with self._lock:
+            if self._state in (_STARTING, _RUNNING):
+                self._state = _ANSWERED
+                self._owed = False
 
     def end(self) -> None:
         """The agent's cell ended (post_run_cell), or its request did: nothing is held or repeated any more."""
@@ -202,6 +226,29 @@ class AgentInterrupts:
         __tracebackhide__ = True  # noqa: F841 - IPython leaves this frame out of the tracebacks it shows
         if self._depth > 0:  # a handler chained to this one calls it back: raise as ipykernel's would
             raise KeyboardInterrupt
+        if self._deciding:
+            # A SIGINT that came while this handler decides about the one before (a repeat sent just before the
+            # handler took the lock): that call raises or holds the interrupt; raising here would raise it inside
+            # the handler's own frames.
+            self._nudged = False
+            return None
+        self._deciding = True
+        try:
+            chained = self._decide(frame)
+        finally:
+            self._deciding = False
+        if chained is _LEFT:
+            return None
+        self._depth += 1
+        try:
+            if callable(chained) and chained is not self._handler:
+                return chained(signum, frame)
+            raise KeyboardInterrupt
+        finally:
+            self._depth -= 1
+
+    def _decide(self, frame: Any) -> Any:
+        """Under the lock: _LEFT when the SIGINT is ignored or held, else the handler to raise it with."""
         with self._lock:
             state = self._state
             if state == _IDLE and not self._in_request:
@@ -212,29 +259,28 @@ class AgentInterrupts:
                     self._early = self._agent_request()
                 except Exception:  # noqa: BLE001 - no parent to read: nothing to remember
                     self._early = None
-                return None
+                return _LEFT
+            if state == _ANSWERED:
+                # For the operation just answered (its stop crossed the answer): nothing left to interrupt.
+                self._nudged = False
+                return _LEFT
             if self._owed:
                 pass
             elif self._nudged:
                 # A repeat that came after the interrupt it repeats was raised: raising again would interrupt the
                 # cell's own clean-up.
                 self._nudged = False
-                return None
+                return _LEFT
             elif state != _IDLE:  # a SIGINT whose wakeup byte the thread has not read yet
                 self._heard_unread += 1
             if state == _STARTING or (state == _RUNNING and self._in_hooks(frame)):
                 # Not yet in the cell, or inside IPython's event hooks, which swallow a KeyboardInterrupt: held.
+                if not self._owed:
+                    self._owed_since = time.monotonic()
                 self._owed = True
-                return None
+                return _LEFT
             self._owed = False
-            chained = self._chained
-        self._depth += 1
-        try:
-            if callable(chained) and chained is not self._handler:
-                return chained(signum, frame)
-            raise KeyboardInterrupt
-        finally:
-            self._depth -= 1
+            return self._chained
 
     def _in_hooks(self, frame: Any) -> bool:
         trigger = self._trigger
@@ -304,16 +350,21 @@ class AgentInterrupts:
                     if data and self._arrived(data):
                         delay, due = FIRST_NUDGE_SECONDS, time.monotonic() + FIRST_NUDGE_SECONDS
                 if due is not None and time.monotonic() >= due:
-                    if self._owed and self._state == _RUNNING:
+                    if self._owed and self._state == _RUNNING and not self._past_grace():
                         # Set before the signal: if the handler runs for the owed interrupt meanwhile, this repeat
                         # finds nothing owed and is swallowed.
                         self._nudged = True
                         self._nudges_out += 1
+                        self.repeats += 1
                         signal.pthread_kill(self._main, signal.SIGINT)  # type: ignore[arg-type]
                         delay = min(delay * 2, MAX_NUDGE_SECONDS)
                         due = time.monotonic() + delay
                     else:
                         due = None
+
+    def _past_grace(self) -> bool:
+        since, grace = self._owed_since, self.grace
+        return since is not None and grace is not None and time.monotonic() - since >= grace
 
     def _arrived(self, data: bytes) -> bool:
         """Account for the bytes read (under the lock); whether a repeat is to be scheduled from now."""
@@ -333,6 +384,8 @@ class AgentInterrupts:
                 self._heard_unread -= 1
                 schedule = schedule or self._owed
             elif self._state != _IDLE:
+                if not self._owed or self._owed_since is None:
+                    self._owed_since = time.monotonic()
                 self._owed = True
                 schedule = True
         if forward and self._previous_fd >= 0:

@@ -133,6 +133,12 @@ class MachineGuard:
         self._interrupted_at: float | None = None
         self._chained: Any = None
         self._before: set[int] = set()
+        # One bound method, installed and compared by identity (each attribute read makes a new bound method).
+        self._handler = self._on_sigint
+        # Processes this client's cells started that outlived their cell (sent to the background, or a cell stopped
+        # before its child ended): ended with the client when its ipython-mcp shuts down (end_started). Never one that
+        # was there before the cell began, the person's included.
+        self.started: set[int] = set()
 
     @property
     def active(self) -> bool:
@@ -169,9 +175,25 @@ class MachineGuard:
         thread, self._thread = self._thread, None
         if thread is not None:
             thread.join(timeout=1)
-        if self._chained is not None and signal.getsignal(signal.SIGINT) is self._on_sigint:
+            # Watched (active): what the cell started and left running is this client's to end at its shutdown.
+            alive = descendants(os.getpid())
+            self.started = (self.started & alive) | (alive - self._before)
+        if self._chained is not None and signal.getsignal(signal.SIGINT) is self._handler:
             signal.signal(signal.SIGINT, self._chained)
         self._chained = None
+
+    def end_started(self) -> None:
+        """The client's ipython-mcp shuts down (or its channel closed): end what its cells started that still runs,
+        and what a cell still running started, in a thread of its own (SIGTERM, then SIGKILL), so the kernel goes on."""
+        if not self.active:
+            return
+        alive = descendants(os.getpid())
+        doomed = self.started & alive
+        if self._thread is not None:
+            doomed |= alive - self._before
+        self.started = set()
+        if doomed:
+            threading.Thread(target=end_processes, args=(doomed,), name="ipython-mcp-end-started", daemon=True).start()
 
     def over_limit(self) -> bool:
         return self.limit is not None and resident_bytes({os.getpid(), *descendants(os.getpid())}) > self.limit
@@ -179,7 +201,7 @@ class MachineGuard:
     def _watch_interrupts(self) -> None:
         try:
             self._chained = signal.getsignal(signal.SIGINT)
-            signal.signal(signal.SIGINT, self._on_sigint)
+            signal.signal(signal.SIGINT, self._handler)
         except (ValueError, TypeError):  # not the main thread, or a handler that is not Python's
             self._chained = None
 

@@ -23,7 +23,13 @@ export function runtimeMeta(meta: OperationMeta): Json {
     interruption: meta.interruption,
     namespace: meta.namespace,
     ...(meta.shared === undefined ? {} : sharedMeta(meta.shared)),
+    ...(meta.epochReason === undefined ? {} : epochReasonMeta(meta.epochReason)),
   };
+}
+
+/** Why the epoch began, when another client of a shared kernel restarted or shut it down (the person's Restart Kernel). */
+function epochReasonMeta(reason: NonNullable<OperationMeta['epochReason']>): Json {
+  return { epoch_reason: reason.kind, kernel_action: reason.action };
 }
 
 /**
@@ -44,7 +50,11 @@ function sharedMeta(shared: NonNullable<OperationMeta['shared']>): Json {
 export function shownRuntime(meta: OperationMeta, epochChanged: boolean, errorCode?: string): Json | undefined {
   if (meta.interruption !== null || (meta.shared?.stoppedBy ?? null) !== null) return runtimeMeta(meta);
   const shown: Json = {};
-  if (epochChanged) shown.epoch = meta.epoch;
+  if (epochChanged) {
+    shown.epoch = meta.epoch;
+    // The first answer in a new epoch says who ended the old one, when it was another client of the kernel.
+    if (meta.epochReason !== undefined) Object.assign(shown, epochReasonMeta(meta.epochReason));
+  }
   if (meta.queueWaitMs >= LONG_QUEUE_WAIT_MS || errorCode === 'queue_timeout') {
     shown.sequence = meta.sequence;
     shown.queue_wait_ms = meta.queueWaitMs;

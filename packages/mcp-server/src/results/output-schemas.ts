@@ -108,13 +108,15 @@ const runtimeMetaSchema = {
     epoch: { type: 'integer' },
     queue_wait_ms: { type: 'number' },
     duration_ms: { type: 'number' },
-    interruption: { type: ['string', 'null'], enum: ['timeout', 'cancelled', 'crash', 'shutdown', 'memory_limit', null] },
+    interruption: { type: ['string', 'null'], enum: ['timeout', 'cancelled', 'crash', 'shutdown', 'memory_limit', 'other_client', null] },
     namespace: { type: ['string', 'null'], enum: ['preserved', 'reset', 'unknown', null] },
     // Only on a Jupyter kernel (other clients share it): who did what.
     ran: { type: 'boolean', description: 'Jupyter only: false when the call was withdrawn before it reached the kernel.' },
     kernel_wait_ms: { type: 'number', description: "Jupyter only: time waited for the kernel, busy with another client's request." },
     waited_behind: { type: ['string', 'null'], enum: ['person', 'agent', null], description: "Jupyter only: whose request it waited behind: a person's client or another ipython-mcp." },
     stopped_by: { type: ['string', 'null'], enum: ['other_client', null], description: "Jupyter only: another client of the kernel interrupted it (the person's stop button)." },
+    epoch_reason: { type: 'string', enum: ['other_client'], description: 'Jupyter only: the epoch began because another client of the kernel restarted or shut it down.' },
+    kernel_action: { type: 'string', enum: ['restart', 'shutdown'], description: 'Jupyter only, with epoch_reason: what the other client did to the kernel.' },
   },
 };
 

@@ -115,4 +115,20 @@ describe('executeText of a head-and-tail stream', () => {
     expect(text).toContain('[stderr]\na\n[stderr truncated: 10 characters omitted here]\nb');
     expect(text).toContain('[start of stderr (all but its last 1,234 characters: spill cap) in /s/e.txt;');
   });
+
+  it("says why a kernel's spill file was not all fetched", () => {
+    const text = executeText({
+      execution_count: 4,
+      stdout: 'ab',
+      stdout_omitted_chars: 10,
+      stdout_omitted_at: 1,
+      stdout_spill: '/s/o.txt',
+      stdout_spill_omitted_chars: 7,
+      stdout_spill_cut: "5 of its 12 bytes came: the kernel's connection ended",
+      truncated: { stdout: true },
+    });
+    expect(text).toContain(
+      "[start of stdout (all but its last 7 characters: the kernel's file was not all fetched: 5 of its 12 bytes came: the kernel's connection ended) in /s/o.txt;",
+    );
+  });
 });

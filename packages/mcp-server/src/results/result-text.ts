@@ -31,6 +31,13 @@ function runtimeNote(runtime: unknown): string[] {
   if (!isObject(runtime)) return [];
   const parts = Object.entries(runtime).map(([key, value]) => `${key} ${value === null ? 'none' : String(value)}`);
   const lines = [`[runtime: ${parts.join(', ')}]`];
+  if (runtime.epoch_reason === 'other_client' || runtime.interruption === 'other_client') {
+    lines.push(
+      runtime.kernel_action === 'shutdown'
+        ? "[the kernel was shut down from Jupyter (the person's Shut Down, another client's delete, or the Jupyter server stopping its kernels); names defined before are gone]"
+        : "[another client of the kernel restarted the kernel (the person's Restart Kernel in Jupyter, or a REST restart); names defined before are gone]",
+    );
+  }
   if (runtime.stopped_by === 'other_client') {
     lines.push("[another client of the kernel stopped this cell (the person's stop button in Jupyter); ipython-mcp sent no interrupt]");
   }
@@ -72,7 +79,9 @@ function pushStream(lines: string[], stream: 'stdout' | 'stderr', structured: Js
   const spill = structured[`${stream}_spill`];
   if (typeof spill === 'string') {
     const short = structured[`${stream}_spill_omitted_chars`];
-    const what = typeof short === 'number' ? `start of ${stream} (all but its last ${count(short)} characters: spill cap)` : `whole ${stream}`;
+    const cut = structured[`${stream}_spill_cut`];
+    const why = typeof cut === 'string' ? `the kernel's file was not all fetched: ${cut}` : 'spill cap';
+    const what = typeof short === 'number' ? `start of ${stream} (all but its last ${count(short)} characters: ${why})` : `whole ${stream}`;
     lines.push(`[${what} in ${spill}; read it with execute, e.g. open(path).read()[-5000:]]`);
   }
 }

@@ -44,7 +44,7 @@ export interface NamespaceOptions {
    * What runtime_status reports as `backend` when the workers live elsewhere than in local processes (a Jupyter
    * kernel: server, kernel id, policy), read at each call. Must never contain a credential.
    */
-  backendStatus?: (() => Record<string, unknown>) | undefined;
+  backendStatus?: ((workers: ReturnType<Runtime['workers']>) => Record<string, unknown>) | undefined;
   /** Resources the backend serves beside the namespace's own (a Jupyter backend's attached notebook). */
   documents?: DocumentResources | undefined;
   /**
@@ -184,7 +184,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
   const restore = new RestoreFollowUp(runtime, settings.stateFile !== null);
   const status = (): Record<string, unknown> => ({
     ...statusOf(runtime, catalog, journal, options.sandbox),
-    ...(options.backendStatus ? { backend: options.backendStatus() } : {}),
+    ...(options.backendStatus ? { backend: options.backendStatus(runtime.workers()) } : {}),
     ...(options.reportSessions ? { namespace: name, sessions: sessions.size } : {}),
   });
   const maxTimeoutSeconds = settings.maxOperationTimeoutSeconds;
@@ -220,6 +220,10 @@ export function createNamespace(options: NamespaceOptions): Namespace {
       await journal?.close();
       const open = [...sessions];
       sessions.clear();
+      // Results held for a re-list of the tools (a shutdown that ended the worker changed the list) go out now, and
+      // are written before the sessions close: a call answered runtime_closed is answered, not cut off.
+      for (const session of open) session.relist.release();
+      await new Promise((resolve) => setImmediate(resolve));
       await Promise.all(open.map((session) => session.server.close().catch(() => undefined)));
     },
   };

@@ -27,6 +27,19 @@ describe('RelistGate', () => {
     expect(waited).toBeLessThan(FIRST_WAIT_MS + SETTLE_MS + 500);
   });
 
+  it('release (the server closing) lets a held result go at once, and holds none after', async () => {
+    const gate = new RelistGate();
+    const mark = gate.mark();
+    gate.noteNotified();
+    const held = gate.settle(mark);
+    setTimeout(() => gate.release(), 20);
+    expect(await elapsed(held)).toBeLessThan(FIRST_WAIT_MS);
+    const later = gate.mark();
+    gate.noteNotified();
+    expect(gate.holds(later)).toBe(false);
+    expect(await elapsed(gate.settle(later))).toBeLessThan(50);
+  });
+
   it('a list that started before the notification does not count as the re-list', async () => {
     const gate = new RelistGate();
     const early = gate.mark();

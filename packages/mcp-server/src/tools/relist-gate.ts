@@ -15,6 +15,8 @@ export class RelistGate {
   /** undefined until the first notification tells whether this client re-lists. */
   private clientRelists: boolean | undefined;
   private waiters: Array<() => void> = [];
+  /** Set by {@link release}: the server is closing, and nothing is held any more. */
+  private released = false;
 
   /** Call when `notifications/tools/list_changed` is sent. */
   noteNotified(): void {
@@ -41,13 +43,25 @@ export class RelistGate {
    * known to ignore it. A call that changed nothing skips settle (and its promise) altogether.
    */
   holds(mark: number): boolean {
-    return this.notified !== mark && this.clientRelists !== false;
+    return this.notified !== mark && this.clientRelists !== false && !this.released;
+  }
+
+  /**
+   * The server is closing: every held result goes now, and none is held from now on. A result held past the close of
+   * its session would never be sent (a shutdown that replaced the worker changes the tool list, and its answer,
+   * runtime_closed, was lost while it waited for a re-list).
+   */
+  release(): void {
+    this.released = true;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
   }
 
   /** Resolves once the client has re-listed after the notifications sent since `mark`, or at the bound. */
   async settle(mark: number): Promise<void> {
     if (!this.holds(mark)) return;
-    while (this.relisted < this.notified) {
+    while (this.relisted < this.notified && !this.released) {
       const relisted = await new Promise<boolean>((resolve) => {
         const timer = setTimeout(() => resolve(false), this.clientRelists ? LATER_WAIT_MS : FIRST_WAIT_MS);
         this.waiters.push(() => {
@@ -62,6 +76,7 @@ export class RelistGate {
       }
       // A list answered for an earlier notification wakes every waiter: wait again if another one went out since.
     }
+    if (this.released) return;
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   }
 }

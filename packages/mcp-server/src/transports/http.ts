@@ -45,7 +45,7 @@ export interface HttpServeOptions extends IpythonMcpServerOptions {
 export interface NamespaceBackend {
   backend: NonNullable<IpythonMcpServerOptions['backend']>;
   /** runtime_status's `backend` (never a credential). */
-  status?: (() => Record<string, unknown>) | undefined;
+  status?: IpythonMcpServerOptions['backendStatus'];
   /** Keep a warm standby worker (default true). */
   warmStandby?: boolean | undefined;
   /** Resources the backend serves beside the namespace's own (a Jupyter backend's attached notebook). */
