@@ -99,7 +99,11 @@ describe('big output on a kernel', () => {
       });
       try {
         const kernelPid = (await agent.structured('execute', { code: 'import os\nos.getpid()' })).result.value as number;
-        const code = `for _ in range(${each.mib}):\n    print('x' * (${MiB} - 1))\nprint("flood end")`;
+        // With a progress token the cell pauses halfway: what it printed before the pause must reach the client as
+        // progress while the cell still runs (a flood written straight to a file can end in 0.1 s, before any
+        // notification is due: its output then travels in the answer only, which is right).
+        const pause = each.progress ? `    if _ == ${each.mib / 2}:\n        __import__('time').sleep(0.8)\n` : '';
+        const code = `for _ in range(${each.mib}):\n${pause}    print('x' * (${MiB} - 1))\nprint("flood end")`;
         const progress: string[] = [];
         const started = Date.now();
         const { value: result, growth } = await peakGrowth({ kernel: kernelPid, server: jupyter.pid }, () =>
