@@ -110,8 +110,9 @@ async function notebookKernelspec(server: ResolvedServer, path: string, fallback
 }
 
 /**
- * Shuts a kernel down by id. A kernel the server is restarting answers HTTP 500 until the restart is over: asked
- * again for a few seconds. Already gone (404) is what we wanted.
+ * Shuts a kernel down by id. A kernel the server is restarting answers HTTP 500 until the restart is over, and a
+ * hub's proxy or a server coming back answers 502/503 or not at all for a moment: each is asked again for a few
+ * seconds (a shutdown given up leaves the kernel running). Already gone (404) is what we wanted.
  */
 export async function shutdownKernelById(server: ResolvedServer, kernelId: string): Promise<void> {
   const deadline = Date.now() + SHUTDOWN_RETRY_MS;
@@ -122,7 +123,8 @@ export async function shutdownKernelById(server: ResolvedServer, kernelId: strin
     } catch (error) {
       const typed = toJupyterError(error, server, { kernelId });
       if (typed.status === 404) return;
-      if (typed.status !== 500 || Date.now() > deadline) throw typed;
+      const passing = typed.code === 'jupyter_unreachable' || (typed.status !== undefined && typed.status >= 500);
+      if (!passing || Date.now() > deadline) throw typed;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
   }
