@@ -96,7 +96,10 @@ describe('who did what', () => {
     expect(body(result).error.code).toBe('operation_timeout');
     expect(body(result).error.message).toContain('while it ran in the kernel');
     const runtime = body(result).runtime;
-    expect(runtime).toMatchObject({ interruption: 'timeout', namespace: 'preserved', ran: true, kernel_wait_ms: 0, waited_behind: null, stopped_by: null });
+    expect(runtime).toMatchObject({ interruption: 'timeout', namespace: 'preserved', ran: true, waited_behind: null, stopped_by: null });
+    // Measured from the kernel's own stamps: nothing was ahead, so no more than the kernel's scheduling jitter (a loaded
+    // machine shows a few ms), never the wait behind a request.
+    expect(runtime.kernel_wait_ms).toBeLessThan(100);
     expect(humanExecute(jupyter, kernelId, 'print(ran_then_stopped)')).toBe('ok\nTrue\n\n');
     blocks.push(runtime);
   });
