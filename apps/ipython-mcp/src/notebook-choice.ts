@@ -212,7 +212,7 @@ export function notebookChoice(request: JupyterRequest, logger: Logger, make: Ba
       left = `The previous notebook ${previous.path} and its kernel were left running (it is the notebook's).`;
     }
     return [
-      `${made ? 'made and opened' : 'opened'} ${path}${cells === undefined ? '' : ` (${cells} cells)`}: it is the current notebook. execute now runs in its kernel${kernel === null ? '' : ` ${kernel}`}` +
+      `${made ? 'made and opened' : 'opened'} ${path}${cells === undefined ? '' : ` (${cells} cell${cells === '1' ? '' : 's'})`}: it is the current notebook. execute now runs in its kernel${kernel === null ? '' : ` ${kernel}`}` +
         `${hadKernel ? '' : ' (started for it now: the session is left running, as JupyterLab leaves it)'}, each call kept as a new cell at its end; notebook read/edit/run act on it.`,
       `The namespace changed (epoch ${epoch}): names defined before are not here; the notebook's own names are. ${left}`,
     ].join('\n');
