@@ -2,8 +2,9 @@
 // notebook is open the namespace lives in a kernel ipython-mcp started (the server's default kernelspec, as
 // --kernel-name does). `open` moves the runtime to the notebook's kernel (Runtime.switchBackend: a new namespace, the
 // epoch advances), and the notebook's mirror and actions become the current ones: execute's cells land in it, and
-// read/edit/run act on it. The kernel left behind is shut down when ipython-mcp started it (the first kernel), left
-// running when it is a notebook's. One notebook is current at a time.
+// read/edit/run act on it. The kernel left behind is shut down when ipython-mcp started it (the first kernel, or a
+// notebook session `open` started that no other client has joined), and left running otherwise (the person's, or
+// one someone joined). One notebook is current at a time.
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { NotebookToolError, notebookTools, type DocumentResources, type NotebookActions } from '@ipython-mcp/mcp-server';
 import type { JupyterBackend } from '@ipython-mcp/jupyter-kernel';
@@ -19,6 +20,9 @@ export const LIST_NOTEBOOKS = 200;
 
 /** How long one contents or sessions request may take. */
 const REST_TIMEOUT_MS = 10_000;
+
+/** How long a session `open` started is watched, once left, for its last connection (ours) to close. */
+const LEAVE_WAIT_MS = 3_000;
 
 /** Makes a backend for a kernel of the server, with the notebook's observer of the agent's cells (if any). */
 export type BackendMaker = (target: JupyterKernelTarget, cells?: () => KernelCellObserver) => JupyterBackend;
@@ -38,6 +42,8 @@ interface OpenNotebook {
   path: string;
   backend: JupyterBackend;
   notebook: NotebookDocuments;
+  /** Whether `open` started the notebook's session (it had no kernel): shut down when left, unless someone joined. */
+  startedHere: boolean;
 }
 
 /** A notebook session of the server, as /api/sessions lists it. */
@@ -64,6 +70,7 @@ export function notebookChoice(request: JupyterRequest, logger: Logger, make: Ba
   /** The open under way: opens run one at a time. */
   let opening: Promise<unknown> = Promise.resolve();
   let closed = false;
+  let closing: Promise<void> | undefined;
   const base = request.url.replace(/\/+$/, '');
 
   const rest = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> => {
@@ -172,6 +179,36 @@ export function notebookChoice(request: JupyterRequest, logger: Logger, make: Ba
     return true;
   };
 
+  /**
+   * Closes what ipython-mcp holds of `left` (its mirror, its worker's backend), then shuts its session down if `open`
+   * started it and no other client is connected to its kernel (the server's `connections`); says which.
+   */
+  const leave = async (left: OpenNotebook): Promise<string> => {
+    const kernelId = left.backend.status().kernel_id;
+    left.notebook.mirror.close();
+    await left.backend.close().catch(() => undefined);
+    if (!left.startedHere || kernelId === null) return `The previous notebook ${left.path} and its kernel were left running (the kernel is the notebook's session, not ipython-mcp's).`;
+    const deadline = Date.now() + LEAVE_WAIT_MS;
+    let connections: number | undefined;
+    try {
+      for (;;) {
+        const kernel = await rest('GET', `api/kernels/${encodeURIComponent(kernelId)}`);
+        if (kernel.status === 404) return `The previous notebook ${left.path}'s kernel is already gone.`;
+        connections = (kernel.json as { connections?: unknown } | undefined)?.connections as number | undefined;
+        if (typeof connections !== 'number' || connections === 0 || Date.now() > deadline) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      if (connections !== 0) return `The previous notebook ${left.path} and its kernel were left running: another client is connected to it.`;
+      const session = await rest('GET', 'api/sessions');
+      const found = Array.isArray(session.json) ? (session.json as Array<SessionModel & { id?: string }>).find((each) => each.kernel?.id === kernelId) : undefined;
+      const gone = found?.id === undefined ? await rest('DELETE', `api/kernels/${encodeURIComponent(kernelId)}`) : await rest('DELETE', `api/sessions/${encodeURIComponent(found.id)}`);
+      if (gone.status >= 300 && gone.status !== 404) return `The previous notebook ${left.path}'s kernel could not be shut down (HTTP ${gone.status}): it is left running.`;
+      return `The previous notebook ${left.path}'s kernel was shut down (ipython-mcp had started its session and nobody else joined it); the notebook file stays.`;
+    } catch (error) {
+      return `The previous notebook ${left.path}'s kernel was left running: ${(error as Error).message}`;
+    }
+  };
+
   const openNotebook = async (given: string, create: boolean): Promise<string> => {
     const path = rootPath(given);
     if (closed) throw new NotebookToolError('runtime_unavailable', 'the server is closing', { reason: 'refused' });
@@ -196,7 +233,7 @@ export function notebookChoice(request: JupyterRequest, logger: Logger, make: Ba
       });
     }
     const previous = current;
-    current = { path, backend, notebook };
+    current = { path, backend, notebook, startedHere: !hadKernel };
     const kernel = backend.status().kernel_id;
     const cells = await notebook.actions.read({ count: 1 }).then(
       (text) => /: (\d+) cells?/.exec(text)?.[1],
@@ -207,13 +244,11 @@ export function notebookChoice(request: JupyterRequest, logger: Logger, make: Ba
       await first.close().catch(() => undefined);
       left = 'The kernel execute ran in before was shut down (ipython-mcp had started it).';
     } else {
-      previous.notebook.mirror.close();
-      await previous.backend.close().catch(() => undefined);
-      left = `The previous notebook ${previous.path} and its kernel were left running (it is the notebook's).`;
+      left = await leave(previous);
     }
     return [
       `${made ? 'made and opened' : 'opened'} ${path}${cells === undefined ? '' : ` (${cells} cell${cells === '1' ? '' : 's'})`}: it is the current notebook. execute now runs in its kernel${kernel === null ? '' : ` ${kernel}`}` +
-        `${hadKernel ? '' : ' (started for it now: the session is left running, as JupyterLab leaves it)'}, each call kept as a new cell at its end; notebook read/edit/run act on it.`,
+        `${hadKernel ? '' : ' (started for it now: shut down when you open another notebook or ipython-mcp exits, unless someone joined it)'}, each call kept as a new cell at its end; notebook read/edit/run act on it.`,
       `The namespace changed (epoch ${epoch}): names defined before are not here; the notebook's own names are. ${left}`,
     ].join('\n');
   };
@@ -263,11 +298,12 @@ export function notebookChoice(request: JupyterRequest, logger: Logger, make: Ba
       }
       return { ...current.backend.status(workers), notebook_cells: current.notebook.mirror.status(), notebook_resource: NOTEBOOK_RESOURCE_URI };
     },
-    async close() {
+    close() {
       closed = true;
-      await opening;
-      current?.notebook.mirror.close();
-      await Promise.all([first.close().catch(() => undefined), current?.backend.close().catch(() => undefined)]);
+      closing ??= opening.then(async () => {
+        await Promise.all([first.close().catch(() => undefined), current === undefined ? undefined : leave(current)]);
+      });
+      return closing;
     },
   };
 }

@@ -5,6 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { freePort, kernelIds, startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
 import { startServer, type TestServer } from './harness.js';
 import { cellText, openNotebookSession, savedEventually, writeNotebookCells } from './notebook-harness.js';
@@ -107,24 +108,31 @@ describe('--jupyter URL alone: list, open and switch notebooks from the conversa
         expect(cellText(cells[5]!.outputs[0]?.text)).toBe('21\n');
       });
 
-      // The second notebook: the person's kernel, its own names; the first notebook's kernel is left running.
+      // The second notebook: the person's kernel, its own names. The first notebook's session was ipython-mcp's and
+      // nobody joined it: shut down (the file stays).
       const second = answer(await notebook(agent, { action: 'open', path: '/second.ipynb' }));
       expect(second).toContain('opened second.ipynb (1 cell): it is the current notebook');
       expect(second).not.toContain('started for it now');
-      expect(second).toContain('The previous notebook sales/first.ipynb and its kernel were left running');
+      expect(second).toContain("The previous notebook sales/first.ipynb's kernel was shut down (ipython-mcp had started its session and nobody else joined it)");
       expect((await agent.structured('runtime_status', {})).backend).toMatchObject({ notebook: 'second.ipynb', kernel_id: secondKernel });
-      expect(await kernelIds(lab)).toContain(firstKernel);
+      expect(await kernelIds(lab)).not.toContain(firstKernel);
       expect(await run(agent, 'print(rows)')).toMatchObject({ ok: false, text: expect.stringContaining('NameError') });
       expect((await notebook(agent, { action: 'run', cells: ['own'] })).isError).toBeFalsy();
       expect(await run(agent, 'print(own)')).toMatchObject({ ok: true, text: expect.stringContaining('second') });
-      // Back to the first: its kernel kept its names.
-      expect(answer(await notebook(agent, { action: 'open', path: 'sales/first.ipynb' }))).toContain('opened sales/first.ipynb');
-      expect(await run(agent, 'print(rows, total)')).toMatchObject({ ok: true, text: expect.stringContaining('7 14') });
-      expect(answer(await notebook(agent, { action: 'open', path: 'sales/first.ipynb' }))).toBe('sales/first.ipynb is already the current notebook: nothing changed');
+      // Leaving the person's notebook leaves its kernel running with its names: back there, they are found.
+      const third = answer(await notebook(agent, { action: 'open', path: 'sales/first.ipynb' }));
+      expect(third).toContain('The previous notebook second.ipynb and its kernel were left running');
+      expect(third).toContain('started for it now');
+      expect(await kernelIds(lab)).toContain(secondKernel);
+      expect(answer(await notebook(agent, { action: 'open', path: 'second.ipynb' }))).toContain('opened second.ipynb');
+      expect(await run(agent, 'print(own)')).toMatchObject({ ok: true, text: expect.stringContaining('second') });
+      expect(answer(await notebook(agent, { action: 'open', path: 'second.ipynb' }))).toBe('second.ipynb is already the current notebook: nothing changed');
+      // Only the person's kernel is left of this test's: ipython-mcp's first kernel and both sessions it started are gone.
+      await expect.poll(async () => (await kernelIds(lab)).filter((id) => !before.includes(id)), { timeout: 15_000 }).toEqual([]);
     } finally {
       await agent.close();
     }
-    // The notebooks' kernels are theirs: left running.
+    // The person's notebook kernel is theirs: left running when ipython-mcp exits.
     expect(await kernelIds(lab)).toContain(secondKernel);
   });
 
@@ -134,6 +142,7 @@ describe('--jupyter URL alone: list, open and switch notebooks from the conversa
     writeFileSync(join(lab.rootDir, 'broken.ipynb'), 'this is not JSON');
     mkdirSync(join(lab.rootDir, 'folder'), { recursive: true });
     const agent = await startKernelServer(lab, []);
+    let madeKernel = '';
     try {
       expect(answer(await notebook(agent, { action: 'open', path: 'kept.ipynb' }))).toContain('opened kept.ipynb');
       expect((await run(agent, 'keep = 41')).ok).toBe(true);
@@ -157,16 +166,29 @@ describe('--jupyter URL alone: list, open and switch notebooks from the conversa
       expect((await kernelIds(lab)).sort()).toEqual(kernels.sort());
       expect(answer(await notebook(agent, { action: 'list' }))).toContain('current: kept.ipynb');
 
-      // create: true makes a new notebook and opens it.
+      // The person joins the kernel ipython-mcp started for kept.ipynb (a kernel WebSocket, as JupyterLab opens one).
+      const keptKernel = status.backend.kernel_id as string;
+      const person = new WebSocket(`${lab.url.replace(/^http/, 'ws').replace(/\/+$/, '')}/api/kernels/${keptKernel}/channels?token=${lab.token}`);
+      await new Promise((resolve, reject) => {
+        person.once('open', resolve);
+        person.once('error', reject);
+      });
+      // create: true makes a new notebook and opens it; kept.ipynb's kernel has the person on it: left running.
       const made = answer(await notebook(agent, { action: 'open', path: 'made.ipynb', create: true }));
+      expect(made).toContain('The previous notebook kept.ipynb and its kernel were left running: another client is connected to it.');
+      person.close();
+      expect(await kernelIds(lab)).toContain(keptKernel);
       // (jupyter-collaboration gives an empty notebook's document one empty cell, as JupyterLab's page does.)
       expect(made).toMatch(/^made and opened made\.ipynb \(\d cells?\): it is the current notebook/);
       expect((await run(agent, 'print("in made")')).text).toContain('in made');
       await savedEventually(lab, 'made.ipynb', (cells) => expect(cells.map((cell) => cellText(cell.source)).at(-1)).toBe(agentCell('print("in made")')));
       await savedEventually(lab, 'kept.ipynb', (cells) => expect(cells.map((cell) => cellText(cell.source)).slice(PERSON_CELLS.length)).toEqual([agentCell('keep = 41'), agentCell('print(keep + 1)')]));
+      madeKernel = (await agent.structured('runtime_status', {})).backend.kernel_id as string;
     } finally {
       await agent.close();
     }
+    // At exit the session ipython-mcp started for made.ipynb, which nobody joined, is shut down.
+    await expect.poll(async () => await kernelIds(lab), { timeout: 15_000 }).not.toContain(madeKernel);
   });
 
   it('without a Jupyter server answering: list and open answer runtime_unavailable, nothing changes', async () => {
