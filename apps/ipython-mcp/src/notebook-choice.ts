@@ -71,6 +71,9 @@ export function notebookChoice(request: JupyterRequest, logger: Logger, make: Ba
   let opening: Promise<unknown> = Promise.resolve();
   let closed = false;
   let closing: Promise<void> | undefined;
+  /** Runs of the notebook's cells under way: an open waits for them, so a run's cells all go to one kernel. */
+  let runs = 0;
+  let runsDone: Array<() => void> = [];
   const base = request.url.replace(/\/+$/, '');
 
   const rest = async (method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }> => {
@@ -220,6 +223,7 @@ export function notebookChoice(request: JupyterRequest, logger: Logger, make: Ba
     if (notebook === undefined) throw new Error('a notebook target has documents');
     if (clientName !== undefined) notebook.mirror.client = clientName;
     const backend = make({ notebookPath: path }, () => notebook.mirror.events());
+    while (runs > 0) await new Promise<void>((resolve) => runsDone.push(resolve));
     let epoch: number;
     try {
       ({ epoch } = await runtime.switchBackend(backend, { warmStandby: false }));
@@ -256,7 +260,19 @@ export function notebookChoice(request: JupyterRequest, logger: Logger, make: Ba
   const actions: NotebookActions = {
     read: (page) => now().read(page),
     edit: (edits) => now().edit(edits),
-    cellsToRun: (selection) => now().cellsToRun(selection),
+    cellsToRun: async (selection) => {
+      // A run asked for during an open runs in the notebook opened.
+      await opening;
+      runs += 1;
+      return now().cellsToRun(selection);
+    },
+    runEnded: () => {
+      if (runs > 0) runs -= 1;
+      if (runs > 0) return;
+      const waiting = runsDone;
+      runsDone = [];
+      for (const wake of waiting) wake();
+    },
     claim: (id, code) => now().claim(id, code),
     runNote: () => current?.notebook.actions.runNote?.(),
     list,

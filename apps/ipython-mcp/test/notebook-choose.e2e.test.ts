@@ -191,6 +191,29 @@ describe('--jupyter URL alone: list, open and switch notebooks from the conversa
     await expect.poll(async () => await kernelIds(lab), { timeout: 15_000 }).not.toContain(madeKernel);
   });
 
+  it("an open asked for during a run waits for the run's last cell: a run's cells all run in one kernel", async () => {
+    writeNotebookCells(lab, 'slow.ipynb', [
+      { cell_type: 'code', id: 'a', metadata: {}, source: 'import time\ntime.sleep(1)\nstep = 1', outputs: [], execution_count: null },
+      { cell_type: 'code', id: 'b', metadata: {}, source: 'import time\ntime.sleep(1)\nstep += 1', outputs: [], execution_count: null },
+      { cell_type: 'code', id: 'c', metadata: {}, source: 'print("step", step)', outputs: [], execution_count: null },
+    ]);
+    writeNotebookCells(lab, 'other.ipynb', []);
+    const agent = await startKernelServer(lab, []);
+    try {
+      expect(answer(await notebook(agent, { action: 'open', path: 'slow.ipynb' }))).toContain('opened slow.ipynb');
+      const running = notebook(agent, { action: 'run' });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const opened = await notebook(agent, { action: 'open', path: 'other.ipynb' });
+      const ran = await running;
+      expect(ran.isError, answer(ran)).toBeFalsy();
+      expect(answer(ran)).toContain('step 2');
+      expect(answer(opened)).toContain('opened other.ipynb');
+      expect(await run(agent, 'print(globals().get("step", "absent"))')).toMatchObject({ ok: true, text: expect.stringContaining('absent') });
+    } finally {
+      await agent.close();
+    }
+  });
+
   it('without a Jupyter server answering: list and open answer runtime_unavailable, nothing changes', async () => {
     const port = await freePort();
     const agent = await startServer({ JUPYTER_TOKEN: 'x' }, ['--jupyter', `http://127.0.0.1:${port}/`]);

@@ -101,6 +101,8 @@ export interface NotebookActions {
   edit(edits: NotebookToolEdit[]): Promise<string>;
   /** The code cells `selection` names, in notebook order (markdown and raw cells are skipped). */
   cellsToRun(selection: RunSelection): Promise<CellToRun[]>;
+  /** The run that called {@link cellsToRun} ended (whether or not that call succeeded). */
+  runEnded?(): void;
   /** The next execute of `code` writes into cell `id`; returns the withdrawal (for a run that did not start). */
   claim(id: string, code: string): () => void;
   /** A line the run's answer ends with (e.g. why outputs are not written into the file), if any. */
@@ -244,7 +246,11 @@ async function callNotebook(actions: NotebookActions, args: Record<string, unkno
           return failure('invalid_arguments', 'invalid arguments for notebook: give cells or from/to, not both');
         }
         const selection: RunSelection = input.cells !== undefined ? { cells: input.cells } : { from: input.from, to: input.to };
-        return await runCells(actions, await actions.cellsToRun(selection), execute, timeout as number | undefined);
+        try {
+          return await runCells(actions, await actions.cellsToRun(selection), execute, timeout as number | undefined);
+        } finally {
+          actions.runEnded?.();
+        }
       }
     }
   } catch (error) {
