@@ -228,8 +228,8 @@ export function notebookChoice(request: JupyterRequest, logger: Logger, make: Ba
     try {
       ({ epoch } = await runtime.switchBackend(backend, { warmStandby: false }));
     } catch (error) {
-      notebook.mirror.close();
-      await backend.close().catch(() => undefined);
+      // A session this open started for a kernel that then failed is not left behind (unless someone joined it).
+      await leave({ path, backend, notebook, startedHere: !hadKernel });
       const still = current === undefined ? 'execute still runs in the kernel ipython-mcp started' : `the current notebook is still ${current.path}`;
       const code = (error as { code?: unknown }).code;
       throw new NotebookToolError('runtime_unavailable', `the kernel of ${path} could not be opened: ${(error as Error).message.slice(0, 500)}; nothing changed: ${still}${made ? ` (the new notebook ${path} was made and is left on the server)` : ''}`, {
