@@ -98,7 +98,8 @@ export async function jupyterChecks(request: JupyterRequest): Promise<Check[]> {
   let kernelToOpen: { kernelId: string } | undefined;
   try {
     if ('kernelName' in target) {
-      kernelName = target.kernelName;
+      // --jupyter alone: the server's default kernelspec.
+      kernelName = target.kernelName === '' ? ((specs.body as { default?: string } | undefined)?.default ?? '') : target.kernelName;
       const found = kernelspecs[kernelName] !== undefined;
       checks.push({
         ok: found,

@@ -9,19 +9,27 @@ describe('jupyterRequest', () => {
   });
 
   it('reads each way to name the kernel, the URL from the flag or the env, the token from the env only', () => {
-    expect(jupyterRequest({ jupyter: url, kernel: 'abc' }, { JUPYTER_TOKEN: 't1' })).toEqual({ url, token: 't1', target: { kernelId: 'abc' }, notebookCells: true });
+    expect(jupyterRequest({ jupyter: url, kernel: 'abc' }, { JUPYTER_TOKEN: 't1' })).toEqual({ url, token: 't1', target: { kernelId: 'abc' }, notebookCells: true, choose: false });
     expect(jupyterRequest({ notebook: 'a/b.ipynb' }, { IPYTHON_MCP_JUPYTER_URL: url, IPYTHON_MCP_JUPYTER_TOKEN: 't2', JUPYTER_TOKEN: 't1' })).toEqual({
       url,
       token: 't2',
       target: { notebookPath: 'a/b.ipynb' },
       notebookCells: true,
+      choose: false,
     });
     expect(jupyterRequest({ jupyter: 'https://box/user/ana', 'kernel-name': 'python3' }, {})).toEqual({
       url: 'https://box/user/ana',
       token: '',
       target: { kernelName: 'python3' },
       notebookCells: true,
+      choose: false,
     });
+  });
+
+  it('takes --jupyter URL alone: a kernel of the default kernelspec, the notebook chosen in the conversation', () => {
+    const choosing = { url, token: '', target: { kernelName: '' }, notebookCells: true, choose: true };
+    expect(jupyterRequest({ jupyter: url }, {})).toEqual(choosing);
+    expect(jupyterRequest({}, { IPYTHON_MCP_JUPYTER_URL: url })).toEqual(choosing);
   });
 
   it('reads --notebook-cells (flag over env; default on)', () => {
@@ -32,8 +40,6 @@ describe('jupyterRequest', () => {
 
   it.each([
     [{ kernel: 'abc' }, {}, '--kernel needs --jupyter URL'],
-    [{ jupyter: url }, {}, '--jupyter needs exactly one of --kernel ID, --notebook PATH or --kernel-name NAME'],
-    [{}, { IPYTHON_MCP_JUPYTER_URL: url }, 'IPYTHON_MCP_JUPYTER_URL needs exactly one of'],
     [{ jupyter: url, kernel: 'a', notebook: 'b' }, {}, '--kernel and --notebook cannot be combined'],
     [{ jupyter: url, kernel: ' ' }, {}, '--kernel needs a value'],
     [{ jupyter: 'not a url', kernel: 'a' }, {}, '--jupyter is not a URL'],

@@ -1,5 +1,6 @@
-// What the command line asked of a Jupyter kernel: --jupyter URL (or IPYTHON_MCP_JUPYTER_URL) and exactly one of
-// --kernel, --notebook, --kernel-name; the token from JUPYTER_TOKEN or IPYTHON_MCP_JUPYTER_TOKEN, never a flag.
+// What the command line asked of a Jupyter kernel: --jupyter URL (or IPYTHON_MCP_JUPYTER_URL) and at most one of
+// --kernel, --notebook, --kernel-name (none: a kernel of the server's default kernelspec, and the notebook is chosen
+// from the conversation); the token from JUPYTER_TOKEN or IPYTHON_MCP_JUPYTER_TOKEN, never a flag.
 // Parsing only: cli.ts builds the backend (docs/jupyter.md).
 import type { SandboxSettingDefinition } from './sandbox-request.js';
 
@@ -15,6 +16,11 @@ export interface JupyterRequest {
   target: JupyterTargetRequest;
   /** Mirror the agent's cells into the `--notebook`'s shared document (`--notebook-cells on|off`; default on). */
   notebookCells: boolean;
+  /**
+   * `--jupyter URL` alone: the namespace starts in a kernel of the server's default kernelspec (target
+   * `{ kernelName: '' }`), and the notebook tool's `list` and `open` choose a notebook from the conversation.
+   */
+  choose: boolean;
 }
 
 /** A Jupyter flag that cannot be honoured; exit code 2. */
@@ -49,7 +55,9 @@ export const JUPYTER_SETTINGS: readonly SandboxSettingDefinition[] = [
 /** --help lines. */
 export const JUPYTER_HELP: readonly string[] = [
   '  --jupyter URL        serve the namespace from a kernel on this Jupyter server or Kernel Gateway (env',
-  '                       IPYTHON_MCP_JUPYTER_URL; token from JUPYTER_TOKEN or IPYTHON_MCP_JUPYTER_TOKEN), with one of:',
+  '                       IPYTHON_MCP_JUPYTER_URL; token from JUPYTER_TOKEN or IPYTHON_MCP_JUPYTER_TOKEN). Alone: a new',
+  '                       kernel of the server\'s default kernelspec, and the notebook tool lists and opens notebooks;',
+  '                       or one of:',
   '  --kernel ID          an existing kernel (never restarted by ipython-mcp)',
   '  --notebook PATH      the kernel of the open notebook at PATH (what JupyterLab has; never restarted)',
   '  --kernel-name NAME   a new kernel of that kernelspec, started by ipython-mcp and shut down when it exits. docs/jupyter.md',
@@ -61,7 +69,7 @@ export const JUPYTER_HELP: readonly string[] = [
  * Reads the Jupyter flags and environment.
  *
  * @returns the request, or undefined when no Jupyter flag or URL is set (the local worker)
- * @throws JupyterSettingError naming the flag, for a target without a URL, a URL without a target, two targets,
+ * @throws JupyterSettingError naming the flag, for a target without a URL, two targets,
  *   an empty value, a URL that is not http(s) or that carries a token
  */
 export function jupyterRequest(values: Record<string, unknown>, env: NodeJS.ProcessEnv): JupyterRequest | undefined {
@@ -97,15 +105,16 @@ export function jupyterRequest(values: Record<string, unknown>, env: NodeJS.Proc
   if (parsed.search !== '' || parsed.username !== '' || parsed.password !== '') {
     throw new JupyterSettingError(`${source} must not carry a token or credentials: put the token in JUPYTER_TOKEN (or IPYTHON_MCP_JUPYTER_TOKEN)`);
   }
-  if (given.length === 0) throw new JupyterSettingError(`${source} needs exactly one of --kernel ID, --notebook PATH or --kernel-name NAME`);
   if (given.length > 1) throw new JupyterSettingError(`${given.map(([flag]) => flag).join(' and ')} cannot be combined: name the kernel one way`);
   const token = env.IPYTHON_MCP_JUPYTER_TOKEN || env.JUPYTER_TOKEN || '';
-  return { url: `${parsed.origin}${parsed.pathname}`, token, target: given[0]![1], notebookCells: cellsValue === 'on' };
+  const choose = given.length === 0;
+  const target: JupyterTargetRequest = choose ? { kernelName: '' } : given[0]![1];
+  return { url: `${parsed.origin}${parsed.pathname}`, token, target, notebookCells: cellsValue === 'on', choose };
 }
 
 /** The flag a target came from, for messages. */
 export function targetFlag(target: JupyterTargetRequest): string {
   if ('kernelId' in target) return `--kernel ${target.kernelId}`;
   if ('notebookPath' in target) return `--notebook ${target.notebookPath}`;
-  return `--kernel-name ${target.kernelName}`;
+  return target.kernelName === '' ? "--jupyter alone (a kernel of the server's default kernelspec)" : `--kernel-name ${target.kernelName}`;
 }

@@ -4,6 +4,7 @@ import { DEFAULT_NAMESPACE, type NamespaceBackend } from '@ipython-mcp/mcp-serve
 import type { MachineGuardOptions } from '@ipython-mcp/jupyter-kernel';
 import type { Logger } from '@ipython-mcp/worker-supervisor';
 import { targetFlag, type JupyterRequest } from './jupyter-request.js';
+import { notebookChoice, type BackendMaker } from './notebook-choice.js';
 import { NOTEBOOK_RESOURCE_URI, notebookDocuments } from './notebook-documents.js';
 
 /** The backends of a server whose namespaces live in Jupyter kernels. */
@@ -27,15 +28,23 @@ export async function jupyterServing(request: JupyterRequest, logger: Logger, ma
   // --notebook: the notebook's shared document gets the agent's cells and is readable as a resource.
   const notebook = await notebookDocuments(request, logger);
   if (notebook !== undefined) made.push({ close: async () => notebook.mirror.close() });
-  const make = (): NamespaceBackend => {
-    const backend = jupyterKernelBackend({
+  const backendOf: BackendMaker = (target, cells) =>
+    jupyterKernelBackend({
       server: { url: request.url, token: request.token },
-      target: request.target,
+      target,
       kernelEnv: kernelStartEnv(process.env),
       logger,
       machineGuard,
-      ...(notebook === undefined ? {} : { cells: () => notebook.mirror.events() }),
+      ...(cells === undefined ? {} : { cells }),
     });
+  const make = (): NamespaceBackend => {
+    if (request.choose) {
+      // --jupyter alone: a kernel of the default kernelspec until the notebook tool opens a notebook.
+      const choice = notebookChoice(request, logger, backendOf);
+      made.push(choice);
+      return { backend: choice.backend, status: (workers) => choice.status(workers), documents: choice.documents, warmStandby: true, close: () => choice.close() };
+    }
+    const backend = backendOf(request.target, notebook === undefined ? undefined : () => notebook.mirror.events());
     made.push(backend);
     return {
       backend,

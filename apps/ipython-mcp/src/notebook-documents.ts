@@ -2,7 +2,7 @@
 // --notebook-cells off) and is served as the resource ipython-mcp://notebook. @ipython-mcp/notebook-document is
 // loaded only for --notebook.
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { notebookTools, type DocumentResources } from '@ipython-mcp/mcp-server';
+import { notebookTools, type DocumentResources, type NotebookActions } from '@ipython-mcp/mcp-server';
 import type { NotebookMirror } from '@ipython-mcp/notebook-document';
 import type { Logger } from '@ipython-mcp/worker-supervisor';
 import type { JupyterRequest } from './jupyter-request.js';
@@ -11,8 +11,15 @@ import { NOTEBOOK_READ_CHARS, notebookActions } from './notebook-actions.js';
 /** The notebook resource's URI (linked from runtime_status's `backend.notebook_resource`). */
 export const NOTEBOOK_RESOURCE_URI = 'ipython-mcp://notebook';
 
+/** The notebook's mirror, the resources that read it, and the notebook tool's actions on it. */
+export interface NotebookDocuments {
+  mirror: NotebookMirror;
+  documents: DocumentResources;
+  actions: NotebookActions;
+}
+
 /** The mirror of `request`'s notebook and the resources that read it; undefined when the target is not a notebook. */
-export async function notebookDocuments(request: JupyterRequest, logger: Logger): Promise<{ mirror: NotebookMirror; documents: DocumentResources } | undefined> {
+export async function notebookDocuments(request: JupyterRequest, logger: Logger): Promise<NotebookDocuments | undefined> {
   if (!('notebookPath' in request.target)) return undefined;
   const library = await import('@ipython-mcp/notebook-document');
   const { NotebookMirror, NOTEBOOK_OUTPUT_URI_PREFIX } = library;
@@ -24,6 +31,7 @@ export async function notebookDocuments(request: JupyterRequest, logger: Logger)
     cells: request.notebookCells,
     warn: (event, fields) => logger.warn(event, fields),
   });
+  const actions = notebookActions(library, mirror, { url: request.url, token: request.token, path });
   const documents: DocumentResources = {
     list: () => [
       {
@@ -54,7 +62,7 @@ export async function notebookDocuments(request: JupyterRequest, logger: Logger)
       mirror.client = name;
     },
     // The notebook tool: read, edit and run the notebook's own cells.
-    tools: notebookTools(notebookActions(library, mirror, { url: request.url, token: request.token, path })),
+    tools: notebookTools(actions),
   };
-  return { mirror, documents };
+  return { mirror, documents, actions };
 }

@@ -138,7 +138,6 @@ describe('Code Mode in a kernel it starts (--kernel-name)', () => {
 
 describe('code-mode --jupyter: bad flag combinations exit 2 naming the flag', () => {
   it.each([
-    [['code-mode', '--servers', '/dev/null', '--jupyter', 'http://127.0.0.1:1/'], 'needs exactly one of --kernel ID, --notebook PATH or --kernel-name NAME'],
     [['code-mode', '--servers', '/dev/null', '--kernel-name', 'python3'], '--kernel-name needs --jupyter URL'],
     [['code-mode', '--servers', '/dev/null', '--jupyter', 'http://127.0.0.1:1/', '--kernel', 'a', '--notebook', 'b.ipynb'], '--kernel and --notebook cannot be combined'],
     [['code-mode', '--servers', '/dev/null', '--jupyter', 'http://127.0.0.1:1/', '--kernel', 'a', '--sandbox'], '--sandbox cannot be combined with --jupyter'],

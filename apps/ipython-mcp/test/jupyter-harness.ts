@@ -20,7 +20,7 @@ export {
 export type { HumanWatch, JupyterServerKind, RunningJupyter } from '../../../packages/jupyter-kernel/test/jupyter-servers.js';
 
 /** The flags that name a kernel on `server`. */
-export type KernelFlags = ['--kernel', string] | ['--notebook', string] | ['--kernel-name', string];
+export type KernelFlags = [] | ['--kernel', string] | ['--notebook', string] | ['--kernel-name', string];
 
 /** Starts the built server over stdio on a kernel of `server`, the token in JUPYTER_TOKEN, with a real SDK client (named `clientName`). */
 export function startKernelServer(server: RunningJupyter, kernel: KernelFlags, env: Record<string, string> = {}, extraArgs: string[] = [], clientName?: string): Promise<TestServer> {

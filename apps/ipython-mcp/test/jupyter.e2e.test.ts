@@ -190,7 +190,6 @@ describe('a kernel ipython-mcp starts (--kernel-name)', () => {
 describe('bad settings: one clear error each, and no hang', () => {
   it.each([
     [['--kernel', 'abc'], '--kernel needs --jupyter URL'],
-    [['--jupyter', 'http://127.0.0.1:1/'], 'needs exactly one of --kernel ID, --notebook PATH or --kernel-name NAME'],
     [['--jupyter', 'http://127.0.0.1:1/', '--kernel', 'a', '--kernel-name', 'b'], '--kernel and --kernel-name cannot be combined'],
     [['--jupyter', 'http://127.0.0.1:1/?token=secret', '--kernel', 'a'], 'must not carry a token'],
     [['--jupyter', 'ftp://127.0.0.1/', '--kernel', 'a'], 'must be an http:// or https:// URL'],

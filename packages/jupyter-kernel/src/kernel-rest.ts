@@ -15,7 +15,8 @@ import type { JupyterServerOptions, ResolvedServer } from './server-settings.js'
  * - `kernelId`: a running kernel; it is left running on close.
  * - `notebookPath`: the kernel of the open session for that notebook (what a JupyterLab user has), or of a session
  *   started for it (a kernel of its kernelspec) when it has none; left running either way.
- * - `kernelName`: a new kernel of that kernelspec, started here and shut down on close.
+ * - `kernelName`: a new kernel of that kernelspec (the empty name: the server's default kernelspec), started here
+ *   and shut down on close.
  */
 export type JupyterKernelTarget =
   | { readonly kernelId: string }
@@ -81,10 +82,11 @@ export async function findKernel(server: ResolvedServer, target: JupyterKernelTa
     if (started.kernel == null) throw new JupyterKernelError('jupyter_no_session', { url, notebookPath: target.notebookPath });
     return { model: started.kernel, owned: false };
   }
-  if (specs.kernelspecs[target.kernelName] === undefined) {
+  const kernelName = target.kernelName === '' ? specs.default : target.kernelName;
+  if (specs.kernelspecs[kernelName] === undefined) {
     throw new JupyterKernelError('jupyter_unknown_kernelspec', {
       url,
-      kernelName: target.kernelName,
+      kernelName,
       reason: `the server has ${Object.keys(specs.kernelspecs).sort().join(', ') || 'none'}`,
     });
   }
@@ -92,8 +94,8 @@ export async function findKernel(server: ResolvedServer, target: JupyterKernelTa
   // still names a kernel we can shut down. jupyter_server takes it as `kernel_id`, Enterprise Gateway as KERNEL_ID.
   const kernelId = randomUUID();
   start.onStarting?.(kernelId);
-  const body = { name: target.kernelName, kernel_id: kernelId, env: { ...start.env, KERNEL_ID: kernelId } };
-  const model = await call(server, () => KernelAPI.startNew(body as never, server.settings), { kernelName: target.kernelName });
+  const body = { name: kernelName, kernel_id: kernelId, env: { ...start.env, KERNEL_ID: kernelId } };
+  const model = await call(server, () => KernelAPI.startNew(body as never, server.settings), { kernelName });
   // A server that chose its own id anyway: that one is the kernel to shut down.
   if (model.id !== kernelId) start.onStarting?.(model.id);
   return { model, owned: true };

@@ -6,6 +6,8 @@ import { Runtime } from './runtime.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import type { OperationOutcome } from './runtime-types.js';
 import { WorkerProcess } from './worker-process.js';
+import { localProcessBackend } from './local-process-backend.js';
+import type { WorkerBackend } from './worker-backend.js';
 
 function settings(overrides: Partial<RuntimeOptions> = {}): Omit<RuntimeOptions, 'python'> {
   return { operationTimeoutMs: 1000, interruptionGraceMs: 1000, ...overrides };
@@ -198,6 +200,37 @@ describe('Runtime deadlines and admission', () => {
     expect(runtime.status().replacementStartupMs).toBe(outcome.error.details?.replacement_startup_ms);
     expect(value(await runtime.run('execute', { code: '3' }))).toBe(3);
     expect(runtime.status().standby).toBe('none');
+  });
+});
+
+describe('Runtime.switchBackend', () => {
+  it('a worker of the new backend takes over in line with the operations: the epoch advances, the old worker and standby end', async () => {
+    const runtime = newRuntime();
+    expect(value(await runtime.run('execute', { code: 'x = 1\nx' }))).toBe(1);
+    await eventually(() => runtime.status().standby, (standby) => standby === 'ready', 10_000);
+    const oldPids = runtime.workerPids();
+    for (const pid of oldPids) seenPids.add(pid);
+    const changes: unknown[] = [];
+    runtime.onEpochChange((change) => changes.push(change));
+    // A running cell is not cut: the switch waits for it in the admission queue.
+    const running = runtime.run('execute', { code: 'import time\ntime.sleep(0.5)\n"done"' });
+    const switched = await runtime.switchBackend(localProcessBackend, { warmStandby: false });
+    expect(value(await running)).toBe('done');
+    expect(switched).toEqual({ epoch: 2 });
+    expect(changes).toEqual([{ epoch: 2, reason: 'reset' }]);
+    expect(runtime.status()).toMatchObject({ epoch: 2, state: 'ready', standby: 'none' });
+    expect(value(await runtime.run('execute', { code: 'globals().get("x", "gone")' }))).toBe('gone');
+    const left = await eventually(() => oldPids.filter(alive), (pids) => pids.length === 0, 5_000);
+    expect(left).toEqual([]);
+  });
+
+  it('a new worker that cannot start changes nothing: the old one stays active with its names', async () => {
+    const runtime = newRuntime({}, false);
+    expect(value(await runtime.run('execute', { code: 'kept = 7\nkept' }))).toBe(7);
+    const broken: WorkerBackend = { name: 'broken', capabilities: localProcessBackend.capabilities, start: (options) => localProcessBackend.start({ ...options, python: '/nonexistent/python' }) };
+    await expect(runtime.switchBackend(broken, { warmStandby: false })).rejects.toThrow();
+    expect(runtime.status()).toMatchObject({ epoch: 1, state: 'ready' });
+    expect(value(await runtime.run('execute', { code: 'kept' }))).toBe(7);
   });
 });
 

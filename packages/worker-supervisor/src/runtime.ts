@@ -7,7 +7,7 @@ import { admissionMessage, boundedMessage, loneSurrogateMessage } from './outcom
 import { resolveRuntimeOptions, type ResolvedRuntimeOptions, type RuntimeOptions } from './runtime-options.js';
 import type { EpochChange, OperationOutcome, RunOptions, RuntimeState, RuntimeStatus } from './runtime-types.js';
 import { startupConfigurationProblem } from './startup-checks.js';
-import { capabilityProblem } from './worker-backend.js';
+import { capabilityProblem, type WorkerBackend } from './worker-backend.js';
 import { WorkerPool } from './worker-pool.js';
 import { OutputSpill } from './output-spill.js';
 import type { WorkerHandle } from './worker-handle.js';
@@ -211,6 +211,33 @@ export class Runtime {
     };
     if (meta.interruption !== null) this.logger.info('op.interrupted', fields);
     else this.logger.debug('op.done', fields);
+  }
+
+  /**
+   * Moves the namespace to another backend (another kernel), in line with the operations: it waits in the admission
+   * queue like one (so it never cuts a running cell), then a worker of `backend` takes the active worker's place and
+   * the epoch advances (a new namespace, as after a replacement). A worker that fails to start changes nothing: the
+   * old one stays active and the error is thrown. An {@link AdmissionError} says it never ran (a full queue, a queue
+   * wait past its bound, a closed runtime).
+   *
+   * @param options.warmStandby - keep a warm standby of `backend` (false where every worker shares one kernel)
+   * @returns the new epoch
+   */
+  async switchBackend(backend: WorkerBackend, options: { warmStandby: boolean }): Promise<{ epoch: number }> {
+    const problem = capabilityProblem(backend, { state: this.options.state !== undefined, sandbox: this.options.launch !== undefined });
+    if (problem !== undefined) throw new Error(problem);
+    this.admitted += 1;
+    try {
+      this.start();
+      this.pool.holdWorkers();
+      return await this.admission.run(async () => {
+        await this.pool.switchBackend(backend, options.warmStandby, this.options.interruptionGraceMs);
+        return { epoch: this.pool.epoch };
+      });
+    } finally {
+      this.admitted -= 1;
+      this.pool.holdWorkers();
+    }
   }
 
   /** Stops admission, completes queued work as runtime_closed, interrupts the active one, ends every worker. */

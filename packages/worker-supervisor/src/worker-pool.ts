@@ -8,6 +8,7 @@ import type { WorkerHandle, WorkerInfo } from './worker-handle.js';
 import { WorkerStartupError } from './worker-connection.js';
 import { SPILL_DIRECTORY_ENV, SPILL_OWNER_ENV, type OutputSpill } from './output-spill.js';
 import { StartRetries } from './start-retries.js';
+import type { WorkerBackend } from './worker-backend.js';
 
 /**
  * The workers behind one runtime: the active one, a warm standby, and the epoch that advances on every atomic
@@ -40,6 +41,9 @@ export class WorkerPool {
   private readonly retries: StartRetries;
   /** When the start of the worker that is to become the active one began (performance clock). */
   private startBegan = 0;
+  /** Where workers start: the options' backend until {@link switchBackend} moves the runtime to another. */
+  private backend: WorkerBackend;
+  private warmStandby: boolean | undefined;
 
   constructor(
     private readonly options: ResolvedRuntimeOptions,
@@ -51,6 +55,8 @@ export class WorkerPool {
     private readonly operationActive: () => boolean,
   ) {
     this.retries = new StartRetries(() => this.tryAgain(), options.unrefWhenIdle === true);
+    this.backend = options.backend;
+    this.warmStandby = options.warmStandby;
   }
 
   /** The worker serving operations now (undefined before the first start). */
@@ -165,6 +171,7 @@ export class WorkerPool {
     this.watch(first);
     first.ready.then(
       (info) => {
+        if (this.currentWorker !== first) return; // switched to another backend meanwhile (switchBackend)
         this.workerInfo = info;
         if (info.stateRestore !== undefined) this.lastRestore = info.stateRestore;
         this.logger.info('worker.ready', { epoch: this.currentEpoch, pid: info.pid, startupMs: Math.round(info.startupMs) });
@@ -176,6 +183,7 @@ export class WorkerPool {
           this.logger.info('runtime.startup_abandoned', { epoch: this.currentEpoch });
           return;
         }
+        if (this.currentWorker !== first) return;
         if (!this.retryLater(error)) this.becomeUnavailable(error.message);
       },
     );
@@ -291,7 +299,7 @@ export class WorkerPool {
     void this.replace(failed, 'crash');
   }
 
-  private startWorker(restore = false): WorkerHandle {
+  private startWorker(restore = false, backend?: WorkerBackend): WorkerHandle {
     const options = this.options;
     const state = options.state;
     const spawnOptions = {
@@ -317,7 +325,7 @@ export class WorkerPool {
         ...(this.outputSpill === undefined ? {} : { output_spill: { dir: this.outputSpill.path, max_bytes: this.outputSpill.maxBytes } }),
       },
     };
-    const worker = options.backend.start(spawnOptions);
+    const worker = (backend ?? this.backend).start(spawnOptions);
     if (state) {
       worker.onStateReport = (report) => {
         // A standby cannot save (it never runs a cell); only the active worker's saves are the namespace's.
@@ -329,7 +337,7 @@ export class WorkerPool {
   }
 
   private ensureStandby(): void {
-    if (this.options.warmStandby === false || this.standbyWorker !== undefined || this.closingNow || this.override === 'unavailable') return;
+    if (this.warmStandby === false || this.standbyWorker !== undefined || this.closingNow || this.override === 'unavailable') return;
     const standby = this.startWorker();
     this.standbyWorker = standby;
     this.standbyStarted = false;
@@ -346,6 +354,51 @@ export class WorkerPool {
     void standby.exited.then(() => {
       if (this.standbyWorker === standby) this.standbyWorker = undefined;
     });
+  }
+
+  /**
+   * Moves the runtime to `backend` (another kernel): a worker of it is started and, once ready, takes the active
+   * worker's place as a replacement does (the epoch advances: a new namespace); the old active worker is shut down
+   * within `graceMs` and the standby ended, and standbys now come from `backend` (kept when `warmStandby`). A start
+   * that fails changes nothing: the old worker stays active and the start's error is thrown. The caller holds the
+   * admission queue, so no operation is active.
+   */
+  async switchBackend(backend: WorkerBackend, warmStandby: boolean, graceMs: number): Promise<void> {
+    if (this.closingNow) throw new Error('the runtime is closed');
+    const next = this.startWorker(false, backend);
+    this.replacementWorker = next;
+    let info: WorkerInfo;
+    try {
+      info = await next.ready;
+    } catch (error) {
+      next.kill();
+      throw error;
+    } finally {
+      if (this.replacementWorker === next) this.replacementWorker = undefined;
+    }
+    // A replacement of the old worker (it died meanwhile) finishes first: whatever it started is ended below.
+    while (this.replacement !== undefined) await this.replacement.catch(() => undefined);
+    if (this.closingNow) {
+      next.kill();
+      throw new Error('the runtime is closed');
+    }
+    const old = this.currentWorker;
+    const standby = this.standbyWorker;
+    this.standbyWorker = undefined;
+    standby?.kill();
+    this.backend = backend;
+    this.warmStandby = warmStandby;
+    this.currentWorker = next;
+    this.workerInfo = info;
+    this.currentEpoch += 1;
+    this.override = undefined;
+    this.unavailableReason = null;
+    this.retries.clear();
+    this.watch(next);
+    this.logger.info('worker.switched', { epoch: this.currentEpoch });
+    for (const listener of this.epochListeners) listener({ epoch: this.currentEpoch, reason: 'reset' });
+    this.ensureStandby();
+    await old?.shutdown(graceMs);
   }
 
   /** Replaces the active worker when it dies while idle. */

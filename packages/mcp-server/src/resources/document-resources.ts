@@ -1,4 +1,5 @@
 import type { CallToolResult, ReadResourceResult, Resource, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Runtime } from '@ipython-mcp/worker-supervisor';
 
 /**
  * Resources an embedder serves beside the namespace's own (the attached notebook of a Jupyter backend): listed in
@@ -12,6 +13,8 @@ export interface DocumentResources {
   clientNamed?(name: string): void;
   /** Tools the backend serves for its documents (the notebook tool), listed after the stable tools. */
   tools?: DocumentTools | undefined;
+  /** The namespace's runtime, once made: what moves it to another kernel (the notebook tool's `open`). */
+  runtimeMade?(runtime: Runtime): void;
 }
 
 /** How a document tool runs code: an `execute` of `code` through the namespace's own tool caller. */

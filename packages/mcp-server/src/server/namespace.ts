@@ -177,6 +177,7 @@ export function createNamespace(options: NamespaceOptions): Namespace {
     afterInterrupt: catalog.afterInterruptPolicy(),
   });
   runtime.onEpochChange(() => catalog.clear());
+  options.documents?.runtimeMade?.(runtime);
   // Spill files, images and cut results as resources: every session of this namespace reads them, no other.
   const outputs = new OutputResources(name, () => runtime.spillDirectory, undefined, settings.maxResultTokens);
   const journal = openJournal(settings, runtime, logger, version);

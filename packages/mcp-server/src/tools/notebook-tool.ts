@@ -33,7 +33,9 @@ const editSchema = z
 /** The tool's arguments. */
 export const NOTEBOOK_INPUT = z
   .object({
-    action: z.enum(['read', 'edit', 'run']),
+    action: z.enum(['list', 'open', 'read', 'edit', 'run']),
+    path: z.string().min(1).max(1000).optional(),
+    create: z.boolean().optional(),
     start: z.number().int().min(1).optional(),
     count: z.number().int().min(1).optional(),
     edits: z.array(editSchema).min(1).max(200).optional(),
@@ -50,6 +52,16 @@ const DESCRIPTION =
   'after|at}, replace {cell, source, find?: text matching once}, delete {cell}, move {cell, after|at}. run: `cells` ' +
   '(ids) or from/to (inclusive; neither: all) in order in the kernel, stopping at an error; outputs land in the ' +
   'cells, answers as execute.';
+
+/** What the tool says first when the model chooses the notebook (list and open). */
+const CHOOSE_DESCRIPTION =
+  "Notebooks on the person's Jupyter server. list: the notebooks (path, running kernel, which is current). open " +
+  '{path, create?: a new one}: makes it the current notebook; execute and this tool then act on it, in its kernel ' +
+  '(a new namespace). Until one is open, execute runs in a kernel of its own and read/edit/run answer no_notebook. ';
+
+/** The choosing part of the tool: its actions and fields, left out of the schema where the notebook is fixed. */
+const CHOOSE_ACTIONS = ['list', 'open'];
+const CHOOSE_FIELDS = ['path', 'create'];
 
 /** One edit as the embedder takes it (the tool checks the fields each op needs). */
 export type NotebookToolEdit =
@@ -89,10 +101,16 @@ export interface NotebookActions {
   edit(edits: NotebookToolEdit[]): Promise<string>;
   /** The code cells `selection` names, in notebook order (markdown and raw cells are skipped). */
   cellsToRun(selection: RunSelection): Promise<CellToRun[]>;
+  /** The run that called {@link cellsToRun} ended (whether or not that call succeeded). */
+  runEnded?(): void;
   /** The next execute of `code` writes into cell `id`; returns the withdrawal (for a run that did not start). */
   claim(id: string, code: string): () => void;
   /** A line the run's answer ends with (e.g. why outputs are not written into the file), if any. */
   runNote?(): string | undefined;
+  /** The server's notebooks, as text (given when the model chooses the notebook; absent with a fixed one). */
+  list?(): Promise<string>;
+  /** Makes the notebook at `path` the current one (`create`: a new notebook there); answers what changed. */
+  open?(path: string, create: boolean): Promise<string>;
 }
 
 /** Characters of cell answers a run gathers; past them, later cells answer with their first line only. */
@@ -174,6 +192,12 @@ export function notebookTools(actions: NotebookActions): DocumentTools {
   return {
     list: (maxTimeoutSeconds) => {
       const inputSchema = publishedInputSchema(NOTEBOOK_INPUT);
+      const choosing = actions.list !== undefined && actions.open !== undefined;
+      if (!choosing) {
+        const action = inputSchema.properties?.action as { enum?: string[] } | undefined;
+        if (action?.enum !== undefined) action.enum = action.enum.filter((each) => !CHOOSE_ACTIONS.includes(each));
+        for (const name of CHOOSE_FIELDS) delete inputSchema.properties?.[name];
+      }
       // zod writes an integer's safe bound as its maximum; the model needs only the minimum (the server checks both).
       for (const name of ['start', 'count']) delete (inputSchema.properties?.[name] as Record<string, unknown> | undefined)?.maximum;
       inputSchema.properties = { ...inputSchema.properties, [TIMEOUT_ARGUMENT]: timeoutProperty(maxTimeoutSeconds) };
@@ -181,7 +205,7 @@ export function notebookTools(actions: NotebookActions): DocumentTools {
         {
           name: NOTEBOOK_TOOL_NAME,
           title: 'The notebook',
-          description: DESCRIPTION,
+          description: choosing ? CHOOSE_DESCRIPTION + DESCRIPTION : DESCRIPTION,
           inputSchema,
           annotations: { title: 'The notebook', readOnlyHint: false, destructiveHint: true, openWorldHint: true },
         },
@@ -202,6 +226,13 @@ async function callNotebook(actions: NotebookActions, args: Record<string, unkno
   const input = parsed.data;
   try {
     switch (input.action) {
+      case 'list':
+        if (actions.list === undefined) return failure('invalid_arguments', 'invalid arguments for notebook: this server serves one notebook, named at start (--notebook): there is nothing to list', { reason: 'fixed_notebook' });
+        return text(await actions.list());
+      case 'open':
+        if (actions.open === undefined) return failure('invalid_arguments', 'invalid arguments for notebook: this server serves one notebook, named at start (--notebook): another cannot be opened', { reason: 'fixed_notebook' });
+        if (input.path === undefined) return failure('invalid_arguments', 'invalid arguments for notebook: action open needs path', { reason: 'missing_field' });
+        return text(await actions.open(input.path, input.create === true));
       case 'read':
         return text(await actions.read({ start: input.start, count: input.count }));
       case 'edit': {
@@ -215,7 +246,11 @@ async function callNotebook(actions: NotebookActions, args: Record<string, unkno
           return failure('invalid_arguments', 'invalid arguments for notebook: give cells or from/to, not both');
         }
         const selection: RunSelection = input.cells !== undefined ? { cells: input.cells } : { from: input.from, to: input.to };
-        return await runCells(actions, await actions.cellsToRun(selection), execute, timeout as number | undefined);
+        try {
+          return await runCells(actions, await actions.cellsToRun(selection), execute, timeout as number | undefined);
+        } finally {
+          actions.runEnded?.();
+        }
       }
     }
   } catch (error) {
