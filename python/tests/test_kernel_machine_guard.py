@@ -126,3 +126,25 @@ def test_end_puts_back_the_sigint_handler_it_replaced() -> None:
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_at_the_kernels_exit_what_a_cell_left_running_ends_before_end_started_returns() -> None:
+    # The kernel's atexit hook (KernelSide.end_all_started) calls this with wait=True: a daemon thread would die with
+    # the exiting kernel and leave the processes behind.
+    older = subprocess.Popen(DEAF)
+    guard = MachineGuard({"grace_ms": 200})
+    left = None
+    try:
+        guard.begin()
+        left = subprocess.Popen(DEAF, start_new_session=True)
+        guard.end()
+        assert left.pid in guard.started
+        guard.end_started(wait=True)
+        # Ended (SIGTERM, then SIGKILL for a process deaf to it) by the time the call returns: only the reaping is left.
+        assert left.wait(timeout=1) is not None
+        assert older.poll() is None
+    finally:
+        for process in (older, left):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()

@@ -113,3 +113,24 @@ describe("a cell's subprocess does not outlive ipython-mcp's shutdown", () => {
     }, 90_000);
   }
 });
+
+describe("a cell's subprocess does not outlive its kernel's server", () => {
+  it('the Jupyter server stopped (SIGTERM) under an attached kernel: what the agent’s cells started ends with the kernel', async () => {
+    const own = await startJupyter('server');
+    let agent: Awaited<ReturnType<typeof startKernelServer>> | undefined;
+    try {
+      const kernelId = await startHumanKernel(own);
+      agent = await startKernelServer(own, ['--kernel', kernelId]);
+      const earlier = (await agent.structured('execute', { code: BACKGROUND })).result.value as number;
+      expect(isAlive(earlier)).toBe(true);
+      // The server shuts its kernels down as it stops (SIGTERM alone: the harness's stop() would also kill every
+      // process it saw under the server): the kernel's exit ends what the agent's cells left running.
+      process.kill(own.pid, 'SIGTERM');
+      expect(await waitForExit(own.pid, 30_000)).toBe(true);
+      expect(await eventually(async () => isAlive(earlier), (alive) => !alive, 15_000)).toBe(false);
+    } finally {
+      await agent?.close();
+      await own.stop();
+    }
+  }, 120_000);
+});

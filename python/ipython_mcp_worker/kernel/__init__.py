@@ -164,6 +164,20 @@ class KernelSide:
 
         kernel = getattr(shell, "kernel", None)
         self.interrupts = None if kernel is None else AgentInterrupts(kernel, lambda: _agent_request_id(shell))
+        # The kernel itself ending (its server shutting down or restarting it, a shutdown_request, exit()): what the
+        # agents' cells started in sessions of their own would outlive it, so it goes first. (SIGKILL leaves no say.)
+        import atexit
+
+        atexit.register(self.end_all_started)
+
+    def end_all_started(self) -> None:
+        """What every connected client's cells started and left running ends now (the kernel is exiting)."""
+        for client in list(self.clients.values()):
+            if client.guard is not None:
+                try:
+                    client.guard.end_started(wait=True)
+                except Exception:  # noqa: BLE001 - the exit goes on whatever one client's clean-up meets
+                    pass
 
     # -- comm ---------------------------------------------------------------------------------------------------
 

@@ -182,9 +182,10 @@ class MachineGuard:
             signal.signal(signal.SIGINT, self._chained)
         self._chained = None
 
-    def end_started(self) -> None:
+    def end_started(self, *, wait: bool = False) -> None:
         """The client's ipython-mcp shuts down (or its channel closed): end what its cells started that still runs,
-        and what a cell still running started, in a thread of its own (SIGTERM, then SIGKILL), so the kernel goes on."""
+        and what a cell still running started, in a thread of its own (SIGTERM, then SIGKILL), so the kernel goes on.
+        ``wait``: here and now, for the kernel's own exit (a daemon thread would die with the process)."""
         if not self.active:
             return
         alive = descendants(os.getpid())
@@ -192,7 +193,11 @@ class MachineGuard:
         if self._thread is not None:
             doomed |= alive - self._before
         self.started = set()
-        if doomed:
+        if not doomed:
+            return
+        if wait:
+            end_processes(doomed, wait_seconds=0.5)
+        else:
             threading.Thread(target=end_processes, args=(doomed,), name="ipython-mcp-end-started", daemon=True).start()
 
     def over_limit(self) -> bool:
