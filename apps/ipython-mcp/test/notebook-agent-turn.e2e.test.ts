@@ -91,7 +91,7 @@ describe('Claude Code on the person\'s notebook (claude -p)', () => {
     const person = await openSharedNotebook({ url: lab.url, token: lab.token, path: 'reports/q3-sales.ipynb', displayName: 'person' });
     // The model reads each answer and takes its next step from it: the path from the list, the last cell's id from
     // the read, the new cell's id from the edit, and the value from the run.
-    const found: { path?: string; last?: string; inserted?: string } = {};
+    const found: { path?: string | undefined; last?: string | undefined; inserted?: string | undefined } = {};
     const model = await startStandInModel('anthropic', (turn, index): Step => {
       const text = resultText(turn);
       switch (index) {
