@@ -23,6 +23,7 @@ import { measureJupyter } from './sections/jupyter.mjs';
 import { measureJupyterTurns } from './sections/jupyter-turns.mjs';
 import { measureLayers } from './sections/layers.mjs';
 import { measureNotebook } from './sections/notebook.mjs';
+import { measureNotebookTools } from './sections/notebook-tools.mjs';
 import { measureProfile } from './sections/profile.mjs';
 import { measureProtocolEras } from './sections/protocol-eras.mjs';
 import { measureMcpRecovery, measureRuntimeRecovery } from './sections/recovery.mjs';
@@ -31,7 +32,7 @@ import { measureScale } from './sections/scale.mjs';
 import { measureSandbox } from './sections/sandbox.mjs';
 import { measureState } from './sections/state.mjs';
 
-const SECTIONS = ['execute', 'jupyter', 'jupyter-turns', 'notebook', 'layers', 'code-mode', 'code-mode-servers', 'code-mode-jupyter', 'protocol-eras', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
+const SECTIONS = ['execute', 'jupyter', 'jupyter-turns', 'notebook', 'notebook-tools', 'layers', 'code-mode', 'code-mode-servers', 'code-mode-jupyter', 'protocol-eras', 'recovery', 'cold-start', 'flood', 'memory', 'burst', 'scale', 'journal', 'detach', 'state', 'sandbox', 'profile'];
 
 const SIZES = {
   full: {
@@ -279,6 +280,8 @@ async function main() {
     measureJupyterTurns(ctx));
   await step('notebook', 'notebook', `the agent's cells in a notebook's shared document (jupyter-collaboration): execute("1+1") with --notebook-cells on vs off, ${n.rounds} interleaved rounds, ×${n.jupyter} each; the cell visible to a second document client, ×15`, () =>
     measureNotebook(ctx));
+  await step('notebook-tools', 'notebookTools', `the notebook tool on a 200-cell notebook (jupyter-collaboration): read at the server (round trip less a refused call, interleaved), and an inserted cell visible to a second document client; ${n.rounds} rounds`, () =>
+    measureNotebookTools(ctx));
   await step('layers', 'layers', `each layer of an execute call alone, in process, no I/O ×${n.layerRounds} rounds`, () => measureLayers(ctx));
   await step('code-mode', 'codeMode', `Code Mode nested tool calls ×${n.toolCalls} (bridge, engine, stdin channel ×${n.stdinCalls}, engine, bridge)`, () => measureCodeMode(ctx));
   await step('code-mode-jupyter', 'codeModeJupyter', `Code Mode nested calls on a Jupyter server's kernel (stdin channel) vs the bare input_request → input_reply round trip on the same kernel, ZeroMQ, and our local nested call; stock server and TCP_NODELAY; ${n.rounds} interleaved rounds`, () =>

@@ -4,6 +4,7 @@ import { MET, MISSED, describeMachine, goalVerdict } from './noise.mjs';
 import { formatMiB, formatMs, formatRatio, ratio } from './stats.mjs';
 import { codeModeJupyterRows } from '../sections/code-mode-jupyter.mjs';
 import { jupyterTurnsRows } from '../sections/jupyter-turns.mjs';
+import { notebookToolsRows } from '../sections/notebook-tools.mjs';
 import { protocolErasRows } from '../sections/protocol-eras.mjs';
 
 /**
@@ -140,6 +141,8 @@ export function buildRows(results, errors, machine = {}) {
   failed('protocolEras', 'goal ratio: execute("1+1") on 2026-07-28 / on 2025-11-25 (ours, stdio)');
   rows.push(...notebookRows(results.notebook, machine.notebook));
   failed('notebook', 'execute("1+1") on a notebook kernel, agent cells mirrored (ours)');
+  rows.push(...notebookToolsRows(results.notebookTools, { row, formatMs, formatRatio, judge: (entry, goal) => judge(entry, goal, machine.notebookTools), ciText }));
+  failed('notebookTools', 'notebook read of a 200-cell notebook, at the server (ours)');
   rows.push(...layerRows(results));
   failed('layers', 'layers of one execute, each alone');
   for (const key of Object.keys(results).filter((name) => name.startsWith('peer'))) {
