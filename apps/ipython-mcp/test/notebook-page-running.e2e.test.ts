@@ -162,7 +162,7 @@ describe("the agent's running cell on the person's page (JupyterLab, chromium, n
     const marker = "print('L start'";
     await person.cellWith(marker).locator('.jp-OutputArea-output', { hasText: 'L start' }).waitFor({ timeout: STEP_MS });
     await closeTab();
-    await person.page.locator('.jp-DirListing-item', { hasText: PATH }).dblclick();
+    await person.page.locator('.jp-DirListing-item[data-file-type="notebook"]', { hasText: PATH }).dblclick();
     await person.cellWith('rows = 7').waitFor({ timeout: STEP_MS });
     const ran = await answer;
     expect(ran.stdout).toBe('L start\nL end\n');
@@ -175,7 +175,7 @@ describe("the agent's running cell on the person's page (JupyterLab, chromium, n
     await person.cellWith(marker).locator('.jp-OutputArea-output', { hasText: 'M start' }).waitFor({ timeout: STEP_MS });
     await closeTab();
     const ran = await answer;
-    await person.page.locator('.jp-DirListing-item', { hasText: PATH }).dblclick();
+    await person.page.locator('.jp-DirListing-item[data-file-type="notebook"]', { hasText: PATH }).dblclick();
     await person.cellWith('rows = 7').waitFor({ timeout: STEP_MS });
     await endedEverywhere('M', ran.execution_count as number);
   });
