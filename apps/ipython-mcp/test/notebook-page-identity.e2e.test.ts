@@ -101,20 +101,27 @@ describe("the agent's identity on the person's page (JupyterLab, chromium)", () 
       { cell_type: 'code', id: 'person', metadata: {}, source: 'rows = 7', outputs: [], execution_count: null },
       ...filler,
     ]);
-    const reader = await openPersonPage(lab, LONG);
+    const reader = await openPersonPage(lab, LONG, 'long');
     const agent = await startKernelServer(lab, ['--notebook', LONG], {}, [], 'claude-code');
     try {
       const { page } = reader;
       const height = page.viewportSize()!.height;
       // The minimap is JupyterLab's own (command notebook:toggle-virtual-scrollbar, off by default): one item a cell,
       // its first characters and its [*] / [n] / [!].
-      await page.locator('.jp-Notebook').first().click({ position: { x: 5, y: 5 } });
+      await reader.cellWith('rows = 7').locator('.jp-InputPrompt').click();
+      await page.keyboard.press('Escape');
       await page.keyboard.press('Control+Shift+C');
       await page.locator('.lm-CommandPalette-input').fill('Show Minimap');
       await page.keyboard.press('Enter');
       const answer = agent.structured('execute', { code: "import time\nprint('P start', flush=True)\ntime.sleep(4)\nprint('P end')" });
       const item = page.locator('li', { has: page.locator('.jp-scrollbarItem-source', { hasText: '# agent (claude-code), via ipython-mcp' }) });
-      await item.locator('.jp-scrollbarItem-executionIndicator', { hasText: '[*]' }).waitFor({ timeout: STEP_MS });
+      // The minimap draws its items again when the notebook scrolls (JupyterLab's default windowing mode): the
+      // person's wheel brings the new cell's line in.
+      await page.mouse.move(700, 500);
+      await until(async () => {
+        await page.mouse.wheel(0, 20);
+        expect(await item.locator('.jp-scrollbarItem-executionIndicator').innerText({ timeout: 1_000 })).toBe('[*]');
+      }, STEP_MS);
       // In the notebook itself nothing is in view: the cell, the agent's cursor and its name flag are below the fold.
       const inView = async (selector: string): Promise<number> => {
         let count = 0;
@@ -131,6 +138,9 @@ describe("the agent's identity on the person's page (JupyterLab, chromium)", () 
       const ran = await answer;
       await item.locator('.jp-scrollbarItem-executionIndicator', { hasText: `[${ran.execution_count}]` }).waitFor({ timeout: STEP_MS });
       // The minimap's item takes the person to the cell, where the agent's cursor marks it.
+      // (JupyterLab's own notice about its news may sit over the minimap's bottom: the person answers it first.)
+      const news = page.locator('.Toastify__toast').getByRole('button', { name: 'No', exact: true });
+      if ((await news.count()) > 0) await news.click();
       await item.click();
       const cell = reader.cellWith("print('P start'");
       await until(async () => expect(await inView('.jp-Notebook .jp-CodeCell:has-text("P start")')).toBe(1), STEP_MS);
