@@ -1,9 +1,11 @@
 // Who did what, on the person's open page (issue 58): each attached agent its own collaborator named by its MCP
 // client, the agent's cursor (JupyterLab's collaborator cursor, its name flag) on the cell it works in, and a running
-// agent cell the person deleted and brought back with undo ending as any cell does, never left at [*].
+// agent cell the person deleted and brought back with undo ending as any cell does, never left at [*]; and what
+// JupyterLab itself shows of an agent cell placed below the person's view.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './harness.js';
 import { startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
+import { writeNotebookCells } from './notebook-harness.js';
 import { openPersonPage, savedCells, STEP_MS, textOf, until, writePersonNotebook, type PersonPage } from './notebook-page.js';
 
 const PATH = 'identity.ipynb';
@@ -85,6 +87,68 @@ describe("the agent's identity on the person's page (JupyterLab, chromium)", () 
       }, 20_000);
     } finally {
       await agent.close();
+    }
+  });
+
+  it("an agent cell placed below the person's view: no mark in view; JupyterLab's minimap (View › Show Minimap) lists it with [*], then [n], and takes the person there", async () => {
+    const LONG = 'long.ipynb';
+    const filler = Array.from({ length: 40 }, (_, index) => ({
+      cell_type: 'code', id: `fill${index}`, metadata: {}, outputs: [], execution_count: null,
+      source: Array.from({ length: 6 }, (_, line) => `step_${index}_${line} = ${line}`).join('\n'),
+    }));
+    writeNotebookCells(lab, LONG, [
+      { cell_type: 'markdown', id: 'intro', metadata: {}, source: '# A long notebook' },
+      { cell_type: 'code', id: 'person', metadata: {}, source: 'rows = 7', outputs: [], execution_count: null },
+      ...filler,
+    ]);
+    const reader = await openPersonPage(lab, LONG, 'long');
+    const agent = await startKernelServer(lab, ['--notebook', LONG], {}, [], 'claude-code');
+    try {
+      const { page } = reader;
+      const height = page.viewportSize()!.height;
+      // The minimap is JupyterLab's own (command notebook:toggle-virtual-scrollbar, off by default): one item a cell,
+      // its first characters and its [*] / [n] / [!].
+      await reader.cellWith('rows = 7').locator('.jp-InputPrompt').click();
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+Shift+C');
+      await page.locator('.lm-CommandPalette-input').fill('Show Minimap');
+      await page.keyboard.press('Enter');
+      const answer = agent.structured('execute', { code: "import time\nprint('P start', flush=True)\ntime.sleep(4)\nprint('P end')" });
+      const item = page.locator('li', { has: page.locator('.jp-scrollbarItem-source', { hasText: '# agent (claude-code), via ipython-mcp' }) });
+      // The minimap draws its items again when the notebook scrolls (JupyterLab's default windowing mode): the
+      // person's wheel brings the new cell's line in.
+      await page.mouse.move(700, 500);
+      await until(async () => {
+        await page.mouse.wheel(0, 20);
+        expect(await item.locator('.jp-scrollbarItem-executionIndicator').innerText({ timeout: 1_000 })).toBe('[*]');
+      }, STEP_MS);
+      // In the notebook itself nothing is in view: the cell, the agent's cursor and its name flag are below the fold.
+      const inView = async (selector: string): Promise<number> => {
+        let count = 0;
+        for (const each of await page.locator(selector).all()) {
+          const box = await each.boundingBox();
+          if (box !== null && box.height > 0 && box.y < height && box.y + box.height > 0 && (await each.isVisible())) count += 1;
+        }
+        return count;
+      };
+      expect(await inView('.jp-Notebook .jp-CodeCell:has-text("P start")')).toBe(0);
+      expect(await inView('.jp-remote-cursor')).toBe(0);
+      expect(await inView('.jp-remote-userFlag')).toBe(0);
+      await reader.shot('offscreen-minimap');
+      const ran = await answer;
+      await item.locator('.jp-scrollbarItem-executionIndicator', { hasText: `[${ran.execution_count}]` }).waitFor({ timeout: STEP_MS });
+      // The minimap's item takes the person to the cell, where the agent's cursor marks it.
+      // (JupyterLab's own notice about its news may sit over the minimap's bottom: the person answers it first.)
+      const news = page.locator('.Toastify__toast').getByRole('button', { name: 'No', exact: true });
+      if ((await news.count()) > 0) await news.click();
+      await item.click();
+      const cell = reader.cellWith("print('P start'");
+      await until(async () => expect(await inView('.jp-Notebook .jp-CodeCell:has-text("P start")')).toBe(1), STEP_MS);
+      await cell.locator('.jp-OutputArea-output', { hasText: 'P end' }).waitFor({ timeout: STEP_MS });
+      await cell.locator('.jp-remote-cursor').first().waitFor({ state: 'attached', timeout: STEP_MS });
+    } finally {
+      await agent.close();
+      await reader.close();
     }
   });
 });

@@ -37,13 +37,16 @@ export interface PersonPage {
   close(): Promise<void>;
 }
 
-/** Opens `path` (written by {@link writePersonNotebook}) as the person would, from JupyterLab's printed link. */
-export async function openPersonPage(lab: RunningJupyter, path: string): Promise<PersonPage> {
+/**
+ * Opens `path` (written by {@link writePersonNotebook}) as the person would, from JupyterLab's printed link; with
+ * `workspace`, in a JupyterLab workspace of that name (a second browser that does not restore the first one's tabs).
+ */
+export async function openPersonPage(lab: RunningJupyter, path: string, workspace?: string): Promise<PersonPage> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    await page.goto(`${lab.url}lab/tree/${path}?token=${lab.token}`);
+    await page.goto(`${lab.url}lab/${workspace === undefined ? '' : `workspaces/${workspace}/`}tree/${path}?token=${lab.token}`);
     await page.locator('.jp-Notebook .jp-CodeCell', { hasText: 'rows = 7' }).waitFor({ timeout: STEP_MS });
     await page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').first().waitFor({ timeout: STEP_MS });
     return {

@@ -57,6 +57,56 @@ describe('AgentCells', () => {
     expect(cells.counts).toEqual({ inserted: 1, deletedWhileRunning: 1 });
   });
 
+  it('a running cell moved (a copy, as JupyterLab moves cells) runs on in the copy: [*], the outputs, then its count; the run record goes at the end', async () => {
+    const notebook = notebookWithPersonCells();
+    const cells = new AgentCells(notebook);
+    cells.start(1, 'long()', 'claude-code');
+    cells.output(1, { type: 'stream', name: 'stdout', text: 'a\n' });
+    await flushed();
+    expect((notebook.cells[2] as YCodeCell).getMetadata('ipython_mcp')).toMatchObject({ agent: true, running: expect.any(String) });
+    notebook.moveCell(2, 0);
+    await flushed();
+    const moved = notebook.cells[0] as YCodeCell;
+    expect(moved.executionState).toBe('running');
+    cells.output(1, { type: 'stream', name: 'stdout', text: 'b\n' });
+    cells.end(1, { executionCount: 4, status: 'ok' });
+    expect(notebook.cells).toHaveLength(3);
+    expect(moved.execution_count).toBe(4);
+    expect(moved.executionState).toBe('idle');
+    expect(moved.getOutputs()).toEqual([{ output_type: 'stream', name: 'stdout', text: 'a\nb\n' }]);
+    expect(moved.getMetadata('ipython_mcp')).toEqual({ agent: true, client: 'claude-code' });
+    expect(cells.counts.deletedWhileRunning).toBe(0);
+  });
+
+  it('a running cell cut and pasted after it ended (a new id, what it held at the cut) is finished: all its outputs, its count', async () => {
+    const notebook = notebookWithPersonCells();
+    const cells = new AgentCells(notebook);
+    cells.start(1, 'long()', undefined);
+    cells.output(1, { type: 'stream', name: 'stdout', text: 'a\n' });
+    await flushed();
+    const clipboard = (notebook.cells[2] as YCodeCell).toJSON();
+    notebook.deleteCell(2);
+    cells.output(1, { type: 'stream', name: 'stdout', text: 'b\n' });
+    cells.output(1, { type: 'execute_result', executionCount: 6, data: { 'text/plain': '2' }, metadata: {} });
+    cells.end(1, { executionCount: 6, status: 'ok' });
+    notebook.insertCell(1, { ...clipboard, id: undefined } as never);
+    notebook.insertCell(3, { ...clipboard, id: undefined } as never);
+    await flushed();
+    for (const index of [1, 3]) {
+      const pasted = notebook.cells[index] as YCodeCell;
+      expect(pasted.execution_count).toBe(6);
+      expect(pasted.getOutputs()).toEqual([
+        { output_type: 'stream', name: 'stdout', text: 'a\nb\n' },
+        { output_type: 'execute_result', execution_count: 6, data: { 'text/plain': '2' }, metadata: {} },
+      ]);
+      expect(pasted.getMetadata('ipython_mcp')).toEqual({ agent: true });
+    }
+    // A copy of the ended cell made now is the person's: nothing finishes it.
+    notebook.insertCell(0, { cell_type: 'code', source: 'long()', metadata: { ipython_mcp: { agent: true } }, outputs: [], execution_count: null } as never);
+    await flushed();
+    expect((notebook.cells[0] as YCodeCell).execution_count).toBe(null);
+  });
+
   it('an ended cell is never touched again (late events for it are ignored)', async () => {
     const notebook = notebookWithPersonCells();
     const cells = new AgentCells(notebook);

@@ -3,9 +3,15 @@
  * request is sent to the kernel, its outputs written as they arrive (bounded per cell, as the session journal bounds
  * a cell) as ranged changes a JupyterLab page applies (cell-outputs.ts), its execution count set when it ends; the
  * agent's cursor marks the cell it runs. A cell that has ended is the person's: nothing here touches it again (the
- * one exception: as it ends, it moves above another agent's cell still running, which the kernel ran after it). A cell
- * the person deleted while it ran waits: the person's undo brings it back (the same id) and its outputs and end go
- * there; otherwise its later outputs go nowhere. The agent's answer is unaffected either way.
+ * one exception: as it ends, it moves above another agent's cell still running, which the kernel ran after it).
+ *
+ * The person may take a running cell out of the notebook and put it back: delete and undo, cut and paste, move (which
+ * JupyterLab does as a delete and an insert of a copy). While it runs, its metadata carries a run record
+ * (`ipython_mcp.running`, removed as it ends); a cell that comes into the notebook with the record of a run of this
+ * mirror is that run's cell, whatever its id (JupyterLab keeps a cut cell's id for the first paste only, and a move
+ * or a paste copies what the cell held then): it shows [*] and the run's outputs, and ends as the run ends. A run
+ * that ended while its cell was out (or a second copy of it) is finished when the cell comes back: all its outputs,
+ * its count. Otherwise a deleted cell's later outputs go nowhere. The agent's answer is unaffected either way.
  */
 import type { YCodeCell, YNotebook } from '@jupyter/ydoc';
 import { createRelativePositionFromTypeIndex } from 'yjs';
@@ -45,21 +51,36 @@ export const ORDER_GRACE_MS = 500;
 /** How long outputs gather before they are written: one document update per burst, not one per line printed. */
 const FLUSH_MS = 25;
 
+/** How many ended runs are remembered, for a cut cell pasted (or a deleted one brought back) after its run ended. */
+const ENDED_RUNS_KEPT = 16;
+
+/** Bound on the characters of the outputs of the ended runs remembered, together. */
+const ENDED_RUNS_CHARS = 16 * 1024 * 1024;
+
 /** Options of {@link AgentCells}. */
 export interface AgentCellsOptions {
   readonly maxCellOutputChars?: number | undefined;
 }
 
 interface Running {
-  /** The cell in the notebook (a new object when the person's undo brought it back). */
+  /** The cell in the notebook (a new object when the person's undo, paste or move brought it back). */
   cell: YCodeCell;
   /** The cell's id: how the cell is found again after the person's undo. */
-  readonly id: string;
+  id: string;
+  /** The run record in the cell's metadata while it runs: how a pasted or moved copy of the cell is found. */
+  readonly run: string;
   readonly outputs: CellOutputs;
   deleted: boolean;
   cut: boolean;
   clearOnNext: boolean;
   timer: NodeJS.Timeout | undefined;
+}
+
+/** A run that ended: what a copy of its cell coming into the notebook later is finished with. */
+interface Ended {
+  readonly outputs: readonly NbOutput[];
+  readonly chars: number;
+  readonly executionCount: number | null;
 }
 
 /** What {@link AgentCells} has done, for runtime_status. */
@@ -80,16 +101,26 @@ export class AgentCells {
   readonly #notebook: YNotebook;
   readonly #maxChars: number;
   readonly #running = new Map<number, Running>();
+  /** Ended runs by run record, oldest first (bounded by {@link ENDED_RUNS_KEPT} and {@link ENDED_RUNS_CHARS}). */
+  readonly #ended = new Map<string, Ended>();
+  readonly #prefix = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   readonly counts: AgentCellsCounts = { inserted: 0, deletedWhileRunning: 0 };
 
   constructor(notebook: YNotebook, options: AgentCellsOptions = {}) {
     this.#notebook = notebook;
     this.#maxChars = Math.max(1024, options.maxCellOutputChars ?? DEFAULT_CELL_OUTPUT_CHARS);
+    notebook.changed.connect(this.#onChanged);
+  }
+
+  /** Stops watching the notebook (the document is closed). */
+  dispose(): void {
+    this.#notebook.changed.disconnect(this.#onChanged);
   }
 
   /** Inserts the agent's cell for request `key` after the last cell. */
   start(key: number, code: string, client: string | undefined): void {
-    const metadata = { [AGENT_METADATA_KEY]: { agent: true, ...(client === undefined ? {} : { client }) }, tags: [AGENT_TAG] };
+    const run = this.#runRecord(key);
+    const metadata = { [AGENT_METADATA_KEY]: { agent: true, ...(client === undefined ? {} : { client }), running: run }, tags: [AGENT_TAG] };
     const index = this.#notebook.cells.length;
     const cell = this.#notebook.insertCell(index, {
       cell_type: 'code',
@@ -101,7 +132,7 @@ export class AgentCells {
     cell.executionState = 'running';
     this.counts.inserted += 1;
     this.#pointAt(cell, agentCellHeader(client).length);
-    this.#running.set(key, { cell, id: cell.id, outputs: new CellOutputs(), cut: false, deleted: false, clearOnNext: false, timer: undefined });
+    this.#running.set(key, { cell, id: cell.id, run, outputs: new CellOutputs(), cut: false, deleted: false, clearOnNext: false, timer: undefined });
   }
 
   /**
@@ -113,13 +144,14 @@ export class AgentCells {
     const cell = this.#notebook.cells.find((each) => each.id === cellId);
     if (cell === undefined || cell.cell_type !== 'code') return;
     const code = cell as YCodeCell;
+    const run = this.#runRecord(key);
     this.#notebook.transact(() => {
       code.setOutputs([]);
       code.executionState = 'running';
       const marks = (code.getMetadata(AGENT_METADATA_KEY) ?? {}) as Record<string, unknown>;
-      code.setMetadata(AGENT_METADATA_KEY, { ...marks, run_by: client ?? 'unknown client' });
+      code.setMetadata(AGENT_METADATA_KEY, { ...marks, run_by: client ?? 'unknown client', running: run });
     });
-    this.#running.set(key, { cell: code, id: code.id, outputs: new CellOutputs(), cut: false, deleted: false, clearOnNext: false, timer: undefined });
+    this.#running.set(key, { cell: code, id: code.id, run, outputs: new CellOutputs(), cut: false, deleted: false, clearOnNext: false, timer: undefined });
   }
 
   /** Adds one output to request `key`'s cell (written within {@link FLUSH_MS}). */
@@ -158,14 +190,96 @@ export class AgentCells {
       running.outputs.appendStream('stderr', `[ipython-mcp: ${note}]\n`);
     }
     this.#write(running);
-    if (!this.#present(running)) return;
+    this.#remember(running.run, { outputs: [...running.outputs.wanted], chars: running.outputs.chars, executionCount: end.executionCount });
+    const present = this.#present(running);
+    // Copies of the cell the person made while it ran (a second paste) end as it does.
+    for (const copy of this.#cellsOf(running.run)) if (!present || copy !== running.cell) this.#finish(copy, running.run);
+    if (!present) return;
     const cell = running.cell;
     this.#notebook.transact(() => {
       cell.execution_count = end.executionCount;
       cell.executionState = 'idle';
+      this.#dropRecord(cell);
     });
     this.#keepRunOrder(cell);
   }
+
+  /** The run record of request `key`: unique to this mirror's document. */
+  #runRecord(key: number): string {
+    return `${this.#prefix}-${key}`;
+  }
+
+  /** The run record a cell carries, if any. */
+  #recordOf(cell: { cell_type: string; getMetadata(key: string): unknown }): string | undefined {
+    if (cell.cell_type !== 'code') return undefined;
+    const running = (cell.getMetadata(AGENT_METADATA_KEY) as { running?: unknown } | undefined)?.running;
+    return typeof running === 'string' ? running : undefined;
+  }
+
+  /** The notebook's code cells carrying run record `run`. */
+  #cellsOf(run: string): YCodeCell[] {
+    return this.#notebook.cells.filter((each) => this.#recordOf(each) === run) as YCodeCell[];
+  }
+
+  /** Removes the run record from `cell`'s metadata (inside the caller's transaction). */
+  #dropRecord(cell: YCodeCell): void {
+    const marks = cell.getMetadata(AGENT_METADATA_KEY) as Record<string, unknown> | undefined;
+    if (marks === undefined || !('running' in marks)) return;
+    const { running: _running, ...rest } = marks;
+    cell.setMetadata(AGENT_METADATA_KEY, rest as never);
+  }
+
+  /** Keeps what an ended run's copies are finished with; the oldest are forgotten beyond the bounds. */
+  #remember(run: string, ended: Ended): void {
+    this.#ended.set(run, ended);
+    let chars = 0;
+    for (const each of this.#ended.values()) chars += each.chars;
+    for (const [oldest, each] of this.#ended) {
+      if (this.#ended.size <= ENDED_RUNS_KEPT && chars <= ENDED_RUNS_CHARS) break;
+      this.#ended.delete(oldest);
+      chars -= each.chars;
+    }
+  }
+
+  /** Writes an ended run's outputs and count into `cell`, a copy of its cell, and ends it. */
+  #finish(cell: YCodeCell, run: string): void {
+    const ended = this.#ended.get(run);
+    if (ended === undefined || cell.isDisposed || !this.#notebook.cells.includes(cell)) return;
+    const outputs = new CellOutputs();
+    outputs.adopt(cell);
+    outputs.replace(ended.outputs);
+    outputs.write(cell);
+    this.#notebook.transact(() => {
+      cell.execution_count = ended.executionCount;
+      cell.executionState = 'idle';
+      this.#dropRecord(cell);
+    });
+  }
+
+  /**
+   * A cell came into the notebook (the person's paste, undo or move, or a page that wrote a cell anew): when it carries
+   * the record of one of this mirror's runs, it is that run's cell (running: it shows [*] and gets the outputs; ended:
+   * it is finished). Acted on after the change, not inside the document's observer.
+   */
+  readonly #onChanged = (_notebook: YNotebook, change: { cellsChange?: ReadonlyArray<{ insert?: ReadonlyArray<unknown> }> }): void => {
+    const inserted = (change.cellsChange ?? []).flatMap((each) => (each.insert ?? []) as YCodeCell[]);
+    const records = inserted.map((cell) => this.#recordOf(cell)).filter((run): run is string => run !== undefined);
+    if (records.length === 0) return;
+    queueMicrotask(() => {
+      if (this.#notebook.isDisposed) return;
+      for (const run of new Set(records)) {
+        const running = [...this.#running.values()].find((each) => each.run === run);
+        if (running !== undefined) {
+          if (this.#present(running)) {
+            this.#write(running);
+            if (running.cell.executionState !== 'running') running.cell.executionState = 'running';
+          }
+          continue;
+        }
+        if (this.#ended.has(run)) for (const cell of this.#cellsOf(run)) this.#finish(cell, run);
+      }
+    });
+  };
 
   /**
    * Keeps agent cells in the order the kernel ran them. Two ipython-mcp inserting at the end at once can land in
@@ -257,14 +371,17 @@ export class AgentCells {
   }
 
   /**
-   * Whether the cell is in the notebook. The person may have deleted it while it ran (then its outputs wait, and go
-   * into it if the person's undo brings it back: the same id, a new cell object holding what was written).
+   * Whether the cell is in the notebook. The person may have taken it out while it ran (then its outputs wait, and go
+   * into it when it comes back: the person's undo, paste or move, a new cell object holding what it held then, found
+   * by its id or by the run record in its metadata).
    */
   #present(running: Running): boolean {
     if (!running.cell.isDisposed && this.#notebook.cells.includes(running.cell)) return true;
-    const back = this.#notebook.cells.find((each) => each.id === running.id && each.cell_type === 'code') as YCodeCell | undefined;
+    const back = (this.#notebook.cells.find((each) => each.id === running.id && each.cell_type === 'code')
+      ?? this.#cellsOf(running.run)[0]) as YCodeCell | undefined;
     if (back !== undefined) {
       running.cell = back;
+      running.id = back.id;
       running.outputs.adopt(back);
       running.deleted = false;
       return true;

@@ -62,6 +62,13 @@ export class CellOutputs {
     this.#wanted = this.#wanted.map((each, index) => (this.#displayIds[index] === displayId ? { ...each, data, metadata } : each));
   }
 
+  /** Sets the outputs the cell should hold (an ended run's, for a copy of its cell). */
+  replace(outputs: readonly NbOutput[]): void {
+    this.#wanted = [...outputs];
+    this.#displayIds = outputs.map(() => undefined);
+    this.#match();
+  }
+
   /** Empties the cell (clear_output). */
   clear(): void {
     this.#wanted = [];
@@ -94,7 +101,21 @@ export class CellOutputs {
    */
   adopt(cell: YCodeCell): void {
     this.#written = cell.getOutputs().map((each) => ({ ...each, ...(isStreamLike(each) ? { text: textOf(each.text) } : {}) }));
+    this.#match();
   }
+
+  /** Takes each written output that equals the wanted one at its index as that one: it is not written again. */
+  #match(): void {
+    this.#written = this.#written.map((each, index) => (index < this.#wanted.length && equal(each, this.#wanted[index]) ? this.#wanted[index]! : each));
+  }
+}
+
+function equal(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  const keys = Object.keys(a).filter((key) => (a as Record<string, unknown>)[key] !== undefined);
+  const other = Object.keys(b).filter((key) => (b as Record<string, unknown>)[key] !== undefined);
+  return keys.length === other.length && keys.every((key) => equal((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
 }
 
 function isStreamLike(output: NbOutput): boolean {

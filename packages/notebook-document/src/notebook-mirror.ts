@@ -103,6 +103,7 @@ export class NotebookMirror {
       this.#reopening = previous.closedReason() ?? 'closed';
       this.#options.warn?.('notebook.room_closed', { reason: this.#reopening });
       this.#cells?.endAll('failed');
+      this.#cells?.dispose();
       this.#unwatch?.();
       previous.close();
       this.#shared = undefined;
@@ -236,6 +237,7 @@ export class NotebookMirror {
   close(): void {
     this.#closed = true;
     this.#cells?.endAll('failed');
+    this.#cells?.dispose();
     this.#unwatch?.();
     this.#typing?.dispose();
     this.#shared?.close();

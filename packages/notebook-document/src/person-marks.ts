@@ -43,10 +43,12 @@ export function watchPersonEdits(notebook: YNotebook): () => void {
       if (!edited && !ran) continue;
       writers ??= personWriters(notebook, transaction);
       if (writers.length === 0) continue;
-      const next = { ...mark, ...(edited ? { edited_by_person: true } : {}), ...(ran ? { run_by_person: true } : {}) };
-      // Written after this transaction (a change inside an observer would join the person's own).
+      // Written after this transaction (a change inside an observer would join the person's own), onto the marks as
+      // they are then (the agent's end may have changed them meanwhile).
       queueMicrotask(() => {
-        if (!cell.isDisposed && notebook.cells.includes(cell)) cell.setMetadata(AGENT_METADATA_KEY, next);
+        if (cell.isDisposed || !notebook.cells.includes(cell)) return;
+        const now = (cell.getMetadata(AGENT_METADATA_KEY) ?? {}) as Record<string, unknown>;
+        cell.setMetadata(AGENT_METADATA_KEY, { ...now, ...(edited ? { edited_by_person: true } : {}), ...(ran ? { run_by_person: true } : {}) });
       });
     }
   };
