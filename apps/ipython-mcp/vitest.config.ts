@@ -49,7 +49,7 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'side by side', include, exclude: ALONE, fileParallelism: true, maxWorkers: 2, sequence: { groupOrder: 0 } },
+        test: { name: 'side by side', include: include ?? [], exclude: ALONE, fileParallelism: true, maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,
