@@ -56,17 +56,30 @@ function readTurboTasks(directory) {
   return tasks.sort((a, b) => b[1] - a[1]);
 }
 
+/** Per package, its vitest groups (projects) from the timing reporter: Map(package -> [[group, { files, wallMs }]]). */
+function readGroups(directory) {
+  const groups = new Map();
+  for (const name of readdirSync(directory).filter((entry) => entry.startsWith('vitest-') && entry.endsWith('.json'))) {
+    const run = JSON.parse(readFileSync(join(directory, name), 'utf8'));
+    const entries = Object.entries(run.groups ?? {});
+    if (entries.length > 0) groups.set(run.package, entries);
+  }
+  return groups;
+}
+
 /**
  * Per test file: { package, file, seconds, tests, slowest } from the vitest reporter files and pytest's JUnit XML;
  * for a package whose vitest config has no timing reporter, from the default reporter's "✓ file (N tests) T" lines.
  */
 function readFiles(directory, text) {
   const files = [];
+  const reported = new Set();
   for (const name of readdirSync(directory).filter((entry) => entry.startsWith('vitest-') && entry.endsWith('.json'))) {
     const run = JSON.parse(readFileSync(join(directory, name), 'utf8'));
+    reported.add(run.package);
     for (const file of run.files) {
       files.push({
-        package: run.package,
+        package: file.group ? `${run.package} (${file.group})` : run.package,
         file: file.file,
         seconds: (file.ms + file.importMs) / 1000,
         tests: file.passed + file.failed + file.skipped,
@@ -74,7 +87,6 @@ function readFiles(directory, text) {
       });
     }
   }
-  const reported = new Set(files.map((file) => file.package));
   for (const line of text.split('\n')) {
     const match = /^(\S+):test:\s+[✓×]\s+(\S+)\s+\((\d+) tests?[^)]*\)\s+([\d.]+)\s*(ms|s)\b/.exec(line);
     if (!match || reported.has(match[1])) continue;
@@ -116,6 +128,7 @@ function timeTable(directory, text) {
   const steps = readSteps(directory);
   const tasks = readTurboTasks(directory);
   const files = readFiles(directory, text);
+  const groups = readGroups(directory);
   const out = [];
   const total = steps.find((step) => step.name === 'total')?.seconds ?? null;
   const share = (seconds) => (total ? `${((seconds / total) * 100).toFixed(0)}%` : '');
@@ -136,7 +149,10 @@ function timeTable(directory, text) {
         const lane = step.name.includes('Python lane') ? 'python' : step.name.includes('TypeScript lane') ? 'node' : 'all';
         for (const [name, seconds] of tasks) {
           const python = PYTHON_LANE.includes(name);
-          if (lane === 'all' || (lane === 'python') === python) rows.push([`    ${name}`, minutes(seconds), share(seconds)]);
+          if (lane !== 'all' && (lane === 'python') !== python) continue;
+          rows.push([`    ${name}`, minutes(seconds), share(seconds)]);
+          // A suite's groups (Vitest projects: files side by side, files alone), each from its first start to its last end.
+          for (const [group, entry] of groups.get(name) ?? []) rows.push([`      ${group} (${entry.files} file${entry.files === 1 ? '' : 's'})`, minutes(entry.wallMs / 1000), share(entry.wallMs / 1000)]);
         }
       }
     }

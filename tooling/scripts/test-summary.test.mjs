@@ -79,3 +79,27 @@ test('the table: steps with their phases under them, each package under its lane
   assert.match(lines[at('test/slow.e2e.test.ts')], /1 min 30 s\s+5\s+ipython-mcp/);
   assert.match(out, /3 of 3; 10 tests/);
 });
+
+test("a suite's groups (files side by side, files alone) under its package, and each file's group beside it", () => {
+  const { code, out } = summary(`${LOG}\nipython-mcp:test:  ✓ test/a.e2e.test.ts (2 tests) 5000ms`, {
+    'steps.tsv': ['test suites, TypeScript lane (vitest)\t600', 'total\t700'].join('\n'),
+    'run.json': JSON.stringify({ tasks: [{ task: 'test', package: 'ipython-mcp', execution: { startTime: 0, endTime: 500_000 } }] }),
+    'vitest-ipython-mcp-1.json': JSON.stringify({
+      runner: 'vitest',
+      package: 'ipython-mcp',
+      groups: { 'side by side': { files: 2, wallMs: 300_000 }, alone: { files: 1, wallMs: 190_000 } },
+      files: [
+        { file: 'test/a.e2e.test.ts', group: 'side by side', ms: 5_000, importMs: 0, passed: 2, failed: 0, skipped: 0, slowest: [] },
+        { file: 'test/b.e2e.test.ts', group: 'alone', ms: 190_000, importMs: 0, passed: 1, failed: 0, skipped: 0, slowest: [] },
+      ],
+    }),
+  });
+  assert.equal(code, 0);
+  const lines = out.split('\n');
+  const at = (text) => lines.findIndex((line) => line.includes(text));
+  assert.ok(at('    ipython-mcp ') < at('side by side (2 files)') && at('side by side (2 files)') < at('alone (1 file)'));
+  assert.match(lines[at('side by side (2 files)')], /5 min 00 s/);
+  assert.match(lines[at('alone (1 file)')], /3 min 10 s/);
+  assert.match(lines[at('test/b.e2e.test.ts')], /ipython-mcp \(alone\)/);
+  assert.equal(lines.filter((line) => line.includes('test/a.e2e.test.ts')).length, 1, 'a reported package is not read again from the log');
+});

@@ -11,7 +11,8 @@ export { TimingReporter };
 /**
  * Settings for suites that start real Python workers, kernels or servers: long timeouts, and one file at a time (the
  * machines have two cores, and every server keeps a warm standby worker). `tooling/test.sh --quick` (the inner loop)
- * leaves out the end-to-end files (*.e2e.test.ts).
+ * leaves out the end-to-end files (*.e2e.test.ts). apps/ipython-mcp builds two groups on these settings (most files
+ * two at a time, then the timing-bound ones alone; docs/decisions/0018-bench-ci.md).
  */
 export function realProcessesConfig({ testTimeout = 60_000 } = {}) {
   return {
