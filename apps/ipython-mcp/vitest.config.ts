@@ -34,6 +34,7 @@ const ALONE = [
   'test/notebook-cells.e2e.test.ts',
   'test/notebook-page-identity.e2e.test.ts',
   'test/notebook-page-outputs.e2e.test.ts',
+  'test/notebook-page-running.e2e.test.ts',
   'test/notebook-tools-browser.e2e.test.ts',
   'test/notebook-tools.e2e.test.ts',
   // JupyterHub (its proxy, hub and single-user servers) and the human-client checks beside it.
