@@ -229,7 +229,9 @@ class MachineGuard:
         pid = os.getpid()
         while not self._stop.wait(POLL_SECONDS):
             if self.limit is not None and self.stop_reason is None:
-                if resident_bytes({pid, *descendants(pid)}) > self.limit:
+                # The kernel's own memory first (one small read): a cell growing fast is caught without waiting for
+                # the walk of every process on the machine that finding its children takes (slow on a busy machine).
+                if resident_bytes({pid}) > self.limit or resident_bytes({pid, *descendants(pid)}) > self.limit:
                     if self._interrupted_at is None:
                         self.stop_reason = "memory_limit"
                         os.kill(pid, signal.SIGINT)
