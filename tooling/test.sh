@@ -55,7 +55,7 @@ checks() {
 suites() {
   local lane_log="$1"
   shift
-  pnpm exec turbo run test --only --concurrency=1 --output-logs=full --summarize "$@" 2>&1 | tee "$lane_log"
+  pnpm exec turbo run test --only --concurrency=1 --continue --output-logs=full --summarize "$@" 2>&1 | tee "$lane_log"
 }
 downloads() {
   if [ -n "$prefetch" ]; then

@@ -49,11 +49,19 @@ describe('a client cancel meeting the deadline, over MCP stdio', () => {
     await server.call('execute', { code: 'kept = "before"' });
     for (const [index, { at, code }] of CASES.entries()) {
       const controller = new AbortController();
+      const dispatched = logged('op.dispatched').length;
       const call = server.client.callTool(
         { name: 'execute', arguments: { code, timeout_seconds: DEADLINE_SECONDS } },
         undefined,
         { signal: controller.signal, timeout: 60_000 },
       );
+      // The moments count from the server's dispatch of the call (where its deadline starts too), not from the send:
+      // on a loaded machine a cancel 5 ms after the send can reach the server before the call left its queue, and a
+      // call cancelled there never runs (nothing to interrupt, rightly).
+      const waitUntil = performance.now() + 10_000;
+      while (logged('op.dispatched').length === dispatched && performance.now() < waitUntil) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
       const timer = setTimeout(() => controller.abort(), at);
       await call.catch(() => undefined); // aborted: the SDK rejects; or the deadline's result came first
       clearTimeout(timer);
