@@ -234,6 +234,11 @@ def _spill_folders(kernel: Kernel) -> int:
     return int(kernel.response(kernel.probe_comm(), 90_000 + kernel.comms)["result"]["result"]["value"])
 
 
+# A parent whose spill directory the kernel cannot see (a kernel on another machine): its files are pulled.
+_REMOTE_SPILL = {"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
+                 "output_spill": {"dir": "/nonexistent/parent/side", "max_bytes": 10_000_000}}
+
+
 def _pull(kernel: Kernel, comm_id: str, name: str) -> tuple[bytes, list[dict[str, Any]]]:
     """Pulls spill file ``name`` as the Node side does: spill_read from offset 0 until the size is reached."""
     data = b""
@@ -253,9 +258,7 @@ def _pull(kernel: Kernel, comm_id: str, name: str) -> tuple[bytes, list[dict[str
 
 def test_spill_files_of_a_remote_kernel_are_pulled_piece_by_piece_and_leave_no_folder(kernel: Kernel) -> None:
     folders = _spill_folders(kernel)
-    configure = {"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
-                 "output_spill": {"dir": "/nonexistent/parent/side", "max_bytes": 10_000_000}}
-    comm_id = kernel.open_comm(configure)
+    comm_id = kernel.open_comm(_REMOTE_SPILL)
     ready = kernel.ready(comm_id)
     assert ready["type"] == "ready" and ready["spill"] == "transfer"
     # Configuring made no folder: a folder comes with the first spill file.
@@ -285,9 +288,7 @@ def test_spill_files_of_a_remote_kernel_are_pulled_piece_by_piece_and_leave_no_f
 
 def test_a_closed_connection_removes_its_spill_folder_with_the_files_never_pulled(kernel: Kernel) -> None:
     folders = _spill_folders(kernel)
-    configure = {"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
-                 "output_spill": {"dir": "/nonexistent/parent/side", "max_bytes": 10_000_000}}
-    comm_id = kernel.open_comm(configure)
+    comm_id = kernel.open_comm(_REMOTE_SPILL)
     assert kernel.ready(comm_id)["type"] == "ready"
     kernel.agent_cell(comm_id, 21, "print('z' * 300_000)")
     assert kernel.response(comm_id, 21)["result"]["stdout_spill"]
@@ -306,9 +307,7 @@ def test_a_folder_left_by_a_killed_kernel_is_removed_by_the_next_spill(kernel: K
     leftover = Path(tempfile.gettempdir()) / f"ipython-mcp-spill-{gone.pid}-left"
     leftover.mkdir()
     (leftover / "00000000000000000001-cell1-stdout.txt").write_text("half")
-    configure = {"type": "configure", "protocol": PROTOCOL_VERSION, "codec": "json",
-                 "output_spill": {"dir": "/nonexistent/parent/side", "max_bytes": 10_000_000}}
-    comm_id = kernel.open_comm(configure)
+    comm_id = kernel.open_comm(_REMOTE_SPILL)
     assert kernel.ready(comm_id)["type"] == "ready"
     kernel.agent_cell(comm_id, 23, "print('w' * 300_000)")
     assert kernel.response(comm_id, 23)["result"]["stdout_spill"]

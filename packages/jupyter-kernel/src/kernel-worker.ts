@@ -57,6 +57,11 @@ const CHECK_WAIT_MS = 5_000;
  */
 const REACH_WAIT_MS = 2_000;
 
+/** A moment as the agent reads it: ISO 8601 to the second, UTC. */
+function secondsText(moment: Date): string {
+  return moment.toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
 /** How long a cell's answer of an interrupt nobody here asked for waits for a restart to announce itself. */
 const RESTART_NOTICE_MS = 1_000;
 
@@ -419,10 +424,10 @@ export class JupyterKernelWorker implements WorkerHandle {
    * this worker lives on: once the server answers again, the next call runs in the same kernel, names kept.
    */
   #answerCut(away: { since: Date; reason: string }): void {
+    const since = secondsText(away.since);
     for (const pending of [...this.#pending.values()]) {
       if (pending.state === 'waiting') continue;
       this.#settle(pending.id);
-      const since = away.since.toISOString().replace(/\.\d+Z$/, 'Z');
       pending.resolve({
         ok: false,
         error: {
@@ -623,7 +628,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     if (!(await kernel.reachNow(REACH_WAIT_MS))) {
       const away = kernel.away;
       if (!this.alive || away === undefined) return;
-      const since = away.since.toISOString().replace(/\.\d+Z$/, 'Z');
+      const since = secondsText(away.since);
       return {
         code: 'runtime_unavailable',
         message: `the Jupyter server does not answer for the kernel (${away.reason.slice(0, 300)}); waiting for it since ${since}. The kernel is not taken for lost and its names are kept (only the server can say it is gone): ipython-mcp reopens its channels as soon as the server answers, and a call made then works (nothing was run)`,

@@ -231,7 +231,8 @@ class MachineGuard:
             if self.limit is not None and self.stop_reason is None:
                 # The kernel's own memory first (one small read): a cell growing fast is caught without waiting for
                 # the walk of every process on the machine that finding its children takes (slow on a busy machine).
-                if resident_bytes({pid}) > self.limit or resident_bytes({pid, *descendants(pid)}) > self.limit:
+                own = resident_bytes({pid})
+                if own > self.limit or own + resident_bytes(descendants(pid)) > self.limit:
                     if self._interrupted_at is None:
                         self.stop_reason = "memory_limit"
                         os.kill(pid, signal.SIGINT)
