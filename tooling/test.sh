@@ -35,12 +35,18 @@ fi
 step 'bootstrap (install, build, test environments)' bash tooling/scripts/bootstrap.sh --dev
 export PATH="$root/.tooling/node_modules/.bin:$PATH" TURBO_TELEMETRY_DISABLED=1
 export IPYTHON_MCP_TEST_PYTHON="$root/.venv/bin/python"
-# Two lanes side by side: the TypeScript suites in one; in the other lint and typecheck, then the Python side (the
-# worker's pytest suite; the release matrix, which builds a fresh venv from PyPI and runs that suite again). Neither
-# needs the other, and on two cores the e2e suites leave a core idle much of the time (they wait on start-ups,
-# sockets and kernels). IPYTHON_MCP_TEST_LANES=1 runs everything one step after the other, as before.
+# The suites in lanes side by side, since on two cores the end-to-end files leave a core idle much of the time (they
+# wait on start-ups, sockets and kernels):
+#   - apps/ipython-mcp's end-to-end files that may run beside others (its `side by side` group, two at a time);
+#   - beside them: lint and typecheck, then the Python side (the worker's pytest suite; the release matrix, which builds
+#     a fresh venv from PyPI and runs that suite again), then the other TypeScript packages' suites, one at a time;
+#   - once both are done, apps/ipython-mcp's files that must run with nothing beside them (its `alone` group: faults,
+#     deadlines, memory, the browser, JupyterHub; docs/decisions/0018-bench-ci.md).
+# --quick: the Python suite beside the TypeScript unit suites. IPYTHON_MCP_TEST_LANES=1 runs everything one step after
+# the other.
 python_lane=(--filter=@ipython-mcp/python-worker --filter=@ipython-mcp/release-matrix)
 node_lane=(--filter='!@ipython-mcp/python-worker' --filter='!@ipython-mcp/release-matrix')
+other_packages=("${node_lane[@]}" --filter='!ipython-mcp')
 if [ "$quick" = 1 ]; then
   export IPYTHON_MCP_TEST_QUICK=1
   python_lane=(--filter=@ipython-mcp/python-worker)
@@ -51,11 +57,22 @@ checks() {
   step 'lint and typecheck (turbo)' pnpm exec turbo run lint typecheck --only --output-logs=errors-only &&
     step 'tooling tests (node --test)' node --test tooling/scripts/lint-rules.test.mjs tooling/scripts/test-summary.test.mjs tooling/bench/lib/noise.test.mjs
 }
-# turbo's own run summary (.turbo/runs/*.json) gives each package's time; --only: the bootstrap built everything.
+# One turbo run of the test task as one step of the table; turbo's run summary (.turbo/runs/*.json: each package's
+# time) is kept with the step's name, so the table lists each package under the step that ran it.
+# --only: the bootstrap built everything.
 suites() {
-  local lane_log="$1"
-  shift
-  pnpm exec turbo run test --only --concurrency=1 --continue --output-logs=full --summarize "$@" 2>&1 | tee "$lane_log"
+  local name="$1" lane_log="$2" status=0 summary
+  shift 2
+  pnpm exec turbo run test --only --concurrency=1 --continue --output-logs=full --summarize "$@" 2>&1 | tee "$lane_log" || status=$?
+  summary="$(grep -ao '/[^[:space:]]*/\.turbo/runs/[[:alnum:]_-]*\.json' "$lane_log" | tail -n 1 || true)"
+  if [ -n "$summary" ] && [ -f "$summary" ]; then
+    cp "$summary" "$timings/"
+    printf '%s\t%s\n' "$name" "$(basename "$summary")" >>"$timings/turbo-steps.tsv"
+  fi
+  return "$status"
+}
+suite_step() {
+  step "$1" suites "$@"
 }
 downloads() {
   if [ -n "$prefetch" ]; then
@@ -63,22 +80,39 @@ downloads() {
     cat "$timings/prefetch.log" >&2
   fi
 }
+# Beside apps/ipython-mcp's side-by-side files: everything but apps/ipython-mcp, each step run whatever the one
+# before it gave (a failure does not hide the later suites).
+beside() {
+  local status=0
+  checks || status=$?
+  suite_step 'test suites, Python (pytest, release matrix)' "$timings/python-lane.log" "${python_lane[@]}" || status=$?
+  suite_step 'test suites, the other TypeScript packages' "$timings/packages-lane.log" "${other_packages[@]}" || status=$?
+  return "$status"
+}
 rm -rf .turbo/runs
 status=0
 if [ "${IPYTHON_MCP_TEST_LANES:-2}" = 1 ]; then
   checks || status=$?
   downloads
   if [ "$quick" = 1 ]; then lanes=(--filter='!@ipython-mcp/release-matrix'); else lanes=(); fi
-  step 'test suites (turbo run test, one lane)' suites "$log" "${lanes[@]}" || status=$?
-else
-  { checks && step 'test suites, Python lane (pytest, release matrix)' suites "$timings/python-lane.log" "${python_lane[@]}"; } &
+  suite_step 'test suites (turbo run test, one lane)' "$log" "${lanes[@]}" || status=$?
+elif [ "$quick" = 1 ]; then
+  suite_step 'test suites, Python lane (pytest)' "$timings/python-lane.log" "${python_lane[@]}" &
   python_pid=$!
-  downloads
-  step 'test suites, TypeScript lane (vitest)' suites "$log" "${node_lane[@]}" || status=$?
+  suite_step 'test suites, TypeScript lane (vitest)' "$log" "${node_lane[@]}" || status=$?
   wait "$python_pid" || status=$?
-  [ ! -f "$timings/python-lane.log" ] || cat "$timings/python-lane.log" >>"$log"
+  cat "$timings/python-lane.log" >>"$log"
+else
+  beside &
+  beside_pid=$!
+  downloads
+  IPYTHON_MCP_E2E_GROUP='side by side' suite_step 'test suites, apps/ipython-mcp: files side by side' "$log" --filter=ipython-mcp || status=$?
+  wait "$beside_pid" || status=$?
+  IPYTHON_MCP_E2E_GROUP=alone suite_step 'test suites, apps/ipython-mcp: files alone (nothing beside them)' "$timings/alone.log" --filter=ipython-mcp || status=$?
+  for lane in python-lane packages-lane alone; do
+    [ ! -f "$timings/$lane.log" ] || cat "$timings/$lane.log" >>"$log"
+  done
 fi
-cp .turbo/runs/*.json "$timings/" 2>/dev/null || true
 step 'orphan check' bash tooling/scripts/check-orphans.sh || status=$?
 printf '%s\t%s\n' 'total' "$(awk -v a="$(date +%s.%N)" -v b="$run_started" 'BEGIN { printf "%.1f", a - b }')" >>"$timings/steps.tsv"
 node tooling/scripts/test-summary.mjs "$log" "$timings" || status=$?

@@ -8,9 +8,6 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const TOP_FILES = 20;
-/** The packages tooling/test.sh runs in its Python lane. */
-const PYTHON_LANE = ['@ipython-mcp/python-worker', '@ipython-mcp/release-matrix'];
-
 /** Counts from the runners' own closing lines in the log. */
 function countTests(text) {
   let passed = 0;
@@ -39,7 +36,10 @@ function readSteps(directory) {
     });
 }
 
-/** Each package's test task from turbo's run summary: [package, seconds]. */
+/**
+ * Each package's test task from turbo's run summaries (.turbo/runs/*.json, one per turbo run): { name, seconds, started,
+ * ended, summary } (epoch ms; summary: the file's name).
+ */
 function readTurboTasks(directory) {
   const tasks = [];
   for (const name of readdirSync(directory).filter((entry) => entry.endsWith('.json') && !entry.startsWith('vitest-'))) {
@@ -47,24 +47,41 @@ function readTurboTasks(directory) {
       const summary = JSON.parse(readFileSync(join(directory, name), 'utf8'));
       for (const task of summary.tasks ?? []) {
         const { startTime, endTime } = task.execution ?? {};
-        if (task.task === 'test' && Number.isFinite(startTime) && Number.isFinite(endTime)) tasks.push([task.package, (endTime - startTime) / 1000]);
+        if (task.task === 'test' && Number.isFinite(startTime) && Number.isFinite(endTime)) tasks.push({ name: task.package, seconds: (endTime - startTime) / 1000, started: startTime, ended: endTime, summary: name });
       }
     } catch {
       // not a turbo summary
     }
   }
-  return tasks.sort((a, b) => b[1] - a[1]);
+  return tasks.sort((a, b) => b.seconds - a.seconds);
 }
 
-/** Per package, its vitest groups (projects) from the timing reporter: Map(package -> [[group, { files, wallMs }]]). */
+/** The vitest groups (projects) from the timing reporter, of every run: [{ package, group, files, wallMs, started }]. */
 function readGroups(directory) {
-  const groups = new Map();
+  const groups = [];
   for (const name of readdirSync(directory).filter((entry) => entry.startsWith('vitest-') && entry.endsWith('.json'))) {
     const run = JSON.parse(readFileSync(join(directory, name), 'utf8'));
-    const entries = Object.entries(run.groups ?? {});
-    if (entries.length > 0) groups.set(run.package, entries);
+    for (const [group, entry] of Object.entries(run.groups ?? {})) groups.push({ package: run.package, group, ...entry, started: run.started ?? null });
   }
   return groups;
+}
+
+/** turbo-steps.tsv: "step name<TAB>summary file" for each turbo run tooling/test.sh made: Map(step -> Set(file)). */
+function readStepSummaries(directory) {
+  const file = join(directory, 'turbo-steps.tsv');
+  const byStep = new Map();
+  if (!existsSync(file)) return byStep;
+  for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
+    const [step, summary] = line.split('\t');
+    if (!byStep.has(step)) byStep.set(step, new Set());
+    byStep.get(step).add(summary);
+  }
+  return byStep;
+}
+
+/** Whether a run that started at a moment (epoch ms) falls in a task's span; an unknown moment counts as inside. */
+function within(moment, started, ended) {
+  return moment === null || (moment >= started - 1000 && moment <= ended + 1000);
 }
 
 /**
@@ -129,6 +146,7 @@ function timeTable(directory, text) {
   const tasks = readTurboTasks(directory);
   const files = readFiles(directory, text);
   const groups = readGroups(directory);
+  const stepSummaries = readStepSummaries(directory);
   const out = [];
   const total = steps.find((step) => step.name === 'total')?.seconds ?? null;
   const share = (seconds) => (total ? `${((seconds / total) * 100).toFixed(0)}%` : '');
@@ -145,14 +163,15 @@ function timeTable(directory, text) {
       rows.push([`  ${step.name}`, minutes(step.seconds), share(step.seconds)], ...phases);
       phases = [];
       if (step.name.startsWith('test suites')) {
-        // Each package's suite under the lane that ran it (tooling/test.sh: a Python lane beside a TypeScript one).
-        const lane = step.name.includes('Python lane') ? 'python' : step.name.includes('TypeScript lane') ? 'node' : 'all';
-        for (const [name, seconds] of tasks) {
-          const python = PYTHON_LANE.includes(name);
-          if (lane !== 'all' && (lane === 'python') !== python) continue;
-          rows.push([`    ${name}`, minutes(seconds), share(seconds)]);
+        // Each package's suite under the step whose turbo run ran it (tooling/test.sh runs some steps side by side);
+        // without turbo-steps.tsv, every suite under the one step.
+        const summaries = stepSummaries.get(step.name);
+        for (const task of tasks.filter((entry) => !summaries || summaries.has(entry.summary))) {
+          rows.push([`    ${task.name}`, minutes(task.seconds), share(task.seconds)]);
           // A suite's groups (Vitest projects: files side by side, files alone), each from its first start to its last end.
-          for (const [group, entry] of groups.get(name) ?? []) rows.push([`      ${group} (${entry.files} file${entry.files === 1 ? '' : 's'})`, minutes(entry.wallMs / 1000), share(entry.wallMs / 1000)]);
+          for (const entry of groups.filter((group) => group.package === task.name && within(group.started, task.started, task.ended))) {
+            rows.push([`      ${entry.group} (${entry.files} file${entry.files === 1 ? '' : 's'})`, minutes(entry.wallMs / 1000), share(entry.wallMs / 1000)]);
+          }
         }
       }
     }

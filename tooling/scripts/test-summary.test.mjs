@@ -47,13 +47,14 @@ test('a failure or an error, or nothing passed at all, exits 1', () => {
   assert.equal(none.out, 'tests: 0 passed, 0 failed\n');
 });
 
-test('the table: steps with their phases under them, each package under its lane, files slowest first', () => {
+test('the table: steps with their phases under them, each package under the step that ran it, files slowest first', () => {
   const { code, out } = summary(LOG, {
     'steps.tsv': ['  bootstrap: build (turbo)\t30.5', 'bootstrap (install, build, test environments)\t40', 'test suites, TypeScript lane (vitest)\t600', 'test suites, Python lane (pytest, release matrix)\t300', 'total\t700'].join('\n'),
-    'run.json': JSON.stringify({
+    'turbo-steps.tsv': ['test suites, TypeScript lane (vitest)\tnode.json', 'test suites, Python lane (pytest, release matrix)\tpython.json'].join('\n'),
+    'python.json': JSON.stringify({ tasks: [{ task: 'test', package: '@ipython-mcp/python-worker', execution: { startTime: 0, endTime: 250_000 } }] }),
+    'node.json': JSON.stringify({
       tasks: [
         { task: 'test', package: '@ipython-mcp/protocol', execution: { startTime: 0, endTime: 61_000 } },
-        { task: 'test', package: '@ipython-mcp/python-worker', execution: { startTime: 0, endTime: 250_000 } },
         { task: 'build', package: '@ipython-mcp/protocol', execution: { startTime: 0, endTime: 9_000 } },
       ],
     }),
@@ -102,4 +103,37 @@ test("a suite's groups (files side by side, files alone) under its package, and 
   assert.match(lines[at('alone (1 file)')], /3 min 10 s/);
   assert.match(lines[at('test/b.e2e.test.ts')], /ipython-mcp \(alone\)/);
   assert.equal(lines.filter((line) => line.includes('test/a.e2e.test.ts')).length, 1, 'a reported package is not read again from the log');
+});
+
+test("one suite's groups run as two steps (side by side beside the other suites, then alone): each group under its own step", () => {
+  const { code, out } = summary(`${LOG}\nipython-mcp:test:  ✓ test/a.e2e.test.ts (2 tests) 5000ms`, {
+    'steps.tsv': ['test suites, the other TypeScript packages\t200', 'test suites, apps/ipython-mcp files side by side\t300', 'test suites, apps/ipython-mcp files alone\t190', 'total\t600'].join('\n'),
+    'turbo-steps.tsv': ['test suites, the other TypeScript packages\trun-a.json', 'test suites, apps/ipython-mcp files side by side\trun-b.json', 'test suites, apps/ipython-mcp files alone\trun-c.json'].join('\n'),
+    'run-a.json': JSON.stringify({ tasks: [{ task: 'test', package: '@ipython-mcp/protocol', execution: { startTime: 250_000, endTime: 260_000 } }] }),
+    'run-b.json': JSON.stringify({ tasks: [{ task: 'test', package: 'ipython-mcp', execution: { startTime: 101_000, endTime: 399_000 } }] }),
+    'run-c.json': JSON.stringify({ tasks: [{ task: 'test', package: 'ipython-mcp', execution: { startTime: 401_000, endTime: 589_000 } }] }),
+    'vitest-ipython-mcp-1.json': JSON.stringify({
+      runner: 'vitest',
+      package: 'ipython-mcp',
+      started: 102_000,
+      groups: { 'side by side': { files: 2, wallMs: 290_000 } },
+      files: [{ file: 'test/a.e2e.test.ts', group: 'side by side', ms: 5_000, importMs: 0, passed: 2, failed: 0, skipped: 0, slowest: [] }],
+    }),
+    'vitest-ipython-mcp-2.json': JSON.stringify({
+      runner: 'vitest',
+      package: 'ipython-mcp',
+      started: 402_000,
+      groups: { alone: { files: 1, wallMs: 180_000 } },
+      files: [{ file: 'test/b.e2e.test.ts', group: 'alone', ms: 180_000, importMs: 0, passed: 1, failed: 0, skipped: 0, slowest: [] }],
+    }),
+  });
+  assert.equal(code, 0);
+  const lines = out.split('\n');
+  const at = (text) => lines.findIndex((line) => line.includes(text));
+  assert.ok(at('the other TypeScript packages') < at('    @ipython-mcp/protocol') && at('    @ipython-mcp/protocol') < at('files side by side'));
+  assert.ok(at('files side by side') < at('side by side (2 files)') && at('side by side (2 files)') < at('files alone'));
+  assert.ok(at('files alone') < at('alone (1 file)'));
+  assert.equal(lines.filter((line) => /^\s+ipython-mcp\s/.test(line)).length, 2, 'the suite once under each step');
+  assert.equal(lines.filter((line) => line.includes('side by side (2 files)')).length, 1, 'each group once, under its own run');
+  assert.match(lines[at('test/b.e2e.test.ts')], /ipython-mcp \(alone\)/);
 });

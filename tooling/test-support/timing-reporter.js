@@ -35,8 +35,9 @@ export class TimingReporter {
     const directory = process.env.IPYTHON_MCP_TEST_TIMINGS;
     if (!directory) return;
     const root = this.root ?? process.cwd();
-    // A suite without projects has one unnamed group: nothing to say.
-    const grouped = new Set(testModules.map((module) => module.project?.name ?? '')).size > 1;
+    // A suite without projects has one unnamed group: nothing to say. A run of one named project (tooling/test.sh runs
+    // apps/ipython-mcp's groups one at a time) still names it.
+    const grouped = testModules.some((module) => (module.project?.name ?? '') !== '');
     const files = testModules.map((module) => {
       const diagnostic = module.diagnostic();
       const counts = { passed: 0, failed: 0, skipped: 0 };
@@ -72,6 +73,6 @@ export class TimingReporter {
     const name = packageName(root);
     mkdirSync(directory, { recursive: true });
     const file = join(directory, `vitest-${name.replace(/[^\w.-]+/g, '_')}-${process.pid}.json`);
-    writeFileSync(file, `${JSON.stringify({ runner: 'vitest', package: name, wallMs: Date.now() - (this.started ?? Date.now()), groups: Object.fromEntries(Object.entries(groups).map(([group, entry]) => [group, { files: entry.files, wallMs: entry.ended - entry.started }])), files })}\n`);
+    writeFileSync(file, `${JSON.stringify({ runner: 'vitest', package: name, started: this.started, wallMs: Date.now() - (this.started ?? Date.now()), groups: Object.fromEntries(Object.entries(groups).map(([group, entry]) => [group, { files: entry.files, wallMs: entry.ended - entry.started }])), files })}\n`);
   }
 }

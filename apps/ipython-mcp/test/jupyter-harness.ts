@@ -9,6 +9,7 @@ export {
   connectionFileOf,
   enterpriseGatewayPython,
   freePort,
+  stablePort,
   humanCellMarkers,
   humanExecute,
   startHumanExecute,

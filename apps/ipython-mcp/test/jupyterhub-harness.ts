@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childPids, isAlive, survivors, testPython } from '@ipython-mcp/test-support';
-import { freePort, tokenRest, type RunningJupyter } from './jupyter-harness.js';
+import { stablePort, tokenRest, type RunningJupyter } from './jupyter-harness.js';
 
 /** The configurable-http-proxy this package installs (devDependencies). */
 function proxyCommand(): string {
@@ -113,7 +113,8 @@ export async function startHub(user = 'alice'): Promise<RunningHub> {
 
 async function startHubOnce(user: string): Promise<RunningHub> {
   const scratch = mkdtempSync(join(tmpdir(), 'ipython-mcp-hub-'));
-  const [publicPort, hubPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  // Below the ephemeral range: the proxy and the hub come back on these ports in the restart tests.
+  const [publicPort, hubPort, apiPort] = [await stablePort(), await stablePort(), await stablePort()];
   const adminToken = randomBytes(24).toString('hex');
   const proxyToken = randomBytes(24).toString('hex');
   const python = testPython();

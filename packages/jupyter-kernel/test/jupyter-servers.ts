@@ -95,6 +95,40 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The kernel's range of ports handed out for port 0 (`ip_local_port_range`), or Linux's default. */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(low) && Number.isInteger(high) && low > 1024) return [low, high];
+  } catch {
+    // not Linux: the default below
+  }
+  return [32768, 60999];
+}
+
+function listensFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A free port below the range the kernel hands out for port 0, for a server a test stops and starts again on the same
+ * port: while it is down, no kernel, client socket or server of another test file (they all bind port 0) can take it.
+ * Random, so files side by side rarely try the same one; a port in use is passed over.
+ */
+export async function stablePort(): Promise<number> {
+  const [low] = ephemeralRange();
+  const floor = Math.max(10_000, low - 16_000);
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = floor + Math.floor(Math.random() * (low - floor));
+    if (await listensFree(port)) return port;
+  }
+  throw new Error(`no free port between ${floor} and ${low - 1} after 100 tries`);
+}
+
 function descendantsOf(pid: number): number[] {
   const found: number[] = [];
   const queue = [pid];
@@ -124,7 +158,8 @@ export async function startJupyter(kind: JupyterServerKind): Promise<RunningJupy
     const off = { ServerApp: { jpserver_extensions: Object.fromEntries(LAB_EXTENSIONS.map((name) => [name, false])) } };
     writeFileSync(join(scratch, 'config', 'jupyter_server_config.json'), JSON.stringify(off));
   }
-  const port = await freePort();
+  // Below the ephemeral range: RunningJupyter.restart/up start it again on this port, which no kernel can take meanwhile.
+  const port = await stablePort();
   const token = randomBytes(24).toString('hex');
   const common = ['--no-browser', '--allow-root'];
   const serverArgs = [...common, '--ip=127.0.0.1', `--port=${port}`, '--port-retries=0', `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${rootDir}`];
