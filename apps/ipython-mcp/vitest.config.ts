@@ -44,11 +44,11 @@ const { include, ...shared } = realProcessesConfig().test ?? {};
 
 const GROUPS = [
   {
-    extends: true,
+    extends: true as const,
     test: { name: 'side by side', include: include ?? [], exclude: ALONE, fileParallelism: true, maxWorkers: 2, sequence: { groupOrder: 0 } },
   },
   {
-    extends: true,
+    extends: true as const,
     test: { name: 'alone', include: ALONE, fileParallelism: false, maxWorkers: 1, sequence: { groupOrder: 1 } },
   },
 ];

@@ -98,7 +98,7 @@ export async function freePort(): Promise<number> {
 /** The kernel's range of ports handed out for port 0 (`ip_local_port_range`), or Linux's default. */
 function ephemeralRange(): [number, number] {
   try {
-    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    const [low = NaN, high = NaN] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
     if (Number.isInteger(low) && Number.isInteger(high) && low > 1024) return [low, high];
   } catch {
     // not Linux: the default below
