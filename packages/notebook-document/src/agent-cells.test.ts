@@ -101,6 +101,8 @@ describe('AgentCells', () => {
       ]);
       expect(pasted.getMetadata('ipython_mcp')).toEqual({ agent: true });
     }
+    // Cut then pasted: moved, not deleted.
+    expect(cells.counts.deletedWhileRunning).toBe(0);
     // A copy of the ended cell made now is the person's: nothing finishes it.
     notebook.insertCell(0, { cell_type: 'code', source: 'long()', metadata: { ipython_mcp: { agent: true } }, outputs: [], execution_count: null } as never);
     await flushed();

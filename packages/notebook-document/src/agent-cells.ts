@@ -81,13 +81,15 @@ interface Ended {
   readonly outputs: readonly NbOutput[];
   readonly chars: number;
   readonly executionCount: number | null;
+  /** Its cell was out of the notebook as it ended (counted in deletedWhileRunning until a copy comes back). */
+  deleted: boolean;
 }
 
 /** What {@link AgentCells} has done, for runtime_status. */
 export interface AgentCellsCounts {
   /** Cells inserted. */
   inserted: number;
-  /** Cells the person deleted while they ran. */
+  /** Cells the person deleted while they ran and that stayed deleted (a cut then pasted, or an undone delete, is a move). */
   deletedWhileRunning: number;
 }
 
@@ -190,8 +192,8 @@ export class AgentCells {
       running.outputs.appendStream('stderr', `[ipython-mcp: ${note}]\n`);
     }
     this.#write(running);
-    this.#remember(running.run, { outputs: [...running.outputs.wanted], chars: running.outputs.chars, executionCount: end.executionCount });
     const present = this.#present(running);
+    this.#remember(running.run, { outputs: [...running.outputs.wanted], chars: running.outputs.chars, executionCount: end.executionCount, deleted: !present });
     // Copies of the cell the person made while it ran (a second paste) end as it does.
     for (const copy of this.#cellsOf(running.run)) if (!present || copy !== running.cell) this.#finish(copy, running.run);
     if (!present) return;
@@ -245,6 +247,11 @@ export class AgentCells {
   #finish(cell: YCodeCell, run: string): void {
     const ended = this.#ended.get(run);
     if (ended === undefined || cell.isDisposed || !this.#notebook.cells.includes(cell)) return;
+    if (ended.deleted) {
+      // Its cell comes back after the run ended: moved, not deleted.
+      ended.deleted = false;
+      this.counts.deletedWhileRunning -= 1;
+    }
     const outputs = new CellOutputs();
     outputs.adopt(cell);
     outputs.replace(ended.outputs);
@@ -383,6 +390,8 @@ export class AgentCells {
       running.cell = back;
       running.id = back.id;
       running.outputs.adopt(back);
+      // Cut then pasted, or deleted then undone: moved, not deleted.
+      if (running.deleted) this.counts.deletedWhileRunning -= 1;
       running.deleted = false;
       return true;
     }
