@@ -102,7 +102,9 @@ export class ConsentRounds {
       if (!canAsk) return Promise.resolve(cannotElicit(clientName));
       return new Promise<ConsentAnswer>((resolve) => {
         run.answer = resolve;
-        signal?.addEventListener('abort', () => resolve({ answer: 'no', by: 'nobody (the call was cancelled)' }), { once: true });
+        const cancelled = (): void => resolve({ answer: 'no', by: 'nobody (the call was cancelled)' });
+        if (signal?.aborted) return cancelled();
+        signal?.addEventListener('abort', cancelled, { once: true });
         if (run.onQuestion !== undefined) run.onQuestion(question);
         else run.question = question;
       });

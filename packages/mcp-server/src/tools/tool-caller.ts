@@ -163,6 +163,9 @@ export class ToolCaller {
     const stop = new AbortController();
     const cancel = () => stop.abort(CellStop.byClient(request.requestId, request.signal.reason));
     request.signal.addEventListener('abort', cancel, { once: true });
+    // A cancel read in the same chunk as the call aborted the signal before this point (the SDK reads on while the
+    // handler awaits): no event comes for it.
+    if (request.signal.aborted) cancel();
     const startedAt = performance.now();
     const epoch = this.parts.runtime.epoch;
     runOptions.signal = stop.signal;

@@ -14,10 +14,12 @@ import { connectEras } from './stdio.js';
 type Message = Record<string, unknown> & { type: string };
 
 /** The far end of the worker: `sleep` runs until interrupted; every other cell answers at once. */
-function sleepingWorker(): { start: () => ChannelWorker; interrupts: number[] } {
+function sleepingWorker(): { start: () => ChannelWorker; interrupts: number[]; executes: string[] } {
   const interrupts: number[] = [];
+  const executes: string[] = [];
   return {
     interrupts,
+    executes,
     start: () => {
       const [near, far] = InMemoryChannel.createLinkedPair();
       let sleeping: number | undefined;
@@ -34,6 +36,7 @@ function sleepingWorker(): { start: () => ChannelWorker; interrupts: number[] } 
           return;
         }
         if (message.type !== 'request') return;
+        if (message.op === 'execute') executes.push(String((message.params as { code?: unknown }).code));
         if (message.op === 'execute' && (message.params as { code?: unknown }).code === 'sleep') {
           sleeping = message.id as number;
           return;
@@ -74,7 +77,7 @@ async function connected(beforeAnswer: (message: JSONRPCMessage, deliver: (messa
   await connectEras(instance, serverSide);
   const client = new Client({ name: 'stdio-cancel', version: '0' });
   await client.connect(clientSide);
-  return { client, instance, interrupts: worker.interrupts };
+  return { client, instance, interrupts: worker.interrupts, executes: worker.executes, serverSide };
 }
 
 const cancel = (requestId: unknown): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'Esc' } }) as JSONRPCMessage;
@@ -134,5 +137,20 @@ describe('a cancel that crosses the handle', () => {
     await client.notification({ method: 'notifications/cancelled', params: { requestId: answered as number } });
     expect((await client.callTool({ name: 'execute', arguments: { code: '2' } })).isError).toBeFalsy();
     expect(interrupts).toEqual([]);
+  });
+});
+
+describe('a cancel read together with its call', () => {
+  it('in the same turn as the call (a loaded server reads both from one chunk): the cell never runs on; the next call runs', async () => {
+    const { client, serverSide, interrupts, executes } = await connected(() => undefined);
+    // The call and its cancel go into the server one after the other, in one turn, as one read of stdin gives them.
+    const call = { jsonrpc: '2.0', id: 9_001, method: 'tools/call', params: { name: 'execute', arguments: { code: 'sleep', detach_after_seconds: 0.05 } } } as JSONRPCMessage;
+    serverSide.onmessage?.(call);
+    serverSide.onmessage?.(cancel(9_001));
+    // Either it never ran, or it ran and was interrupted once; either way nothing holds the queue.
+    const next = await client.callTool({ name: 'execute', arguments: { code: '2' } });
+    expect(next.isError).toBeFalsy();
+    expect(executes.at(-1)).toBe('2');
+    expect(interrupts.length).toBe(executes.includes('sleep') ? 1 : 0);
   });
 });

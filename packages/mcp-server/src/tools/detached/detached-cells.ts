@@ -310,6 +310,7 @@ function settledWithin(promise: Promise<unknown>, ms: number, signal: AbortSigna
       signal.removeEventListener('abort', done);
       resolve();
     }
+    if (signal.aborted) return done();
     signal.addEventListener('abort', done, { once: true });
     promise.then(done, done);
   });
