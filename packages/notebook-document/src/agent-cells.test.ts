@@ -1,7 +1,8 @@
 import { YNotebook, type YCodeCell } from '@jupyter/ydoc';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentCells, ORDER_GRACE_MS, agentCellHeader } from './agent-cells.js';
+import { applyAwarenessUpdate, encodeAwarenessUpdate, removeAwarenessStates } from 'y-protocols/awareness';
+import { AgentCells, ORDER_GRACE_MS, RUNS_AWARENESS_FIELD, agentCellHeader } from './agent-cells.js';
 import { renderNotebook } from './notebook-view.js';
 
 const notebooks: YNotebook[] = [];
@@ -54,7 +55,7 @@ describe('AgentCells', () => {
     await flushed();
     cells.end(1, { executionCount: 3, status: 'ok' });
     expect(notebook.cells).toHaveLength(2);
-    expect(cells.counts).toEqual({ inserted: 1, deletedWhileRunning: 1 });
+    expect(cells.counts).toEqual({ inserted: 1, deletedWhileRunning: 1, staleEnded: 0 });
   });
 
   it('a running cell moved (a copy, as JupyterLab moves cells) runs on in the copy: [*], the outputs, then its count; the run record goes at the end', async () => {
@@ -188,5 +189,87 @@ describe('the order agent cells ran in', () => {
     theirs.end(1, { executionCount: 3, status: 'ok' });
     await new Promise((resolve) => setTimeout(resolve, ORDER_GRACE_MS + 50));
     expect(notebook.cells.slice(2).map((cell) => cell.getSource().split('\n')[1])).toEqual(['first()', 'second()', 'theirs()']);
+  });
+});
+
+describe('a cell another ipython-mcp left running', () => {
+  const GRACE_MS = 80;
+  const waitMs = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** Another ipython-mcp's view: its own notebook, whose awareness state (its runs' prefix) reaches `notebook`'s room. */
+  function otherIpythonMcp(notebook: YNotebook): { run: string; leave: () => void; come: () => void } {
+    const other = new YNotebook({ disableDocumentWideUndoRedo: true });
+    notebooks.push(other);
+    const cells = new AgentCells(other, { staleRunMs: GRACE_MS });
+    const come = () => {
+      // A state coming back is announced anew (its clock goes up, as y-websocket's renewal does).
+      other.awareness.setLocalState({ ...other.awareness.getLocalState() });
+      applyAwarenessUpdate(notebook.awareness, encodeAwarenessUpdate(other.awareness, [other.ydoc.clientID]), 'room');
+    };
+    come();
+    const prefix = other.awareness.getLocalState()?.[RUNS_AWARENESS_FIELD] as string;
+    cells.dispose();
+    return { run: `${prefix}-1`, leave: () => removeAwarenessStates(notebook.awareness, [other.ydoc.clientID], 'room'), come };
+  }
+  function runningCellOf(notebook: YNotebook, run: string): YCodeCell {
+    const cell = notebook.insertCell(notebook.cells.length, { cell_type: 'code', source: '# agent, via ipython-mcp\nlong()', metadata: { ipython_mcp: { agent: true, running: run } }, outputs: [{ output_type: 'stream', name: 'stdout', text: 'so far\n' }] } as never) as YCodeCell;
+    cell.executionState = 'running';
+    return cell;
+  }
+
+  it('whose ipython-mcp left the room: ended after the grace, its outputs kept, a note, the record gone; never before', async () => {
+    const notebook = notebookWithPersonCells();
+    const gone = otherIpythonMcp(notebook);
+    gone.leave();
+    const cell = runningCellOf(notebook, gone.run);
+    const cells = new AgentCells(notebook, { staleRunMs: GRACE_MS });
+    await waitMs(GRACE_MS / 2);
+    expect(cell.executionState).toBe('running');
+    await waitMs(GRACE_MS * 2);
+    expect(cell.executionState).toBe('idle');
+    expect(cell.getMetadata('ipython_mcp')).toEqual({ agent: true });
+    expect(cell.getOutputs()).toEqual([
+      { output_type: 'stream', name: 'stdout', text: 'so far\n' },
+      { output_type: 'stream', name: 'stderr', text: expect.stringMatching(/^\[ipython-mcp: the ipython-mcp that ran this cell left before the cell ended; the kernel may still be running it/) },
+    ]);
+    expect(cells.counts.staleEnded).toBe(1);
+    expect(notebook.cells).toHaveLength(3);
+    cells.dispose();
+  });
+
+  it('whose ipython-mcp is in the room, or comes back within the grace: left alone; its own cells are never touched', async () => {
+    const notebook = notebookWithPersonCells();
+    const present = otherIpythonMcp(notebook);
+    const theirs = runningCellOf(notebook, present.run);
+    const cells = new AgentCells(notebook, { staleRunMs: GRACE_MS });
+    cells.start(1, 'mine()', undefined);
+    await waitMs(GRACE_MS * 2);
+    expect(theirs.executionState).toBe('running');
+    // A connection that drops and comes back within the grace.
+    present.leave();
+    await waitMs(GRACE_MS / 3);
+    present.come();
+    await waitMs(GRACE_MS * 2);
+    expect(theirs.executionState).toBe('running');
+    expect((notebook.cells[3] as YCodeCell).executionState).toBe('running');
+    expect(cells.counts.staleEnded).toBe(0);
+    // Gone for good: ended after the grace; this ipython-mcp's own running cell goes on.
+    present.leave();
+    await waitMs(GRACE_MS * 3);
+    expect(theirs.executionState).toBe('idle');
+    expect((notebook.cells[3] as YCodeCell).executionState).toBe('running');
+    cells.end(1, { executionCount: 2, status: 'ok' });
+    expect(cells.counts.staleEnded).toBe(1);
+    cells.dispose();
+  });
+
+  it('dispose stops the sweep: nothing is ended after it', async () => {
+    const notebook = notebookWithPersonCells();
+    const gone = otherIpythonMcp(notebook);
+    gone.leave();
+    const cell = runningCellOf(notebook, gone.run);
+    const cells = new AgentCells(notebook, { staleRunMs: GRACE_MS });
+    cells.dispose();
+    await waitMs(GRACE_MS * 2);
+    expect(cell.executionState).toBe('running');
   });
 });

@@ -51,6 +51,17 @@ export const ORDER_GRACE_MS = 500;
 /** How long outputs gather before they are written: one document update per burst, not one per line printed. */
 const FLUSH_MS = 25;
 
+/**
+ * How long a cell may carry the run record of an ipython-mcp that is not in the room (no awareness state names its
+ * runs) before another ipython-mcp ends it: long enough for a connection to come back (a Jupyter server restarted,
+ * a network blip: the room drops a client's awareness as its connection closes), short enough that a cell whose
+ * ipython-mcp was killed does not show [*] for long. y-protocols drops a silent client's awareness after 30 s.
+ */
+export const STALE_RUN_MS = 30_000;
+
+/** The awareness field naming the run records of one ipython-mcp's cells (the prefix of its records). */
+export const RUNS_AWARENESS_FIELD = 'ipython_mcp_runs';
+
 /** How many ended runs are remembered, for a cut cell pasted (or a deleted one brought back) after its run ended. */
 const ENDED_RUNS_KEPT = 16;
 
@@ -60,6 +71,8 @@ const ENDED_RUNS_CHARS = 16 * 1024 * 1024;
 /** Options of {@link AgentCells}. */
 export interface AgentCellsOptions {
   readonly maxCellOutputChars?: number | undefined;
+  /** How long a run record of an ipython-mcp no longer in the room stays before its cell is ended (see {@link STALE_RUN_MS}). */
+  readonly staleRunMs?: number | undefined;
 }
 
 interface Running {
@@ -91,6 +104,8 @@ export interface AgentCellsCounts {
   inserted: number;
   /** Cells the person deleted while they ran and that stayed deleted (a cut then pasted, or an undone delete, is a move). */
   deletedWhileRunning: number;
+  /** Cells of another ipython-mcp that left the room mid-run, ended here (see {@link STALE_RUN_MS}). */
+  staleEnded: number;
 }
 
 /** The header line of an agent cell's source: what the person sees first in the cell. */
@@ -106,17 +121,30 @@ export class AgentCells {
   /** Ended runs by run record, oldest first (bounded by {@link ENDED_RUNS_KEPT} and {@link ENDED_RUNS_CHARS}). */
   readonly #ended = new Map<string, Ended>();
   readonly #prefix = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
-  readonly counts: AgentCellsCounts = { inserted: 0, deletedWhileRunning: 0 };
+  readonly counts: AgentCellsCounts = { inserted: 0, deletedWhileRunning: 0, staleEnded: 0 };
+  readonly #staleRunMs: number;
+  /** Run records of other ipython-mcp not in the room, with when each was first seen so. */
+  readonly #stale = new Map<string, number>();
+  #staleTimer: NodeJS.Timeout | undefined;
 
   constructor(notebook: YNotebook, options: AgentCellsOptions = {}) {
     this.#notebook = notebook;
     this.#maxChars = Math.max(1024, options.maxCellOutputChars ?? DEFAULT_CELL_OUTPUT_CHARS);
+    this.#staleRunMs = options.staleRunMs ?? STALE_RUN_MS;
     notebook.changed.connect(this.#onChanged);
+    // Other ipython-mcp in the room know this one's cells by this field; a cell whose run record names no one in the
+    // room is ended after a while (its ipython-mcp was killed mid-run and nobody else would ever end it).
+    notebook.awareness.setLocalStateField(RUNS_AWARENESS_FIELD, this.#prefix);
+    notebook.awareness.on('change', this.#sweepStale);
+    this.#sweepStale();
   }
 
   /** Stops watching the notebook (the document is closed). */
   dispose(): void {
     this.#notebook.changed.disconnect(this.#onChanged);
+    this.#notebook.awareness.off('change', this.#sweepStale);
+    clearTimeout(this.#staleTimer);
+    this.#staleTimer = undefined;
   }
 
   /** Inserts the agent's cell for request `key` after the last cell. */
@@ -337,6 +365,51 @@ export class AgentCells {
   #pointAt(cell: YCodeCell, index: number): void {
     const position = createRelativePositionFromTypeIndex(cell.ysource, index);
     this.#notebook.awareness.setLocalStateField('cursors', [{ anchor: position, head: position, primary: true, empty: true }]);
+  }
+
+  /**
+   * Ends the cells whose run record names an ipython-mcp that has not been in the room for {@link STALE_RUN_MS}: the
+   * record goes, [*] ends, and a note says why (the kernel may still be running that code; its output is not shown).
+   * Checked as the room's awareness changes, and again when the oldest such record is due.
+   */
+  readonly #sweepStale = (): void => {
+    if (this.#notebook.isDisposed) return;
+    const here = new Set<string>([this.#prefix]);
+    for (const state of this.#notebook.awareness.getStates().values()) {
+      const runs = (state as Record<string, unknown>)[RUNS_AWARENESS_FIELD];
+      if (typeof runs === 'string') here.add(runs);
+    }
+    const now = Date.now();
+    const seen = new Set<string>();
+    let due = Number.POSITIVE_INFINITY;
+    for (const cell of this.#notebook.cells) {
+      const run = this.#recordOf(cell);
+      if (run === undefined || here.has(run.slice(0, run.lastIndexOf('-')))) continue;
+      seen.add(run);
+      const since = this.#stale.get(run) ?? now;
+      this.#stale.set(run, since);
+      if (now - since >= this.#staleRunMs) this.#endStale(cell as YCodeCell);
+      else due = Math.min(due, since + this.#staleRunMs);
+    }
+    for (const run of [...this.#stale.keys()]) if (!seen.has(run)) this.#stale.delete(run);
+    clearTimeout(this.#staleTimer);
+    this.#staleTimer = undefined;
+    if (Number.isFinite(due)) {
+      this.#staleTimer = setTimeout(this.#sweepStale, Math.max(0, due - now));
+      this.#staleTimer.unref?.();
+    }
+  };
+
+  #endStale(cell: YCodeCell): void {
+    const outputs = new CellOutputs();
+    outputs.takeOver(cell);
+    outputs.appendStream('stderr', "[ipython-mcp: the ipython-mcp that ran this cell left before the cell ended; the kernel may still be running it, and its output is not shown here]\n");
+    outputs.write(cell);
+    this.#notebook.transact(() => {
+      cell.executionState = 'idle';
+      this.#dropRecord(cell);
+    });
+    this.counts.staleEnded += 1;
   }
 
   /** Ends every running cell (the kernel connection ended). */

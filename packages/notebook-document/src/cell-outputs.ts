@@ -104,6 +104,13 @@ export class CellOutputs {
     this.#match();
   }
 
+  /** Takes a cell's outputs as they are as what it should hold, to add to them (a cell another ipython-mcp left). */
+  takeOver(cell: YCodeCell): void {
+    this.adopt(cell);
+    this.#wanted = [...this.#written];
+    this.#displayIds = this.#written.map(() => undefined);
+  }
+
   /** Takes each written output that equals the wanted one at its index as that one: it is not written again. */
   #match(): void {
     this.#written = this.#written.map((each, index) => (index < this.#wanted.length && equal(each, this.#wanted[index]) ? this.#wanted[index]! : each));

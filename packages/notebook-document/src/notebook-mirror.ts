@@ -36,6 +36,8 @@ export interface NotebookMirrorStatus {
   fix?: string | undefined;
   cells_inserted?: number | undefined;
   cells_deleted_while_running?: number | undefined;
+  /** Cells another ipython-mcp left running (it was killed mid-run), ended by this one. */
+  cells_left_running_ended?: number | undefined;
 }
 
 /** Observes one worker's agent cells (the shape `@ipython-mcp/jupyter-kernel` calls). */
@@ -213,7 +215,7 @@ export class NotebookMirror {
 
   status(): NotebookMirrorStatus {
     const counts = this.#cells?.counts;
-    const tallies = counts === undefined ? {} : { cells_inserted: counts.inserted, cells_deleted_while_running: counts.deletedWhileRunning };
+    const tallies = counts === undefined ? {} : { cells_inserted: counts.inserted, cells_deleted_while_running: counts.deletedWhileRunning, cells_left_running_ended: counts.staleEnded };
     if (!this.#options.cells) return { mirrored: false, state: 'off', reason: 'turned off by --notebook-cells off (IPYTHON_MCP_NOTEBOOK_CELLS)' };
     if (this.#failure !== undefined && this.#shared === undefined) {
       return {
