@@ -166,12 +166,14 @@ describe('readCells', () => {
     expect(second.text).not.toContain('id intro');
   });
 
-  it('200 cells read well under 100 ms, and a small budget pages them', () => {
+  it('200 cells read within a generous bound, and a small budget pages them', () => {
     const many: CellJson[] = Array.from({ length: 200 }, (_, index) => ({ id: `c${index}`, cell_type: 'code', source: `x${index} = ${index}\n`.repeat(5), outputs: [{ output_type: 'stream', name: 'stdout', text: 'o'.repeat(500) }], execution_count: index }));
     const notebook = shared(many);
     const started = performance.now();
     const page = readCells(notebook.toJSON().cells as unknown as CellJson[], { path: 'big.ipynb', origin: 'live', maxChars: 66_000 });
-    expect(performance.now() - started).toBeLessThan(100);
+    // The goal (100 ms at the server; about 1 ms measured) is the bench's to judge (tooling/bench/sections/
+    // notebook-tools.mjs, with the machine's noise); here only a bound a loaded machine keeps.
+    expect(performance.now() - started).toBeLessThan(1_000);
     expect(page.last).toBeGreaterThan(50);
     const small = readCells(many, { path: 'big.ipynb', origin: 'live', maxChars: 2_000 });
     expect(small.text.length).toBeLessThanOrEqual(2_000);
