@@ -1,6 +1,6 @@
 /**
  * The parts of JupyterLab 4's objects this extension reads, as JupyterLab 4.x has them (`ILabShell.widgets`,
- * `NotebookPanel.content` / `.context`, `Notebook.widgets` / `.scrollToCell`, `ICellModel.getMetadata`,
+ * `NotebookPanel.content` / `.context`, `Notebook.widgets` / `.scrollToItem`, `ICellModel.getMetadata`,
  * `YNotebook.awareness` / `.ydoc`, `YCodeCell.ysource`). Only what is read is declared.
  */
 import type { Doc, Text } from 'yjs';
@@ -37,7 +37,8 @@ export interface AwarenessLike {
 
 export interface NotebookLike extends WidgetLike {
   readonly widgets: readonly CellLike[];
-  scrollToCell?(cell: CellLike, align?: 'auto' | 'smart' | 'center' | 'start' | 'end'): Promise<void>;
+  /** WindowedList's: scrolls only (the notebook's `scrollToCell` also activates the cell, in edit mode). */
+  scrollToItem?(index: number, align?: 'auto' | 'smart' | 'center' | 'start' | 'end'): Promise<void>;
 }
 
 export interface NotebookPanelLike extends WidgetLike {

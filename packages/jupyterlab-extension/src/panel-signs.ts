@@ -87,8 +87,11 @@ export class PanelSigns {
     badge.addEventListener('click', () => {
       const pointed = this.#pointed[edge];
       if (pointed === undefined) return;
+      // Only the view moves: the person's active cell and mode stay as they were (so their keys never go into the
+      // agent's cell).
       const notebook = this.#panel.content;
-      if (notebook.scrollToCell !== undefined) void notebook.scrollToCell(pointed.cell, 'center');
+      const index = notebook.widgets.indexOf(pointed.cell);
+      if (notebook.scrollToItem !== undefined && index >= 0) void notebook.scrollToItem(index, 'center');
       else pointed.cell.node.scrollIntoView({ block: 'center' });
     });
     this.#panel.node.appendChild(badge);
@@ -136,7 +139,7 @@ export class PanelSigns {
       return;
     }
     node.classList.add('ipython-mcp-agentCell');
-    const label = JSON.stringify(mark.byPerson ? `${mark.client} + you` : mark.client);
+    const label = JSON.stringify(mark.byPerson ? `${mark.client} (agent), edited or run by you` : `${mark.client} (agent)`);
     if (node.style.getPropertyValue('--ipython-mcp-agent-label') !== label) node.style.setProperty('--ipython-mcp-agent-label', label);
     const color = this.#colorOf(mark.client);
     if (node.style.getPropertyValue('--ipython-mcp-agent-color') !== color) node.style.setProperty('--ipython-mcp-agent-color', color);
