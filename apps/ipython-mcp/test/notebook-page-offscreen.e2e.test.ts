@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Locator } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
-import { inView, openPersonPage, STEP_MS, until, writeLongNotebook, writePersonNotebook, type PersonPage } from './notebook-page.js';
+import { ARTIFACTS, inView, openPersonPage, STEP_MS, until, writeLongNotebook, writePersonNotebook, type PersonPage } from './notebook-page.js';
 
 let lab: RunningJupyter;
 
@@ -48,9 +48,16 @@ async function signsShownOver(person: PersonPage, ms: number): Promise<number> {
   return shown;
 }
 
+/** A screenshot of `target` (whole, or its bottom 240 pixels) into the artifacts directory, for the docs. */
+async function clipShot(person: PersonPage, name: string, target: Locator, part: 'whole' | 'bottom'): Promise<void> {
+  const box = (await target.boundingBox())!;
+  const clip = part === 'whole' ? { ...box, y: box.y - 30, height: box.height + 40 } : { ...box, y: box.y + box.height - 240, height: 240 };
+  await person.page.screenshot({ path: join(ARTIFACTS, `notebook-${name}.png`), clip });
+}
+
 /** The agent's name the extension draws at the bottom right of an agent cell's input (CSS `content`). */
 function agentLabel(cell: Locator): Promise<string> {
-  return cell.locator('.jp-InputArea-editor').evaluate((node) => getComputedStyle(node, '::after').content);
+  return cell.locator('.jp-InputArea-editor').evaluate((node) => node.ownerDocument.defaultView!.getComputedStyle(node, '::after').content);
 }
 
 describe("the sign of an agent cell out of the person's view (ipython-mcp's JupyterLab extension, chromium)", () => {
@@ -96,15 +103,23 @@ describe("the sign of an agent cell out of the person's view (ipython-mcp's Jupy
       expect(await inView(page, '.ipython-mcp-offscreen-above')).toBe(0);
       // Outlined in the agent's collaborator colour (ipython-mcp gives its collaborators JupyterLab's 7th).
       const colours = await badge.evaluate((node) => {
-        const probe = document.createElement('div');
+        const page = node.ownerDocument;
+        const probe = page.createElement('div');
         probe.style.color = 'var(--jp-collaborator-color7)';
-        document.body.appendChild(probe);
-        const wanted = getComputedStyle(probe).color;
+        page.body.appendChild(probe);
+        const wanted = page.defaultView!.getComputedStyle(probe).color;
         probe.remove();
-        return { badge: getComputedStyle(node).borderTopColor, wanted };
+        return { badge: page.defaultView!.getComputedStyle(node).borderTopColor, wanted };
       });
       expect(colours.badge).toBe(colours.wanted);
+      // (JupyterLab's own notice about its news sits at the bottom right: the person answers it first.)
+      const news = page.locator('.Toastify__toast').getByRole('button', { name: 'No', exact: true });
+      if ((await news.count()) > 0) {
+        await news.click();
+        await page.locator('.Toastify__toast').first().waitFor({ state: 'detached', timeout: STEP_MS });
+      }
       await person.shot('offscreen-sign');
+      await clipShot(person, 'offscreen-sign-edge', page.locator('.jp-NotebookPanel:visible'), 'bottom');
       // A click takes the person to the cell, and the badge goes; the person's own selection stays (the agent's cell
       // is not made active, so the person's keys do not go into it).
       await badge.click();
@@ -119,6 +134,7 @@ describe("the sign of an agent cell out of the person's view (ipython-mcp's Jupy
       await expect(cell.evaluate((node) => node.classList.contains('ipython-mcp-agentCell'))).resolves.toBe(true);
       expect(await agentLabel(cell)).toBe('"claude-code (agent)"');
       await person.shot('offscreen-sign-clicked');
+      await clipShot(person, 'offscreen-agent-cell', cell, 'whole');
       // Away again while the cell runs: the sign is back.
       await wheelToTop(person);
       await until(async () => expect(await inView(page, '.ipython-mcp-offscreen-below:has-text("▼ claude-code is working in cell 43")')).toBe(1), STEP_MS);
