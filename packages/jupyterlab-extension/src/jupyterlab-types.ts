@@ -45,7 +45,7 @@ export interface NotebookPanelLike extends WidgetLike {
   readonly content: NotebookLike;
   readonly context: {
     readonly isReady: boolean;
-    readonly model: { readonly sharedModel: { readonly awareness?: AwarenessLike; readonly ydoc?: Doc } };
+    readonly model: { readonly sharedModel: { readonly awareness?: AwarenessLike | null; readonly ydoc?: Doc } };
   };
 }
 

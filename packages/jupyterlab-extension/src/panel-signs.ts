@@ -103,7 +103,7 @@ export class PanelSigns {
     const { context } = this.#panel;
     if (!context.isReady || !this.#panel.isVisible) return;
     const awareness = context.model.sharedModel.awareness;
-    if (awareness !== undefined && awareness !== this.#awareness) {
+    if (awareness !== undefined && awareness !== null && awareness !== this.#awareness) {
       this.#awareness?.off('change', this.#onAwareness);
       this.#awareness = awareness;
       awareness.on('change', this.#onAwareness);
