@@ -70,8 +70,13 @@ describe("the sign of an agent cell out of the person's view (ipython-mcp's Jupy
       // The extension is loaded: its two (hidden) badges are on the notebook panel.
       await page.locator('.jp-NotebookPanel .ipython-mcp-offscreen-below').waitFor({ state: 'attached', timeout: STEP_MS });
       const last = person.cellWith("# the person's last cell");
-      await last.scrollIntoViewIfNeeded();
-      await last.locator('.jp-InputPrompt').click();
+      // The cells above the last one take their real heights as they come into view (JupyterLab's windowing), so
+      // the first click may land on another cell: the person clicks until the last cell is the active one.
+      await until(async () => {
+        await last.scrollIntoViewIfNeeded();
+        await last.locator('.jp-InputPrompt').click();
+        expect(await last.evaluate((node) => node.classList.contains('jp-mod-active'))).toBe(true);
+      }, STEP_MS);
       await page.keyboard.press('Escape');
       await page.keyboard.press('Control+Enter');
       await last.locator('.jp-InputPrompt', { hasText: '[*]' }).waitFor({ timeout: STEP_MS });
