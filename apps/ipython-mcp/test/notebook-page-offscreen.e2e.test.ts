@@ -92,7 +92,7 @@ describe("the sign of an agent cell out of the person's view (ipython-mcp's Jupy
     }
   });
 
-  it("the agent's cell at the end, the person at the top: the bottom badge names the agent and the cell; a click takes the person there and it goes; away again while it runs, it is back; after the run it goes", async () => {
+  it("the agent's cell at the end, the person at the top: the bottom badge names the agent and the cell; a click takes the person there and it goes; away again while it runs, it is back; after the run it goes, and a reload shows none", async () => {
     const PATH = 'far.ipynb';
     writeLongNotebook(lab, PATH);
     const person = await openPersonPage(lab, PATH, 'far');
@@ -148,6 +148,13 @@ describe("the sign of an agent cell out of the person's view (ipython-mcp's Jupy
       await answer;
       await until(async () => expect(await badge.isHidden()).toBe(true), 20_000);
       expect(person.errors).toEqual([]);
+      // The notebook opened again (a reload) with the agent's finished cell below the view: no sign for what was
+      // already there.
+      await page.reload();
+      await person.cellWith('rows = 7').waitFor({ timeout: STEP_MS });
+      await page.locator('.jp-NotebookPanel .ipython-mcp-offscreen-below').waitFor({ state: 'attached', timeout: STEP_MS });
+      expect(await inView(page, cellSelector)).toBe(0);
+      expect(await signsShownOver(person, 2_000)).toBe(0);
     } finally {
       gate.release();
       await agent.close();

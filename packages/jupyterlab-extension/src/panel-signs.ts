@@ -101,7 +101,9 @@ export class PanelSigns {
   /** Reads the document's marks and the agents' cursors, marks the agent cells, and places the badges. */
   look(): void {
     const { context } = this.#panel;
-    if (!context.isReady || !this.#panel.isVisible) return;
+    // A notebook being loaded has no cells yet (a loaded one has one at least): its first look waits for them, so the
+    // cells it opened with are not taken for new ones.
+    if (!context.isReady || !this.#panel.isVisible || this.#panel.content.widgets.length === 0) return;
     const awareness = context.model.sharedModel.awareness;
     if (awareness !== undefined && awareness !== null && awareness !== this.#awareness) {
       this.#awareness?.off('change', this.#onAwareness);
@@ -155,7 +157,7 @@ export class PanelSigns {
     return DEFAULT_COLOR;
   }
 
-  /** Notes where each agent's cursor is; with `fresh`, a cursor that moved to another cell makes that cell recent. */
+  /** Notes where each agent's cursor is; with `fresh`, a cursor that moved into another cell makes that cell recent. */
   #readCursors(clients: number[], fresh: boolean): void {
     const states = this.#awareness?.getStates();
     const ydoc = this.#panel.context.model.sharedModel.ydoc;
@@ -170,7 +172,8 @@ export class PanelSigns {
         const type = createAbsolutePositionFromRelativePosition(createRelativePositionFromJSON(head), ydoc)?.type;
         cellId = this.#panel.content.widgets.find((cell) => cell.model.sharedModel.ysource === type)?.model.id;
       }
-      if (fresh && cellId !== undefined && cellId !== this.#cursors.get(client)) {
+      // A cursor first seen (the page just joined, or the agent did) is where the agent was, not a move.
+      if (fresh && cellId !== undefined && this.#cursors.has(client) && cellId !== this.#cursors.get(client)) {
         this.#recent.set(cellId, { at: Date.now(), client: agentName(state?.user?.name) ?? 'agent' });
       }
       this.#cursors.set(client, cellId);
