@@ -3,7 +3,7 @@
 // the notebook's edge naming the agent and its cell, in the agent's colour, that takes the person there; and the bar
 // and name on each agent cell. The person's own cells, and a notebook without an agent, give no sign.
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Locator } from 'playwright-core';
@@ -22,9 +22,9 @@ afterAll(async () => {
 });
 
 /** A file the test creates when a cell it runs may end (the cell waits for it: no race with the page's steps). */
-function releaseFile(): { path: string; release(): void } {
+function releaseFile(): { path: string; release(): void; remove(): void } {
   const path = join(tmpdir(), `ipython-mcp-offscreen-${randomUUID()}`);
-  return { path, release: () => writeFileSync(path, '') };
+  return { path, release: () => writeFileSync(path, ''), remove: () => rmSync(path, { force: true }) };
 }
 
 /** Cell code that prints `marker`, then waits until `path` exists. */
@@ -159,6 +159,7 @@ describe("the sign of an agent cell out of the person's view (ipython-mcp's Jupy
       gate.release();
       await agent.close();
       await person.close();
+      gate.remove();
     }
   });
 
@@ -184,6 +185,7 @@ describe("the sign of an agent cell out of the person's view (ipython-mcp's Jupy
       gate.release();
       await agent.close();
       await person.close();
+      gate.remove();
     }
   });
 });
