@@ -31,6 +31,7 @@ const ALONE = [
   'test/notebook-browser.e2e.test.ts',
   'test/notebook-cells.e2e.test.ts',
   'test/notebook-page-identity.e2e.test.ts',
+  'test/notebook-page-offscreen.e2e.test.ts',
   'test/notebook-page-outputs.e2e.test.ts',
   'test/notebook-page-running.e2e.test.ts',
   'test/notebook-tools-browser.e2e.test.ts',

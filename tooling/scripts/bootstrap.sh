@@ -98,6 +98,13 @@ for entry in "${background[@]}"; do
   fi
 done
 [ "$failed" = 0 ] || exit 1
+if [ "$dev" = 1 ]; then
+  # ipython-mcp's JupyterLab extension (packages/jupyterlab-extension, built above) in the test environment's
+  # JupyterLab, as a prebuilt extension: a link to the build, so a rebuild is what the next JupyterLab loads.
+  labextensions=.venv/share/jupyter/labextensions/@ipython-mcp
+  mkdir -p "$labextensions"
+  ln -sfn "$root/packages/jupyterlab-extension/dist/labextension" "$labextensions/jupyterlab-extension"
+fi
 if [ "$node_only" = 0 ] && [ "$dev" = 0 ]; then
   node apps/ipython-mcp/dist/cli.js setup
 fi

@@ -1,12 +1,11 @@
 // Who did what, on the person's open page (issue 58): each attached agent its own collaborator named by its MCP
 // client, the agent's cursor (JupyterLab's collaborator cursor, its name flag) on the cell it works in, and a running
-// agent cell the person deleted and brought back with undo ending as any cell does, never left at [*]; and what
-// JupyterLab itself shows of an agent cell placed below the person's view.
+// agent cell the person deleted and brought back with undo ending as any cell does, never left at [*]; and what the
+// person sees of an agent cell placed below their view (ipython-mcp's extension's sign, JupyterLab's minimap).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from './harness.js';
 import { startJupyter, startKernelServer, type RunningJupyter } from './jupyter-harness.js';
-import { writeNotebookCells } from './notebook-harness.js';
-import { openPersonPage, savedCells, STEP_MS, textOf, until, writePersonNotebook, type PersonPage } from './notebook-page.js';
+import { inView, openPersonPage, savedCells, STEP_MS, textOf, until, writeLongNotebook, writePersonNotebook, type PersonPage } from './notebook-page.js';
 
 const PATH = 'identity.ipynb';
 
@@ -90,22 +89,13 @@ describe("the agent's identity on the person's page (JupyterLab, chromium)", () 
     }
   });
 
-  it("an agent cell placed below the person's view: no mark in view; JupyterLab's minimap (View › Show Minimap) lists it with [*], then [n], and takes the person there", async () => {
+  it("an agent cell placed below the person's view: ipython-mcp's extension signs it at the notebook's bottom edge; JupyterLab's minimap (View › Show Minimap) lists it with [*], then [n], and takes the person there", async () => {
     const LONG = 'long.ipynb';
-    const filler = Array.from({ length: 40 }, (_, index) => ({
-      cell_type: 'code', id: `fill${index}`, metadata: {}, outputs: [], execution_count: null,
-      source: Array.from({ length: 6 }, (_, line) => `step_${index}_${line} = ${line}`).join('\n'),
-    }));
-    writeNotebookCells(lab, LONG, [
-      { cell_type: 'markdown', id: 'intro', metadata: {}, source: '# A long notebook' },
-      { cell_type: 'code', id: 'person', metadata: {}, source: 'rows = 7', outputs: [], execution_count: null },
-      ...filler,
-    ]);
+    writeLongNotebook(lab, LONG);
     const reader = await openPersonPage(lab, LONG, 'long');
     const agent = await startKernelServer(lab, ['--notebook', LONG], {}, [], 'claude-code');
     try {
       const { page } = reader;
-      const height = page.viewportSize()!.height;
       // The minimap is JupyterLab's own (command notebook:toggle-virtual-scrollbar, off by default): one item a cell,
       // its first characters and its [*] / [n] / [!].
       await reader.cellWith('rows = 7').locator('.jp-InputPrompt').click();
@@ -122,18 +112,12 @@ describe("the agent's identity on the person's page (JupyterLab, chromium)", () 
         await page.mouse.wheel(0, 20);
         expect(await item.locator('.jp-scrollbarItem-executionIndicator').innerText({ timeout: 1_000 })).toBe('[*]');
       }, STEP_MS);
-      // In the notebook itself nothing is in view: the cell, the agent's cursor and its name flag are below the fold.
-      const inView = async (selector: string): Promise<number> => {
-        let count = 0;
-        for (const each of await page.locator(selector).all()) {
-          const box = await each.boundingBox();
-          if (box !== null && box.height > 0 && box.y < height && box.y + box.height > 0 && (await each.isVisible())) count += 1;
-        }
-        return count;
-      };
-      expect(await inView('.jp-Notebook .jp-CodeCell:has-text("P start")')).toBe(0);
-      expect(await inView('.jp-remote-cursor')).toBe(0);
-      expect(await inView('.jp-remote-userFlag')).toBe(0);
+      // The cell, the agent's cursor and its name flag are below the fold; the extension's sign at the notebook's
+      // bottom edge names the agent (notebook-page-offscreen has the sign's own cases).
+      expect(await inView(page, '.jp-Notebook .jp-CodeCell:has-text("P start")')).toBe(0);
+      expect(await inView(page, '.jp-remote-cursor')).toBe(0);
+      expect(await inView(page, '.jp-remote-userFlag')).toBe(0);
+      expect(await inView(page, '.ipython-mcp-offscreen-below:has-text("claude-code is working in cell 43")')).toBe(1);
       await reader.shot('offscreen-minimap');
       const ran = await answer;
       await item.locator('.jp-scrollbarItem-executionIndicator', { hasText: `[${ran.execution_count}]` }).waitFor({ timeout: STEP_MS });
@@ -143,7 +127,7 @@ describe("the agent's identity on the person's page (JupyterLab, chromium)", () 
       if ((await news.count()) > 0) await news.click();
       await item.click();
       const cell = reader.cellWith("print('P start'");
-      await until(async () => expect(await inView('.jp-Notebook .jp-CodeCell:has-text("P start")')).toBe(1), STEP_MS);
+      await until(async () => expect(await inView(page, '.jp-Notebook .jp-CodeCell:has-text("P start")')).toBe(1), STEP_MS);
       await cell.locator('.jp-OutputArea-output', { hasText: 'P end' }).waitFor({ timeout: STEP_MS });
       await cell.locator('.jp-remote-cursor').first().waitFor({ state: 'attached', timeout: STEP_MS });
     } finally {

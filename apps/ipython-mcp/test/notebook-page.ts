@@ -30,6 +30,8 @@ export function writePersonNotebook(lab: RunningJupyter, path: string): void {
 export interface PersonPage {
   browser: Browser;
   page: Page;
+  /** The page's console errors and uncaught exceptions, from its first load on. */
+  errors: string[];
   /** The code cell in the page whose text contains `text`. */
   cellWith(text: string): Locator;
   /** A full-page screenshot into the artifacts directory, as `notebook-NAME.png`. */
@@ -46,12 +48,18 @@ export async function openPersonPage(lab: RunningJupyter, path: string, workspac
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'] });
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const errors: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
+    page.on('pageerror', (error) => errors.push(String(error.stack ?? error)));
     await page.goto(`${lab.url}lab/${workspace === undefined ? '' : `workspaces/${workspace}/`}tree/${path}?token=${lab.token}`);
     await page.locator('.jp-Notebook .jp-CodeCell', { hasText: 'rows = 7' }).waitFor({ timeout: STEP_MS });
     await page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').first().waitFor({ timeout: STEP_MS });
     return {
       browser,
       page,
+      errors,
       cellWith: (text) => page.locator('.jp-Notebook .jp-CodeCell', { hasText: text }),
       shot: async (name) => {
         await page.screenshot({ path: join(ARTIFACTS, `notebook-${name}.png`), fullPage: true });
@@ -70,4 +78,32 @@ export async function openPersonPage(lab: RunningJupyter, path: string, workspac
  */
 export function until(check: () => Promise<void>, ms: number): Promise<void> {
   return retry(check, ms, 200);
+}
+
+/** How many of the elements `selector` finds are drawn inside the page's viewport (at least partly). */
+export async function inView(page: Page, selector: string): Promise<number> {
+  const height = page.viewportSize()!.height;
+  let count = 0;
+  for (const each of await page.locator(selector).all()) {
+    const box = await each.boundingBox();
+    if (box !== null && box.height > 0 && box.y < height && box.y + box.height > 0 && (await each.isVisible())) count += 1;
+  }
+  return count;
+}
+
+/**
+ * Writes a long notebook at `path`: a markdown cell, the person's `rows = 7` and 40 cells of six lines each, so a cell
+ * added at the end is far below the person's view (`last`, when given, is the person's own last cell).
+ */
+export function writeLongNotebook(lab: RunningJupyter, path: string, last?: string): void {
+  const filler = Array.from({ length: 40 }, (_, index) => ({
+    cell_type: 'code', id: `fill${index}`, metadata: {}, outputs: [], execution_count: null,
+    source: Array.from({ length: 6 }, (_, line) => `step_${index}_${line} = ${line}`).join('\n'),
+  }));
+  writeNotebookCells(lab, path, [
+    { cell_type: 'markdown', id: 'intro', metadata: {}, source: '# A long notebook' },
+    { cell_type: 'code', id: 'person', metadata: {}, source: 'rows = 7', outputs: [], execution_count: null },
+    ...filler,
+    ...(last === undefined ? [] : [{ cell_type: 'code', id: 'last', metadata: {}, source: last, outputs: [], execution_count: null }]),
+  ]);
 }
