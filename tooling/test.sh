@@ -37,9 +37,10 @@ export PATH="$root/.tooling/node_modules/.bin:$PATH" TURBO_TELEMETRY_DISABLED=1
 export IPYTHON_MCP_TEST_PYTHON="$root/.venv/bin/python"
 # The suites in lanes side by side, since on two cores the end-to-end files leave a core idle much of the time (they
 # wait on start-ups, sockets and kernels):
-#   - apps/ipython-mcp's end-to-end files that may run beside others (its `side by side` group, two at a time);
-#   - beside them: lint and typecheck, then the Python side (the worker's pytest suite; the release matrix, which builds
-#     a fresh venv from PyPI and runs that suite again), then the other TypeScript packages' suites, one at a time;
+#   - apps/ipython-mcp's end-to-end files that may run beside others (its `side by side` group, three at a time);
+#   - beside them: lint and typecheck, then the Python side (the worker's pytest suite beside the release matrix, which
+#     builds a fresh venv from PyPI and runs that suite again), then the other TypeScript packages' suites, two at a
+#     time;
 #   - once both are done, apps/ipython-mcp's files that must run with nothing beside them (its `alone` group: faults,
 #     deadlines, memory, the browser, JupyterHub; docs/decisions/0018-bench-ci.md).
 # --quick: the Python suite beside the TypeScript unit suites. IPYTHON_MCP_TEST_LANES=1 runs everything one step after
@@ -57,13 +58,13 @@ checks() {
   step 'lint and typecheck (turbo)' pnpm exec turbo run lint typecheck --only --output-logs=errors-only &&
     step 'tooling tests (node --test)' node --test tooling/scripts/lint-rules.test.mjs tooling/scripts/test-summary.test.mjs tooling/bench/lib/noise.test.mjs
 }
-# One turbo run of the test task as one step of the table; turbo's run summary (.turbo/runs/*.json: each package's
+# One turbo run of the test task as one step of the table (packages one at a time, or $concurrency at a time); turbo's run summary (.turbo/runs/*.json: each package's
 # time) is kept with the step's name, so the table lists each package under the step that ran it.
 # --only: the bootstrap built everything.
 suites() {
   local name="$1" lane_log="$2" status=0 summary
   shift 2
-  pnpm exec turbo run test --only --concurrency=1 --continue --output-logs=full --summarize "$@" 2>&1 | tee "$lane_log" || status=$?
+  pnpm exec turbo run test --only --concurrency="${concurrency:-1}" --continue --output-logs=full --summarize "$@" 2>&1 | tee "$lane_log" || status=$?
   summary="$(grep -ao '/[^[:space:]]*/\.turbo/runs/[[:alnum:]_-]*\.json' "$lane_log" | tail -n 1 || true)"
   if [ -n "$summary" ] && [ -f "$summary" ]; then
     cp "$summary" "$timings/"
@@ -85,8 +86,9 @@ downloads() {
 beside() {
   local status=0
   checks || status=$?
-  suite_step 'test suites, Python (pytest, release matrix)' "$timings/python-lane.log" "${python_lane[@]}" || status=$?
-  suite_step 'test suites, the other TypeScript packages' "$timings/packages-lane.log" "${other_packages[@]}" || status=$?
+  # Two at a time: the suites wait on workers, kernels and pip more than they compute.
+  concurrency=2 suite_step 'test suites, Python (pytest, release matrix)' "$timings/python-lane.log" "${python_lane[@]}" || status=$?
+  concurrency=2 suite_step 'test suites, the other TypeScript packages' "$timings/packages-lane.log" "${other_packages[@]}" || status=$?
   return "$status"
 }
 rm -rf .turbo/runs

@@ -3,7 +3,7 @@ import { realProcessesConfig } from '@ipython-mcp/test-support/vitest';
 
 // End-to-end suites spawn the built binary and real Python workers.
 //
-// Two groups (docs/decisions/0018-bench-ci.md): most files run two at a time, since they spend most of their time
+// Two groups (docs/decisions/0018-bench-ci.md): most files run three at a time, since they spend most of their time
 // waiting on start-ups, sleeps in cells, sockets and the real client CLIs; then the files below run one at a time,
 // with nothing of this suite beside them. Every file starts its own servers on free ports, in its own scratch
 // directories, and its orphan checks look only at processes it tagged or started, so side by side they share nothing.
@@ -46,7 +46,7 @@ const { include, ...shared } = realProcessesConfig().test ?? {};
 const GROUPS = [
   {
     extends: true as const,
-    test: { name: 'side by side', include: include ?? [], exclude: ALONE, fileParallelism: true, maxWorkers: 2, sequence: { groupOrder: 0 } },
+    test: { name: 'side by side', include: include ?? [], exclude: ALONE, fileParallelism: true, maxWorkers: 3, sequence: { groupOrder: 0 } },
   },
   {
     extends: true as const,
