@@ -467,11 +467,12 @@ export class JupyterKernel {
   }
 
   async #close(): Promise<void> {
+    // An owned kernel whose route is away may be alive, with its names: it is not shut down now (a request could not
+    // reach the server anyway); the backend shuts down every kernel it asked for when ipython-mcp exits. Read before
+    // the watch stops (stopping it forgets since when the route is away).
+    const routeAway = this.#route.away !== undefined || (this.#everConnected && this.#connection.connectionStatus !== 'connected');
     this.#closed = true;
     this.#route.stop();
-    // An owned kernel whose route is away may be alive, with its names: it is not shut down now (a request could not
-    // reach the server anyway); the backend shuts down every kernel it asked for when ipython-mcp exits.
-    const routeAway = this.#route.away !== undefined || (this.#everConnected && this.#connection.connectionStatus !== 'connected');
     const closed = new JupyterKernelError('jupyter_closed', { kernelId: this.kernelId });
     for (const reject of [...this.#inFlight]) reject(closed);
     for (const comm of [...this.#comms]) comm.close();

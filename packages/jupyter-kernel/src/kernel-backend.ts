@@ -16,11 +16,12 @@ import { JupyterKernelError, redactUrl } from './errors.js';
 import type { JupyterKernelErrorCode } from './errors.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS, openJupyterKernel } from './open-kernel.js';
 import type { JupyterKernel } from './jupyter-kernel.js';
-import { kernelExecutionState, shutdownKernel } from './kernel-rest.js';
+import { kernelExecutionState, shutdownKernelById } from './kernel-rest.js';
 import type { JupyterKernelTarget } from './kernel-rest.js';
 import { JupyterKernelWorker, type KernelCellObserver } from './kernel-worker.js';
 import { logServicesConsoleTo } from './services-console.js';
 import type { MachineGuardOptions } from './kernel-stdin.js';
+import { resolveServer } from './server-settings.js';
 import type { JupyterServerOptions } from './server-settings.js';
 
 /**
@@ -151,6 +152,20 @@ function waitingFor(error: JupyterKernelError, target: JupyterKernelTarget, url:
   }
 }
 
+/**
+ * How long after a start request failed a JSON 404 for its kernel may still be the server making it: jupyter_server
+ * answers 404 for a kernel whose start is under way (a request cut by a proxy's restart may have reached it).
+ */
+const START_PENDING_MS = 5_000;
+
+/** A kernel this backend asked the server to start. */
+interface AskedKernel {
+  /** Settles once its start request did (answered or failed). */
+  readonly settled: Promise<void>;
+  /** Until when (Date.now()) a 404 for it may be its start still under way: 0 once the server answered the start. */
+  pendingUntil: number;
+}
+
 /** fd-level capture only: the kernel side points fd 1 and 2 at its own pipes while an agent's request runs. */
 const KERNEL_CAPABILITIES: ReadonlySet<WorkerCapability> = new Set<WorkerCapability>(['fdCapture']);
 
@@ -168,7 +183,15 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   if (options.logger !== undefined) logServicesConsoleTo(options.logger);
   const started = new Set<JupyterKernel>();
   /** Every kernel id this backend asked the server to start, whether or not the start came back: shut down at close. */
-  const asked = new Set<string>();
+  const asked = new Map<string, AskedKernel>();
+  const settleAsked = new Map<string, () => void>();
+  /** Aborted by close: every opening is given up, its kernel shut down as soon as the server answered its start. */
+  const closing = new AbortController();
+  /** Shuts down a kernel asked for, once its start request settled (a start in flight is not answered 404 as gone). */
+  const shutdownAsked = async (kernelId: string, kernel: AskedKernel): Promise<void> => {
+    await kernel.settled;
+    await shutdownKernelById(resolveServer(options.server), kernelId, kernel.pendingUntil);
+  };
   let lastKernelId: string | null = 'kernelId' in options.target ? options.target.kernelId : null;
   let stuck = false;
   /** Whether the post-kill wait for a stuck kernel was spent (later starts look once and put the call off). */
@@ -198,8 +221,8 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   };
 
   const opening = new Set<Promise<unknown>>();
-  const open = (boundMs: number): Promise<JupyterKernel> => {
-    const attempt = openKernel(boundMs).catch((error: unknown) => {
+  const open = (boundMs: number, abandoned: AbortSignal): Promise<JupyterKernel> => {
+    const attempt = openKernel(boundMs, AbortSignal.any([abandoned, closing.signal])).catch((error: unknown) => {
       if (error instanceof WorkerStartupError) throw error;
       const retry = startupRetry(error);
       if (retry === undefined) throw error;
@@ -211,14 +234,25 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
     return attempt;
   };
   /** Opens the target's kernel within `boundMs` (the worker's start-up bound): a start given up is not left running. */
-  const openKernel = async (boundMs: number): Promise<JupyterKernel> => {
+  const openKernel = async (boundMs: number, signal: AbortSignal): Promise<JupyterKernel> => {
     if (closed) throw new Error('the Jupyter backend is closed');
+    const onStarting = (kernelId: string): void => {
+      if (asked.has(kernelId)) return;
+      const settled = new Promise<void>((resolve) => settleAsked.set(kernelId, resolve));
+      asked.set(kernelId, { settled, pendingUntil: 0 });
+    };
+    const onStartSettled = (kernelId: string, answered: boolean): void => {
+      const kernel = asked.get(kernelId);
+      if (kernel !== undefined) kernel.pendingUntil = answered ? 0 : Date.now() + START_PENDING_MS;
+      settleAsked.get(kernelId)?.();
+      settleAsked.delete(kernelId);
+    };
     const openWithin = (connectTimeoutMs: number | undefined): Promise<JupyterKernel> =>
       openJupyterKernel({
         server: options.server,
         target: options.target,
         connectTimeoutMs,
-        start: { env: options.kernelEnv, onStarting: (kernelId) => asked.add(kernelId) },
+        start: { env: options.kernelEnv, onStarting, onStartSettled, signal },
       });
     let kernel: JupyterKernel;
     if (policy === 'attached' && stuck && lastKernelId !== null && (await kernelExecutionState(options.server, lastKernelId)) === 'busy') {
@@ -259,7 +293,7 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
     policy,
     start(start: WorkerStartOptions): JupyterKernelWorker {
       const worker = new JupyterKernelWorker({
-        open: () => open(start.startupTimeoutMs),
+        open: (abandoned) => open(start.startupTimeoutMs, abandoned),
         start,
         sourceDirectory: options.sourceDirectory ?? workerSourceDirectory(),
         logger: options.logger ?? start.logger,
@@ -305,16 +339,22 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
     },
     async close(): Promise<void> {
       closed = true;
-      // A kernel still being started is shut down as soon as it exists (openKernel sees `closed`).
-      await Promise.all([...opening]);
+      // Everything at once, nothing waited for first: a client gives a closing server a few seconds before it kills
+      // it (the MCP SDK's: 2 s after stdin closes, SIGTERM; SIGKILL 2 s later), and a shutdown never sent leaves its
+      // kernel running. A kernel still opening is given up (its channels may wait out the connect bound) and shut
+      // down as soon as the server answered its start.
+      closing.abort();
       const kernels = [...started];
       started.clear();
-      await Promise.all(kernels.map((kernel) => kernel.close().catch(() => undefined)));
       // Every kernel asked for, including one whose start failed or timed out after the server made it, or whose
-      // shutdown failed when its worker ended (a kernel the server was restarting): gone ones answer 404 at once.
+      // shutdown was put off or failed when its worker ended (a route away, a kernel the server was restarting).
       const ids = [...asked];
       asked.clear();
-      await Promise.all(ids.map((kernelId) => shutdownKernel(options.server, kernelId).catch(() => undefined)));
+      await Promise.all([
+        ...kernels.map((kernel) => kernel.close().catch(() => undefined)),
+        ...ids.map(([kernelId, kernel]) => shutdownAsked(kernelId, kernel).catch(() => undefined)),
+        ...opening,
+      ]);
     },
   };
 }

@@ -35,10 +35,19 @@ export interface KernelStartOptions {
    * may still leave a kernel of that id on the server, which the caller then shuts down.
    */
   readonly onStarting?: ((kernelId: string) => void) | undefined;
+  /**
+   * Called once the start request of `kernelId` settled: `answered` when the server answered with the kernel (it
+   * is registered there now), false when the request failed (the server may still be making it).
+   */
+  readonly onStartSettled?: ((kernelId: string, answered: boolean) => void) | undefined;
+  /** The start is abandoned (ipython-mcp closes, the worker ended): a start request not sent yet is not sent. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** How long {@link shutdownKernelById} keeps asking a restarting kernel to shut down. */
 const SHUTDOWN_RETRY_MS = 10_000;
+/** How often {@link shutdownKernelById} asks again. */
+const SHUTDOWN_ASK_AGAIN_MS = 250;
 
 export async function call<T>(server: ResolvedServer, request: () => Promise<T>, details: { kernelId?: string; kernelName?: string }): Promise<T> {
   try {
@@ -92,12 +101,23 @@ export async function findKernel(server: ResolvedServer, target: JupyterKernelTa
   }
   // The id is ours, chosen before the request: a start that fails or times out after the server made the kernel
   // still names a kernel we can shut down. jupyter_server takes it as `kernel_id`, Enterprise Gateway as KERNEL_ID.
+  if (start.signal?.aborted === true) throw new JupyterKernelError('jupyter_closed', { url, kernelName });
   const kernelId = randomUUID();
   start.onStarting?.(kernelId);
   const body = { name: kernelName, kernel_id: kernelId, env: { ...start.env, KERNEL_ID: kernelId } };
-  const model = await call(server, () => KernelAPI.startNew(body as never, server.settings), { kernelName });
+  let model;
+  try {
+    model = await call(server, () => KernelAPI.startNew(body as never, server.settings), { kernelName });
+  } catch (error) {
+    start.onStartSettled?.(kernelId, false);
+    throw error;
+  }
+  start.onStartSettled?.(kernelId, true);
   // A server that chose its own id anyway: that one is the kernel to shut down.
-  if (model.id !== kernelId) start.onStarting?.(model.id);
+  if (model.id !== kernelId) {
+    start.onStarting?.(model.id);
+    start.onStartSettled?.(model.id, true);
+  }
   return { model, owned: true };
 }
 
@@ -113,22 +133,29 @@ async function notebookKernelspec(server: ResolvedServer, path: string, fallback
 
 /**
  * Shuts a kernel down by id. A kernel the server is restarting answers HTTP 500 until the restart is over, and a
- * hub's proxy or a server coming back answers 502/503 or not at all for a moment: each is asked again for a few
- * seconds (a shutdown given up leaves the kernel running). Already gone (404) is what we wanted.
+ * hub's proxy or a server coming back answers 502/503, a "not found" page of its own (a hub whose routes are not
+ * restored yet) or nothing at all for a moment: each is asked again for a few seconds (a shutdown given up leaves the
+ * kernel running). Gone is the server's own word only, a JSON 404 for the kernel, and even that is asked again until
+ * `startPendingUntil` (a Date.now() time): a server still making a kernel answers 404 for it until the start is over.
  */
-export async function shutdownKernelById(server: ResolvedServer, kernelId: string): Promise<void> {
+export async function shutdownKernelById(server: ResolvedServer, kernelId: string, startPendingUntil = 0): Promise<void> {
   const deadline = Date.now() + SHUTDOWN_RETRY_MS;
+  const url = `${server.settings.baseUrl.replace(/\/+$/, '')}/api/kernels/${encodeURIComponent(kernelId)}`;
   for (;;) {
+    let typed: JupyterKernelError;
     try {
-      await KernelAPI.shutdownKernel(kernelId, server.settings);
-      return;
+      const response = await ServerConnection.makeRequest(url, { method: 'DELETE' }, server.settings);
+      const json = (response.headers.get('content-type') ?? '').includes('json');
+      if (response.status === 204 || (response.status === 404 && json && Date.now() >= startPendingUntil)) return;
+      // Read to the end (the connection is reused); its words are not needed: a proxy's page is no JSON.
+      await response.text().catch(() => undefined);
+      typed = toJupyterError(new ServerConnection.ResponseError(response), server, { kernelId });
     } catch (error) {
-      const typed = toJupyterError(error, server, { kernelId });
-      if (typed.status === 404) return;
-      const passing = typed.code === 'jupyter_unreachable' || (typed.status !== undefined && typed.status >= 500);
-      if (!passing || Date.now() > deadline) throw typed;
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      typed = toJupyterError(error, server, { kernelId });
     }
+    const passing = typed.code === 'jupyter_unreachable' || typed.status === 404 || (typed.status !== undefined && typed.status >= 500);
+    if (!passing || Date.now() > deadline) throw typed;
+    await new Promise((resolve) => setTimeout(resolve, SHUTDOWN_ASK_AGAIN_MS));
   }
 }
 

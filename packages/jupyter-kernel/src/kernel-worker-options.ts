@@ -9,8 +9,11 @@ export const WORKER_COMM_TARGET = '_ipython_mcp_worker';
 
 /** What a JupyterKernelWorker needs besides the runtime's start options. */
 export interface KernelWorkerOptions {
-  /** Attaches to (or starts) the kernel and opens its channels; a rejection is the start-up failure's message. */
-  open: () => Promise<JupyterKernel>;
+  /**
+   * Attaches to (or starts) the kernel and opens its channels; a rejection is the start-up failure's message. The
+   * signal aborts when the worker ends first: the opening is given up, and a kernel started for it shut down.
+   */
+  open: (signal: AbortSignal) => Promise<JupyterKernel>;
   start: WorkerStartOptions;
   /** The directory that holds `ipython_mcp_worker` (workerSourceDirectory()). */
   sourceDirectory: string;

@@ -107,6 +107,8 @@ export class JupyterKernelWorker implements WorkerHandle {
   #resolveExited!: (exit: Exit) => void;
   #settleReady!: { resolve: (info: WorkerInfo) => void; reject: (error: Error) => void };
   #startupTimer: NodeJS.Timeout | undefined;
+  /** Abandons the kernel's opening when the worker ends first: a kernel started for it is shut down at once. */
+  readonly #opening = new AbortController();
   #reportedPid: number | undefined;
   #readyInfo: WorkerInfo | undefined;
   readonly #startedAt = performance.now();
@@ -189,7 +191,7 @@ export class JupyterKernelWorker implements WorkerHandle {
   async #boot(): Promise<void> {
     let kernel: JupyterKernel;
     try {
-      kernel = await this.#options.open();
+      kernel = await this.#options.open(this.#opening.signal);
     } catch (error) {
       // A kernel that is stuck or gone for now: the runtime tries again later (the backend says when).
       this.#failStartup((error as Error).message, error instanceof WorkerStartupError ? error.retry : undefined);
@@ -692,6 +694,7 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#exit = exit;
     this.#exitReason = reason;
     clearTimeout(this.#startupTimer);
+    this.#opening.abort();
     this.#foreign.stopChecking();
     if (this.#readyState === 'starting') {
       this.#readyState = 'failed';

@@ -7,7 +7,8 @@ import { CommsOverSubshells, KernelAPI, KernelConnection } from '@jupyterlab/ser
 import type { Kernel, ServerConnection } from '@jupyterlab/services';
 import { JupyterKernelError } from './errors.js';
 import { JupyterKernel } from './jupyter-kernel.js';
-import { executionStateOn, findKernel } from './kernel-rest.js';
+import { findKernel } from './kernel-rest.js';
+import { askAboutKernel } from './kernel-route.js';
 import { AGENT_SESSION_PREFIX } from './kernel-types.js';
 import type { JupyterKernelTarget, KernelStartOptions } from './kernel-rest.js';
 import { resolveServer, toJupyterError } from './server-settings.js';
@@ -82,6 +83,12 @@ export async function openJupyterKernel(options: OpenJupyterKernelOptions): Prom
   let rejectGone: (error: JupyterKernelError) => void = () => undefined;
   const gone = new Promise<never>((_resolve, reject) => (rejectGone = reject));
   let looking = false;
+  // A start abandoned while its channels open (the worker ended, ipython-mcp closes) is given up at once: an owned
+  // kernel is shut down now (below), not at the end of the connect bound.
+  const signal = options.start?.signal;
+  const onAbort = (): void => rejectGone(new JupyterKernelError('jupyter_closed', { url: server.displayUrl, kernelId: model.id }));
+  if (signal?.aborted === true) onAbort();
+  signal?.addEventListener('abort', onAbort, { once: true });
   // A kernel_info_request sent while the server restarts the kernel (its restarter after a death, or a restart
   // another client asked for) reaches no kernel and is never answered; the server's REST state does not say a
   // restart is under way. So it is asked again each second until a kernel answers: the first reply is from a kernel
@@ -92,11 +99,13 @@ export async function openJupyterKernel(options: OpenJupyterKernelOptions): Prom
     void connection.requestKernelInfo().catch(() => undefined);
     if (looking) return;
     looking = true;
-    executionStateOn(server, model.id)
-      .then((state) => {
-        if (state === undefined) rejectGone(new JupyterKernelError('jupyter_kernel_not_found', { url: server.displayUrl, kernelId: model.id }));
+    // Gone on the server's own word only (kernel-route.ts): a hub whose proxy restarts answers a "not found" page of
+    // its own for a while, which says nothing about the kernel; a server that does not answer: the bound decides.
+    askAboutKernel(server, model.id)
+      .then((word) => {
+        if (word.kind === 'gone') rejectGone(new JupyterKernelError('jupyter_kernel_not_found', { url: server.displayUrl, kernelId: model.id, reason: word.reason }));
       })
-      .catch(() => undefined) // a server that does not answer now (restarting): the connect bound decides
+      .catch(() => undefined)
       .finally(() => (looking = false));
   }, KERNEL_INFO_RETRY_MS);
   try {
@@ -115,6 +124,7 @@ export async function openJupyterKernel(options: OpenJupyterKernelOptions): Prom
   } finally {
     clearTimeout(timer);
     clearInterval(asking);
+    signal?.removeEventListener('abort', onAbort);
   }
 }
 
