@@ -3,12 +3,11 @@
 // start request cut after it reached the server, and a server still making a kernel (it answers 404 for it).
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { DEFAULT_WORKER_LIMITS, workerLimits } from '@ipython-mcp/protocol';
-import type { WorkerStartOptions } from '@ipython-mcp/worker-supervisor';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { jupyterKernelBackend, shutdownKernel } from '../src/index.js';
 import { startHumanKernel, startJupyter } from './jupyter-servers.js';
 import type { RunningJupyter } from './jupyter-servers.js';
+import { startOptions } from './worker-options.js';
 
 let server: RunningJupyter;
 let relay: Relay;
@@ -25,15 +24,6 @@ afterEach(async () => {
 afterAll(async () => {
   await server.stop();
 });
-
-function startOptions(): WorkerStartOptions {
-  return {
-    python: 'unused',
-    maxMessageBytes: DEFAULT_WORKER_LIMITS.maxIpcMessageBytes,
-    startupTimeoutMs: 30_000,
-    configure: { limits: workerLimits(DEFAULT_WORKER_LIMITS), library_paths: [], preload_modules: [], module_aliases: {}, reserved_tool_names: [] },
-  };
-}
 
 async function kernelIds(): Promise<string[]> {
   const listed = await server.rest('GET', 'api/kernels');

@@ -3,13 +3,13 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_WORKER_LIMITS, workerLimits } from '@ipython-mcp/protocol';
-import { Runtime, workerBackendContract, type WorkerStartOptions } from '@ipython-mcp/worker-supervisor';
+import { Runtime, workerBackendContract } from '@ipython-mcp/worker-supervisor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STUCK_KERNEL_MESSAGE, jupyterKernelBackend } from '../src/index.js';
 import type { JupyterBackend, JupyterKernelTarget } from '../src/index.js';
 import { humanCellMarkers, humanExecute, startHumanExecute, startJupyter } from './jupyter-servers.js';
 import type { RunningJupyter } from './jupyter-servers.js';
+import { startOptions } from './worker-options.js';
 
 let server: RunningJupyter;
 const { startedMarker, humanCellRunning, remove: removeMarkers } = humanCellMarkers();
@@ -22,15 +22,6 @@ afterAll(async () => {
   await server.stop();
   removeMarkers();
 });
-
-function startOptions(): WorkerStartOptions {
-  return {
-    python: 'unused',
-    maxMessageBytes: DEFAULT_WORKER_LIMITS.maxIpcMessageBytes,
-    startupTimeoutMs: 30_000,
-    configure: { limits: workerLimits(DEFAULT_WORKER_LIMITS), library_paths: [], preload_modules: [], module_aliases: {}, reserved_tool_names: [] },
-  };
-}
 
 function backendFor(target: JupyterKernelTarget): JupyterBackend {
   // Read when used: the contract's cases are listed before beforeAll starts the server.
