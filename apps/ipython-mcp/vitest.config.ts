@@ -21,6 +21,7 @@ const ALONE = [
   'test/jupyter-clean-exits.e2e.test.ts',
   // The memory guard and big outputs: their limits are the machine's memory, shared by whatever runs beside them.
   'test/memory.e2e.test.ts',
+  'test/detached-memory.e2e.test.ts',
   'test/memory-meets-stops.e2e.test.ts',
   'test/jupyter-machine-guard.e2e.test.ts',
   'test/jupyter-big-output.e2e.test.ts',
