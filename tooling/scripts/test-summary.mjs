@@ -81,7 +81,7 @@ function readStepSummaries(directory) {
 
 /** Whether a run that started at a moment (epoch ms) falls in a task's span; an unknown moment counts as inside. */
 function within(moment, started, ended) {
-  return moment === null || (moment >= started - 1000 && moment <= ended + 1000);
+  return moment === null || (moment >= started && moment <= ended);
 }
 
 /**

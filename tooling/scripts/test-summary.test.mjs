@@ -111,7 +111,8 @@ test("one suite's groups run as two steps (side by side beside the other suites,
     'turbo-steps.tsv': ['test suites, the other TypeScript packages\trun-a.json', 'test suites, apps/ipython-mcp files side by side\trun-b.json', 'test suites, apps/ipython-mcp files alone\trun-c.json'].join('\n'),
     'run-a.json': JSON.stringify({ tasks: [{ task: 'test', package: '@ipython-mcp/protocol', execution: { startTime: 250_000, endTime: 260_000 } }] }),
     'run-b.json': JSON.stringify({ tasks: [{ task: 'test', package: 'ipython-mcp', execution: { startTime: 101_000, endTime: 399_000 } }] }),
-    'run-c.json': JSON.stringify({ tasks: [{ task: 'test', package: 'ipython-mcp', execution: { startTime: 401_000, endTime: 589_000 } }] }),
+    // The second run starts within a second of the first one's end (nothing between the steps).
+    'run-c.json': JSON.stringify({ tasks: [{ task: 'test', package: 'ipython-mcp', execution: { startTime: 399_200, endTime: 589_000 } }] }),
     'vitest-ipython-mcp-1.json': JSON.stringify({
       runner: 'vitest',
       package: 'ipython-mcp',
@@ -122,7 +123,7 @@ test("one suite's groups run as two steps (side by side beside the other suites,
     'vitest-ipython-mcp-2.json': JSON.stringify({
       runner: 'vitest',
       package: 'ipython-mcp',
-      started: 402_000,
+      started: 399_500,
       groups: { alone: { files: 1, wallMs: 180_000 } },
       files: [{ file: 'test/b.e2e.test.ts', group: 'alone', ms: 180_000, importMs: 0, passed: 1, failed: 0, skipped: 0, slowest: [] }],
     }),
