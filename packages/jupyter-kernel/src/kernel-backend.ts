@@ -162,6 +162,8 @@ const START_PENDING_MS = 5_000;
 interface AskedKernel {
   /** Settles once its start request did (answered or failed). */
   readonly settled: Promise<void>;
+  /** Settles {@link AskedKernel.settled}. */
+  readonly settle: () => void;
   /** Until when (Date.now()) a 404 for it may be its start still under way: 0 once the server answered the start. */
   pendingUntil: number;
 }
@@ -184,7 +186,6 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
   const started = new Set<JupyterKernel>();
   /** Every kernel id this backend asked the server to start, whether or not the start came back: shut down at close. */
   const asked = new Map<string, AskedKernel>();
-  const settleAsked = new Map<string, () => void>();
   /** Aborted by close: every opening is given up, its kernel shut down as soon as the server answered its start. */
   const closing = new AbortController();
   /** Shuts down a kernel asked for, once its start request settled (a start in flight is not answered 404 as gone). */
@@ -238,14 +239,15 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
     if (closed) throw new Error('the Jupyter backend is closed');
     const onStarting = (kernelId: string): void => {
       if (asked.has(kernelId)) return;
-      const settled = new Promise<void>((resolve) => settleAsked.set(kernelId, resolve));
-      asked.set(kernelId, { settled, pendingUntil: 0 });
+      let settle!: () => void;
+      const settled = new Promise<void>((resolve) => (settle = resolve));
+      asked.set(kernelId, { settled, settle, pendingUntil: 0 });
     };
     const onStartSettled = (kernelId: string, answered: boolean): void => {
       const kernel = asked.get(kernelId);
-      if (kernel !== undefined) kernel.pendingUntil = answered ? 0 : Date.now() + START_PENDING_MS;
-      settleAsked.get(kernelId)?.();
-      settleAsked.delete(kernelId);
+      if (kernel === undefined) return;
+      kernel.pendingUntil = answered ? 0 : Date.now() + START_PENDING_MS;
+      kernel.settle();
     };
     const openWithin = (connectTimeoutMs: number | undefined): Promise<JupyterKernel> =>
       openJupyterKernel({
@@ -348,13 +350,13 @@ export function jupyterKernelBackend(options: JupyterBackendOptions): JupyterBac
       started.clear();
       // Every kernel asked for, including one whose start failed or timed out after the server made it, or whose
       // shutdown was put off or failed when its worker ended (a route away, a kernel the server was restarting).
-      const ids = [...asked];
-      asked.clear();
+      // They stay in `asked` until then: a start still in flight settles its entry there.
       await Promise.all([
         ...kernels.map((kernel) => kernel.close().catch(() => undefined)),
-        ...ids.map(([kernelId, kernel]) => shutdownAsked(kernelId, kernel).catch(() => undefined)),
+        ...[...asked].map(([kernelId, kernel]) => shutdownAsked(kernelId, kernel).catch(() => undefined)),
         ...opening,
       ]);
+      asked.clear();
     },
   };
 }

@@ -135,14 +135,14 @@ export class AgentCells {
     // Other ipython-mcp in the room know this one's cells by this field; a cell whose run record names no one in the
     // room is ended after a while (its ipython-mcp was killed mid-run and nobody else would ever end it).
     notebook.awareness.setLocalStateField(RUNS_AWARENESS_FIELD, this.#prefix);
-    notebook.awareness.on('change', this.#sweepStale);
+    notebook.awareness.on('change', this.#onAwareness);
     this.#sweepStale();
   }
 
   /** Stops watching the notebook (the document is closed). */
   dispose(): void {
     this.#notebook.changed.disconnect(this.#onChanged);
-    this.#notebook.awareness.off('change', this.#sweepStale);
+    this.#notebook.awareness.off('change', this.#onAwareness);
     clearTimeout(this.#staleTimer);
     this.#staleTimer = undefined;
   }
@@ -367,10 +367,15 @@ export class AgentCells {
     this.#notebook.awareness.setLocalStateField('cursors', [{ anchor: position, head: position, primary: true, empty: true }]);
   }
 
+  /** Someone came into the room or left it (a cursor that moved changes no one's runs: not looked at). */
+  readonly #onAwareness = (change: { added: readonly number[]; removed: readonly number[] }): void => {
+    if (change.added.length > 0 || change.removed.length > 0) this.#sweepStale();
+  };
+
   /**
    * Ends the cells whose run record names an ipython-mcp that has not been in the room for {@link STALE_RUN_MS}: the
    * record goes, [*] ends, and a note says why (the kernel may still be running that code; its output is not shown).
-   * Checked as the room's awareness changes, and again when the oldest such record is due.
+   * Checked as someone comes into the room or leaves it, and again when the oldest such record is due.
    */
   readonly #sweepStale = (): void => {
     if (this.#notebook.isDisposed) return;
