@@ -12,15 +12,22 @@ const TOP_FILES = 20;
 function countTests(text) {
   let passed = 0;
   let failed = 0;
+  let matrix = 0;
   for (const line of text.split('\n')) {
+    // The release matrix prints pytest's own output only when something failed, but its table always: count its cells
+    // from the table's pytest column ("| default | 3.11.7 | 9.19.1 | msgpack | 709 passed | ok | PASS | 374 |").
+    const matrixCell = /^@ipython-mcp\/release-matrix:test: \|(?:[^|]*\|){4}\s*((?:\d+ \w+(?:, )?)+)\s*\|/.exec(line);
+    if (line.startsWith('@ipython-mcp/release-matrix:test:') && !matrixCell) continue;
     const vitest = /\bTests\s+(.*)\(\d+\)\s*$/.exec(line);
     const pytest = /^(?:\S+:\s+)?(?:=+ )?((?:\d+ \w+(?:, )?)+) in [\d.]+s/.exec(line);
-    const counts = vitest?.[1] ?? pytest?.[1];
+    const counts = matrixCell?.[1] ?? vitest?.[1] ?? pytest?.[1];
     if (!counts) continue;
-    passed += Number(/(\d+) passed/.exec(counts)?.[1] ?? 0);
+    const cellPassed = Number(/(\d+) passed/.exec(counts)?.[1] ?? 0);
+    passed += cellPassed;
+    if (matrixCell) matrix += cellPassed;
     failed += Number(/(\d+) failed/.exec(counts)?.[1] ?? 0) + Number(/(\d+) errors?/.exec(counts)?.[1] ?? 0);
   }
-  return { passed, failed };
+  return { passed, failed, matrix };
 }
 
 /** steps.tsv: "name<TAB>seconds" lines; bootstrap phases are indented by two spaces. */
@@ -188,8 +195,26 @@ function timeTable(directory, text) {
   return out.length > 0 ? `${out.join('\n')}\n` : '';
 }
 
+/**
+ * The failed tests by name, from vitest's "FAIL  file > test" lines and pytest's "FAILED file::test" lines, each once and
+ * prefixed with its package: the last lines of the run are often all a reader (or a CI page showing its tail) sees.
+ */
+function failedTests(text) {
+  const names = new Set();
+  for (const line of text.split('\n')) {
+    const vitest = /^(?:(\S+):test:\s+)?\s*FAIL\s+.*?(\S+\.(?:test|spec)\.[cm]?[jt]sx?(?: >.*?)?)\s*$/.exec(line);
+    const pytest = /^(?:(\S+):test:\s+)?FAILED (\S+::\S+)/.exec(line);
+    const found = vitest ?? pytest;
+    if (found) names.add(`${found[1] ? `${found[1]}: ` : ''}${found[2]}`);
+  }
+  return [...names];
+}
+
 const text = readFileSync(process.argv[2] ?? 0, 'utf8').replace(/\u001b\[[0-9;]*m/g, '');
-const { passed, failed } = countTests(text);
+const { passed, failed, matrix } = countTests(text);
 process.stdout.write(timeTable(process.argv[3], text));
-process.stdout.write(`tests: ${passed} passed, ${failed} failed\n`);
+const failures = failedTests(text);
+if (failures.length > 0) process.stdout.write(`\nFailed (${failures.length}):\n${failures.map((name) => `  ${name}`).join('\n')}\n`);
+const ofMatrix = matrix > 0 ? ` (${matrix} of them the release matrix: the Python suite again on the release's pins)` : '';
+process.stdout.write(`tests: ${passed} passed, ${failed} failed${ofMatrix}\n`);
 process.exitCode = failed > 0 || passed === 0 ? 1 : 0;

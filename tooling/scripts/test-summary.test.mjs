@@ -47,6 +47,30 @@ test('a failure or an error, or nothing passed at all, exits 1', () => {
   assert.equal(none.out, 'tests: 0 passed, 0 failed\n');
 });
 
+test('names each failed test (vitest, pytest) at the end, once, with its package', () => {
+  const log = [
+    LOG,
+    'ipython-mcp:test:      \u001b[33m✓\u001b[39m doctor: ok at the hub, FAIL where upgrades are refused 3ms',
+    'ipython-mcp:test: \u001b[41m\u001b[1m FAIL \u001b[22m\u001b[49m \u001b[30m\u001b[45m side by side \u001b[49m\u001b[39m test/a.e2e.test.ts\u001b[2m > \u001b[22mgroup\u001b[2m > \u001b[22mkeeps the namespace',
+    'ipython-mcp:test: \u001b[41m\u001b[1m FAIL \u001b[22m\u001b[49m \u001b[30m\u001b[45m side by side \u001b[49m\u001b[39m test/a.e2e.test.ts\u001b[2m > \u001b[22mgroup\u001b[2m > \u001b[22mkeeps the namespace',
+    '@ipython-mcp/python-worker:test: FAILED tests/test_x.py::test_y - AssertionError: 1 != 2',
+    'ipython-mcp:test:       Tests  1 failed | 4 passed (5)',
+    '@ipython-mcp/python-worker:test: 1 failed, 2 passed in 3.00s',
+  ].join('\n');
+  const { code, out } = summary(log);
+  assert.equal(code, 1);
+  assert.ok(out.endsWith(['Failed (2):', '  ipython-mcp: test/a.e2e.test.ts > group > keeps the namespace', '  @ipython-mcp/python-worker: tests/test_x.py::test_y', 'tests: 11 passed, 2 failed\n'].join('\n')), out);
+});
+
+test("the release matrix's cells are counted from its table, whether its pytest output is printed or not", () => {
+  const table = '@ipython-mcp/release-matrix:test: | default | 3.11.7 | 9.19.1  | msgpack | 709 passed | ok        | PASS   | 374     |';
+  assert.equal(summary(`${LOG}\n${table}`).out, "tests: 714 passed, 0 failed (709 of them the release matrix: the Python suite again on the release's pins)\n");
+  const failing = [LOG, '@ipython-mcp/release-matrix:test: 1 failed, 708 passed in 300.00s', table.replace('709 passed', '1 failed, 708 passed')].join('\n');
+  const { code, out } = summary(failing);
+  assert.equal(code, 1);
+  assert.equal(out, "tests: 713 passed, 1 failed (708 of them the release matrix: the Python suite again on the release's pins)\n");
+});
+
 test('the table: steps with their phases under them, each package under the step that ran it, files slowest first', () => {
   const { code, out } = summary(LOG, {
     'steps.tsv': ['  bootstrap: build (turbo)\t30.5', 'bootstrap (install, build, test environments)\t40', 'test suites, TypeScript lane (vitest)\t600', 'test suites, Python lane (pytest, release matrix)\t300', 'total\t700'].join('\n'),
