@@ -41,8 +41,9 @@ export IPYTHON_MCP_TEST_PYTHON="$root/.venv/bin/python"
 #   - beside them: lint and typecheck, then the Python side (the worker's pytest suite beside the release matrix, which
 #     builds a fresh venv from PyPI and runs that suite again), then the other TypeScript packages' suites, two at a
 #     time;
-#   - once both are done, apps/ipython-mcp's files that must run with nothing beside them (its `alone` group: faults,
-#     deadlines, memory, the browser, JupyterHub; docs/decisions/0018-bench-ci.md).
+#   - once both are done, apps/ipython-mcp's files that must not run three at a time with the rest: its `timing` group
+#     (faults, deadlines, interrupts) beside its `pages` group (the browser, JupyterHub), one file of each at a time;
+#   - then its `memory` group with nothing beside it (docs/decisions/0018-bench-ci.md).
 # --quick: the Python suite beside the TypeScript unit suites. IPYTHON_MCP_TEST_LANES=1 runs everything one step after
 # the other.
 python_lane=(--filter=@ipython-mcp/python-worker --filter=@ipython-mcp/release-matrix)
@@ -110,8 +111,12 @@ else
   downloads
   IPYTHON_MCP_E2E_GROUP='side by side' suite_step 'test suites, apps/ipython-mcp: files side by side' "$log" --filter=ipython-mcp || status=$?
   wait "$beside_pid" || status=$?
-  IPYTHON_MCP_E2E_GROUP=alone suite_step 'test suites, apps/ipython-mcp: files alone (nothing beside them)' "$timings/alone.log" --filter=ipython-mcp || status=$?
-  for lane in python-lane packages-lane alone; do
+  IPYTHON_MCP_E2E_GROUP=pages suite_step 'test suites, apps/ipython-mcp: the browser and JupyterHub files' "$timings/pages.log" --filter=ipython-mcp &
+  pages_pid=$!
+  IPYTHON_MCP_E2E_GROUP=timing suite_step 'test suites, apps/ipython-mcp: the fault and timing files (beside the browser files)' "$timings/timing.log" --filter=ipython-mcp || status=$?
+  wait "$pages_pid" || status=$?
+  IPYTHON_MCP_E2E_GROUP=memory suite_step 'test suites, apps/ipython-mcp: the memory files (nothing beside them)' "$timings/memory.log" --filter=ipython-mcp || status=$?
+  for lane in python-lane packages-lane pages timing memory; do
     [ ! -f "$timings/$lane.log" ] || cat "$timings/$lane.log" >>"$log"
   done
 fi
