@@ -65,7 +65,7 @@ checks() {
 suites() {
   local name="$1" lane_log="$2" status=0 summary
   shift 2
-  pnpm exec turbo run test --only --concurrency="${concurrency:-1}" --continue --output-logs=full --summarize "$@" 2>&1 | tee "$lane_log" || status=$?
+  IPYTHON_MCP_TEST_STEP="$name" pnpm exec turbo run test --only --concurrency="${concurrency:-1}" --continue --output-logs=full --summarize "$@" 2>&1 | tee "$lane_log" || status=$?
   summary="$(grep -ao '/[^[:space:]]*/\.turbo/runs/[[:alnum:]_-]*\.json' "$lane_log" | tail -n 1 || true)"
   if [ -n "$summary" ] && [ -f "$summary" ]; then
     cp "$summary" "$timings/"

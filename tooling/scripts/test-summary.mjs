@@ -68,7 +68,7 @@ function readGroups(directory) {
   const groups = [];
   for (const name of readdirSync(directory).filter((entry) => entry.startsWith('vitest-') && entry.endsWith('.json'))) {
     const run = JSON.parse(readFileSync(join(directory, name), 'utf8'));
-    for (const [group, entry] of Object.entries(run.groups ?? {})) groups.push({ package: run.package, group, ...entry, started: run.started ?? null });
+    for (const [group, entry] of Object.entries(run.groups ?? {})) groups.push({ package: run.package, group, ...entry, started: run.started ?? null, step: run.step ?? null });
   }
   return groups;
 }
@@ -176,7 +176,10 @@ function timeTable(directory, text) {
         for (const task of tasks.filter((entry) => !summaries || summaries.has(entry.summary))) {
           rows.push([`    ${task.name}`, minutes(task.seconds), share(task.seconds)]);
           // A suite's groups (Vitest projects: files side by side, files alone), each from its first start to its last end.
-          for (const entry of groups.filter((group) => group.package === task.name && within(group.started, task.started, task.ended))) {
+          // A run that names its step (IPYTHON_MCP_TEST_STEP, set by tooling/test.sh) goes under that step only: two turbo
+          // runs of one package side by side start within the same second.
+          const ofTask = (group) => group.package === task.name && (group.step === null ? within(group.started, task.started, task.ended) : group.step === step.name);
+          for (const entry of groups.filter(ofTask)) {
             rows.push([`      ${entry.group} (${entry.files} file${entry.files === 1 ? '' : 's'})`, minutes(entry.wallMs / 1000), share(entry.wallMs / 1000)]);
           }
         }

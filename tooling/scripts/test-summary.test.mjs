@@ -162,3 +162,24 @@ test("one suite's groups run as two steps (side by side beside the other suites,
   assert.equal(lines.filter((line) => line.includes('side by side (2 files)')).length, 1, 'each group once, under its own run');
   assert.match(lines[at('test/b.e2e.test.ts')], /ipython-mcp \(alone\)/);
 });
+
+test('two runs of one suite side by side (its timing and pages groups): each group under the step its run names', () => {
+  const step = (name, seconds) => `test suites, apps/ipython-mcp: ${name}\t${seconds}`;
+  const run = (pid, stepName, group, files) =>
+    JSON.stringify({ runner: 'vitest', package: 'ipython-mcp', step: `test suites, apps/ipython-mcp: ${stepName}`, started: 100_300, groups: { [group]: { files, wallMs: 200_000 } }, files: [] });
+  const { code, out } = summary(LOG, {
+    'steps.tsv': [step('timing files', 200), step('page files', 210), 'total\t300'].join('\n'),
+    'turbo-steps.tsv': ['test suites, apps/ipython-mcp: timing files\trun-a.json', 'test suites, apps/ipython-mcp: page files\trun-b.json'].join('\n'),
+    // Both runs start within the same second.
+    'run-a.json': JSON.stringify({ tasks: [{ task: 'test', package: 'ipython-mcp', execution: { startTime: 100_000, endTime: 300_000 } }] }),
+    'run-b.json': JSON.stringify({ tasks: [{ task: 'test', package: 'ipython-mcp', execution: { startTime: 100_100, endTime: 310_000 } }] }),
+    'vitest-ipython-mcp-1.json': run(1, 'timing files', 'timing', 10),
+    'vitest-ipython-mcp-2.json': run(2, 'page files', 'pages', 9),
+  });
+  assert.equal(code, 0);
+  const lines = out.split('\n');
+  const at = (text) => lines.findIndex((line) => line.includes(text));
+  assert.equal(lines.filter((line) => line.includes('timing (10 files)')).length, 1);
+  assert.equal(lines.filter((line) => line.includes('pages (9 files)')).length, 1);
+  assert.ok(at(': timing files') < at('timing (10 files)') && at('timing (10 files)') < at(': page files') && at(': page files') < at('pages (9 files)'));
+});

@@ -73,6 +73,6 @@ export class TimingReporter {
     const name = packageName(root);
     mkdirSync(directory, { recursive: true });
     const file = join(directory, `vitest-${name.replace(/[^\w.-]+/g, '_')}-${process.pid}.json`);
-    writeFileSync(file, `${JSON.stringify({ runner: 'vitest', package: name, started: this.started, wallMs: Date.now() - (this.started ?? Date.now()), groups: Object.fromEntries(Object.entries(groups).map(([group, entry]) => [group, { files: entry.files, wallMs: entry.ended - entry.started }])), files })}\n`);
+    writeFileSync(file, `${JSON.stringify({ runner: 'vitest', package: name, step: process.env.IPYTHON_MCP_TEST_STEP || undefined, started: this.started, wallMs: Date.now() - (this.started ?? Date.now()), groups: Object.fromEntries(Object.entries(groups).map(([group, entry]) => [group, { files: entry.files, wallMs: entry.ended - entry.started }])), files })}\n`);
   }
 }
