@@ -112,6 +112,26 @@ function readLoad() {
  * (/proc/<pid>/task/<tid>/schedstat): nanoseconds on a CPU, and nanoseconds runnable but waiting for one. Keyed by
  * thread, so threads that start or end within a window count from or up to then.
  */
+/**
+ * Clock ticks (USER_HZ) on a CPU of this process and every descendant, by pid, from /proc/<pid>/stat: user and
+ * system time of all its threads, including threads that have ended, plus what its reaped children used (cutime,
+ * cstime). Thread-level schedstat misses a thread that ends within a window (a cell's capture thread, a pool's
+ * worker), and that time would be counted as another process's.
+ */
+function ownTreeTicks() {
+  const ticks = new Map();
+  for (const pid of [process.pid, ...descendants(process.pid)]) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+      ticks.set(pid, fields[11] + fields[12] + fields[13] + fields[14]);
+    } catch {
+      // the process ended
+    }
+  }
+  return ticks;
+}
+
 function ownTreeSchedstat() {
   const threads = new Map();
   for (const pid of [process.pid, ...descendants(process.pid)]) {
@@ -204,6 +224,34 @@ export function perCallByLabel(account) {
 }
 
 /**
+ * What a window of the machine says about its noise, from its counters: clock ticks (USER_HZ) of the whole machine
+ * (total, busy, steal) and of this bench's own tree, and our threads' on-CPU and run-queue nanoseconds.
+ * - othersShare: the machine's CPU used by anything but our tree, as a share of all of it.
+ * - waitRatio: how long our processes sat runnable waiting for a CPU, per unit of time they ran. On two cores a
+ *   call that wakes three of our processes (client, server, worker) waits for our own processes too: that wait is
+ *   part of the cost being measured, on both sides of a ratio, and is no noise.
+ * - waitBehindOthers: the part of that wait spent behind other processes, taken as the waits' share of the busy CPU
+ *   time that was not ours. Only this part, and the calibration spread, widen a ratio; a neighbour shows in it.
+ * Busy when others used more than 25 % of the CPUs, steal passed 5 %, the calibration spread 20 % or the wait behind
+ * others 20 % (BUSY_LIMITS).
+ */
+export function judgeWindow({ totalTicks, busyTicks, stealTicks, ownTicks, ownCpuNs, ownWaitNs, spread = null }) {
+  // Our CPU by both counts: ticks include threads that ended within the window, schedstat is finer.
+  const own = Math.max(ownTicks, ownCpuNs / 1e7);
+  const othersTicks = Math.max(0, busyTicks - own);
+  const othersShare = totalTicks > 0 ? othersTicks / totalTicks : null;
+  const stealShare = totalTicks > 0 ? stealTicks / totalTicks : null;
+  const waitRatio = ownCpuNs > 0 ? ownWaitNs / ownCpuNs : null;
+  const waitBehindOthers = waitRatio === null ? null : busyTicks > 0 ? waitRatio * (othersTicks / busyTicks) : 0;
+  const reasons = [];
+  if (othersShare !== null && othersShare > BUSY_LIMITS.othersShare) reasons.push(`other processes used ${(othersShare * 100).toFixed(0)}% of the CPUs`);
+  if (stealShare !== null && stealShare > BUSY_LIMITS.stealShare) reasons.push(`steal ${(stealShare * 100).toFixed(0)}%`);
+  if (spread !== null && spread > BUSY_LIMITS.calibrationSpread) reasons.push(`calibration spread ±${(spread * 100).toFixed(0)}%`);
+  if (waitBehindOthers !== null && waitBehindOthers > BUSY_LIMITS.waitRatio) reasons.push(`our processes waited behind others for a CPU ${(waitBehindOthers * 100).toFixed(0)}% as long as they ran`);
+  return { othersShare, stealShare, waitRatio, waitBehindOthers, noise: Math.max(spread ?? 0, waitBehindOthers ?? 0), busy: reasons.length > 0, reasons };
+}
+
+/**
  * Starts watching the machine: returns `end()`, which gives the window's load average (start, end), CPU steal share,
  * the share of the machine's CPU used by processes other than this bench's own tree, and whether it was busy.
  * `calibrations` (ms of calibrate() taken during the window) add the calibration spread.
@@ -212,6 +260,7 @@ export function watchMachine() {
   const stat = readProcStat();
   const load = readLoad();
   const tree = ownTreeSchedstat();
+  const ticks = ownTreeTicks();
   const startedAt = performance.now();
   return {
     end(calibrations = []) {
@@ -224,19 +273,11 @@ export function watchMachine() {
         ownCpu += Math.max(0, now.cpu - then.cpu);
         ownWait += Math.max(0, now.wait - then.wait);
       }
-      // Clock ticks (USER_HZ, 100 per second) of the whole machine against our nanoseconds.
-      const busyTicks = after.busy - stat.busy;
-      const othersShare = total > 0 ? Math.max(0, (busyTicks - ownCpu / 1e7) / total) : null;
-      const stealShare = total > 0 ? (after.steal - stat.steal) / total : null;
-      // How long our processes sat runnable waiting for a CPU, per unit of time they ran: every wake-up of a
-      // measured call pays such waits, so a wall-clock ratio can be off by about this much.
-      const waitRatio = ownCpu > 0 ? ownWait / ownCpu : null;
+      let ownTicks = 0;
+      for (const [pid, now] of ownTreeTicks()) ownTicks += Math.max(0, now - (ticks.get(pid) ?? 0));
       const spread = calibrationSpread(calibrations);
-      const reasons = [];
-      if (othersShare !== null && othersShare > BUSY_LIMITS.othersShare) reasons.push(`other processes used ${(othersShare * 100).toFixed(0)}% of the CPUs`);
-      if (stealShare !== null && stealShare > BUSY_LIMITS.stealShare) reasons.push(`steal ${(stealShare * 100).toFixed(0)}%`);
-      if (spread !== null && spread > BUSY_LIMITS.calibrationSpread) reasons.push(`calibration spread ±${(spread * 100).toFixed(0)}%`);
-      if (waitRatio !== null && waitRatio > BUSY_LIMITS.waitRatio) reasons.push(`our processes waited for a CPU ${(waitRatio * 100).toFixed(0)}% as long as they ran`);
+      const judged = judgeWindow({ totalTicks: total, busyTicks: after.busy - stat.busy, stealTicks: after.steal - stat.steal, ownTicks, ownCpuNs: ownCpu, ownWaitNs: ownWait, spread });
+      const { othersShare, stealShare, waitRatio, waitBehindOthers, reasons } = judged;
       return {
         seconds: Number(((performance.now() - startedAt) / 1000).toFixed(1)),
         cores: cpus().length,
@@ -246,7 +287,8 @@ export function watchMachine() {
         calibrationMs: calibrations.map((value) => Number(value.toFixed(3))),
         calibrationSpread: spread === null ? null : Number(spread.toFixed(3)),
         waitRatio: waitRatio === null ? null : Number(waitRatio.toFixed(3)),
-        noise: Math.max(spread ?? 0, waitRatio ?? 0),
+        waitBehindOthers: waitBehindOthers === null ? null : Number(waitBehindOthers.toFixed(3)),
+        noise: judged.noise,
         busy: reasons.length > 0,
         reasons,
       };
@@ -259,6 +301,7 @@ export function describeMachine(window) {
   if (!window) return 'machine not watched';
   const pct = (value) => (value === null || value === undefined ? '?' : `${(value * 100).toFixed(0)}%`);
   const calibration = window.calibrationSpread === null ? '' : `, calibration spread ±${pct(window.calibrationSpread)} over ${window.calibrationMs.length}`;
-  const wait = window.waitRatio === null || window.waitRatio === undefined ? '' : `, run-queue wait ${pct(window.waitRatio)} of our CPU time`;
+  const behind = window.waitBehindOthers === null || window.waitBehindOthers === undefined ? '' : ` (${pct(window.waitBehindOthers)} behind other processes)`;
+  const wait = window.waitRatio === null || window.waitRatio === undefined ? '' : `, run-queue wait ${pct(window.waitRatio)} of our CPU time${behind}`;
   return `load ${window.load[0].toFixed(1)}→${window.load[1].toFixed(1)}, other processes ${pct(window.othersShare)} of the CPUs, steal ${pct(window.stealShare)}${calibration}${wait}${window.busy ? ' (busy)' : ''}`;
 }

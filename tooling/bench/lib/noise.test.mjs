@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { BUSY, FASTER, MET, MISSED, SAME, SLOWER, TOO_FEW, TOO_NOISY, atLeastVerdict, calibrationSpread, compareVerdict, goalVerdict } from './noise.mjs';
+import { BUSY, FASTER, MET, MISSED, SAME, SLOWER, TOO_FEW, TOO_NOISY, atLeastVerdict, calibrationSpread, compareVerdict, goalVerdict, judgeWindow } from './noise.mjs';
 import { bootstrapMedianCI, quantile, spread } from './stats.mjs';
 
 const positive = fc.double({ min: 0.01, max: 100, noNaN: true, noDefaultInfinity: true });
@@ -122,4 +122,51 @@ test('A/B: a difference is claimed only where the interval, widened by the noise
   assert.equal(compareVerdict(spread([1.56, 1.2, 1.63, 0.91]).ci, { noise: 0.1 }), SAME);
   assert.equal(compareVerdict(spread([1.3, 1.31, 1.29, 1.32, 1.3]).ci, { noise: 0.05 }), SLOWER);
   assert.equal(compareVerdict(spread([0.7, 0.71, 0.69, 0.72, 0.7]).ci, { noise: 0.05 }), FASTER);
+});
+
+// A window of 10 s on 2 cores: 2000 ticks. Our tree ran `own` ticks and waited `waitRatio` of that for a CPU.
+const window = ({ own, others, waitRatio, steal = 0, spread = 0.05, threadsSeen = 1 }) =>
+  judgeWindow({ totalTicks: 2000, busyTicks: own + others, stealTicks: steal, ownTicks: own, ownCpuNs: own * 1e7 * threadsSeen, ownWaitNs: own * 1e7 * threadsSeen * waitRatio, spread });
+
+test('an idle machine is not busy, however long our own processes waited for each other', () => {
+  // Issue 60's calm readings: client, server and kernel on two cores wait 30-80 % of their CPU time for one another.
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 2000 }), fc.double({ min: 0, max: 5, noNaN: true }), (own, waitRatio) => {
+      const judged = window({ own, others: 0, waitRatio });
+      assert.equal(judged.busy, false);
+      assert.equal(judged.waitBehindOthers, 0);
+      assert.equal(judged.noise, 0.05, 'the calibration spread alone');
+    }),
+  );
+});
+
+test("our threads that ended within the window are ours, not another process's", () => {
+  // Schedstat saw only 40 % of our CPU (the rest ran on threads gone by the end); the process ticks saw it all.
+  const judged = window({ own: 1000, others: 0, waitRatio: 0.5, threadsSeen: 0.4 });
+  assert.equal(judged.othersShare, 0);
+  assert.equal(judged.busy, false);
+});
+
+test('a neighbour shows: its CPU share, and the wait behind it widens the noise', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 100, max: 1000 }), fc.integer({ min: 0, max: 1000 }), fc.double({ min: 0, max: 3, noNaN: true }), (own, others, waitRatio) => {
+      const judged = window({ own, others, waitRatio });
+      assert.ok(Math.abs(judged.othersShare - others / 2000) < 1e-9);
+      assert.ok(judged.waitBehindOthers <= judged.waitRatio + 1e-12, 'never more than the whole wait');
+      assert.ok(judged.noise >= judged.waitBehindOthers && judged.noise >= 0.05);
+      if (others > 500) assert.equal(judged.busy, true);
+      // More of the machine taken by others never lowers the noise.
+      assert.ok(window({ own, others: others + 200, waitRatio }).noise >= judged.noise);
+    }),
+  );
+  // Half the CPUs taken by a neighbour, our processes waiting as long as they ran: busy, and noise about 2/3 of it.
+  const loaded = window({ own: 500, others: 1000, waitRatio: 1 });
+  assert.equal(loaded.busy, true);
+  assert.ok(Math.abs(loaded.noise - 2 / 3) < 1e-9);
+  assert.match(loaded.reasons.join('; '), /other processes used 50% of the CPUs/);
+});
+
+test('steal and a wide calibration spread are busy on their own', () => {
+  assert.equal(window({ own: 500, others: 0, waitRatio: 0, steal: 200 }).busy, true);
+  assert.equal(window({ own: 500, others: 0, waitRatio: 0, spread: 0.3 }).busy, true);
 });
