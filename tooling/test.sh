@@ -38,15 +38,18 @@ export IPYTHON_MCP_TEST_PYTHON="$root/.venv/bin/python"
 # The suites in lanes side by side, since on two cores the end-to-end files leave a core idle much of the time (they
 # wait on start-ups, sockets and kernels):
 #   - apps/ipython-mcp's end-to-end files that may run beside others (its `side by side` group, three at a time);
-#   - beside them: lint and typecheck, then the Python side (the worker's pytest suite beside the release matrix, which
-#     builds a fresh venv from PyPI and runs that suite again), then the other TypeScript packages' suites, two at a
-#     time;
+#   - beside them: lint and typecheck, then the worker's pytest suite, then the other TypeScript packages' suites, two
+#     at a time;
 #   - once both are done, apps/ipython-mcp's files that must not run three at a time with the rest: its `timing` group
-#     (faults, deadlines, interrupts) beside its `pages` group (the browser, JupyterHub), one file of each at a time;
+#     (faults, deadlines, interrupts) beside its `pages` group (the browser, JupyterHub), one file of each at a time,
+#     and beside them the release matrix (which builds a fresh venv from PyPI and runs the worker's suite again);
 #   - then its `memory` group with nothing beside it (docs/decisions/0018-bench-ci.md).
 # --quick: the Python suite beside the TypeScript unit suites. IPYTHON_MCP_TEST_LANES=1 runs everything one step after
 # the other.
 python_lane=(--filter=@ipython-mcp/python-worker --filter=@ipython-mcp/release-matrix)
+# Beside the side-by-side files: the worker's pytest suite; the release matrix (a fresh venv from PyPI, the same suite
+# again) waits for the files kept apart, whose two lines leave most of a core idle.
+beside_python=(--filter=@ipython-mcp/python-worker)
 node_lane=(--filter='!@ipython-mcp/python-worker' --filter='!@ipython-mcp/release-matrix')
 other_packages=("${node_lane[@]}" --filter='!ipython-mcp')
 if [ "$quick" = 1 ]; then
@@ -88,7 +91,7 @@ beside() {
   local status=0
   checks || status=$?
   # Two at a time: the suites wait on workers, kernels and pip more than they compute.
-  concurrency=2 suite_step 'test suites, Python (pytest, release matrix)' "$timings/python-lane.log" "${python_lane[@]}" || status=$?
+  suite_step 'test suites, Python (pytest)' "$timings/python-lane.log" "${beside_python[@]}" || status=$?
   concurrency=2 suite_step 'test suites, the other TypeScript packages' "$timings/packages-lane.log" "${other_packages[@]}" || status=$?
   return "$status"
 }
@@ -111,12 +114,15 @@ else
   downloads
   IPYTHON_MCP_E2E_GROUP='side by side' suite_step 'test suites, apps/ipython-mcp: files side by side' "$log" --filter=ipython-mcp || status=$?
   wait "$beside_pid" || status=$?
+  suite_step 'test suites, the release matrix (beside the browser and timing files)' "$timings/matrix.log" --filter=@ipython-mcp/release-matrix &
+  matrix_pid=$!
   IPYTHON_MCP_E2E_GROUP=pages suite_step 'test suites, apps/ipython-mcp: the browser and JupyterHub files' "$timings/pages.log" --filter=ipython-mcp &
   pages_pid=$!
   IPYTHON_MCP_E2E_GROUP=timing suite_step 'test suites, apps/ipython-mcp: the fault and timing files (beside the browser files)' "$timings/timing.log" --filter=ipython-mcp || status=$?
   wait "$pages_pid" || status=$?
+  wait "$matrix_pid" || status=$?
   IPYTHON_MCP_E2E_GROUP=memory suite_step 'test suites, apps/ipython-mcp: the memory files (nothing beside them)' "$timings/memory.log" --filter=ipython-mcp || status=$?
-  for lane in python-lane packages-lane pages timing memory; do
+  for lane in python-lane packages-lane matrix pages timing memory; do
     [ ! -f "$timings/$lane.log" ] || cat "$timings/$lane.log" >>"$log"
   done
 fi
