@@ -46,15 +46,12 @@ export IPYTHON_MCP_TEST_PYTHON="$root/.venv/bin/python"
 #   - then its `memory` group with nothing beside it (docs/decisions/0018-bench-ci.md).
 # --quick: the Python suite beside the TypeScript unit suites. IPYTHON_MCP_TEST_LANES=1 runs everything one step after
 # the other.
-python_lane=(--filter=@ipython-mcp/python-worker --filter=@ipython-mcp/release-matrix)
-# Beside the side-by-side files: the worker's pytest suite; the release matrix (a fresh venv from PyPI, the same suite
-# again) waits for the files kept apart, whose two lines leave most of a core idle.
-beside_python=(--filter=@ipython-mcp/python-worker)
+# The worker's pytest suite; the release matrix (a fresh venv from PyPI, the same suite again) is a step of its own.
+python_lane=(--filter=@ipython-mcp/python-worker)
 node_lane=(--filter='!@ipython-mcp/python-worker' --filter='!@ipython-mcp/release-matrix')
 other_packages=("${node_lane[@]}" --filter='!ipython-mcp')
 if [ "$quick" = 1 ]; then
   export IPYTHON_MCP_TEST_QUICK=1
-  python_lane=(--filter=@ipython-mcp/python-worker)
 fi
 checks() {
   [ "$quick" = 1 ] && return 0
@@ -90,8 +87,8 @@ downloads() {
 beside() {
   local status=0
   checks || status=$?
+  suite_step 'test suites, Python (pytest)' "$timings/python-lane.log" "${python_lane[@]}" || status=$?
   # Two at a time: the suites wait on workers, kernels and pip more than they compute.
-  suite_step 'test suites, Python (pytest)' "$timings/python-lane.log" "${beside_python[@]}" || status=$?
   concurrency=2 suite_step 'test suites, the other TypeScript packages' "$timings/packages-lane.log" "${other_packages[@]}" || status=$?
   return "$status"
 }

@@ -108,19 +108,14 @@ function readLoad() {
 }
 
 /**
- * Scheduler accounting of this process and every descendant, summed over their threads
- * (/proc/<pid>/task/<tid>/schedstat): nanoseconds on a CPU, and nanoseconds runnable but waiting for one. Keyed by
- * thread, so threads that start or end within a window count from or up to then.
- */
-/**
  * Clock ticks (USER_HZ) on a CPU of this process and every descendant, by pid, from /proc/<pid>/stat: user and
  * system time of all its threads, including threads that have ended, plus what its reaped children used (cutime,
  * cstime). Thread-level schedstat misses a thread that ends within a window (a cell's capture thread, a pool's
  * worker), and that time would be counted as another process's.
  */
-function ownTreeTicks() {
+function ownTreeTicks(pids) {
   const ticks = new Map();
-  for (const pid of [process.pid, ...descendants(process.pid)]) {
+  for (const pid of pids) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
@@ -132,9 +127,14 @@ function ownTreeTicks() {
   return ticks;
 }
 
-function ownTreeSchedstat() {
+/**
+ * Scheduler accounting of this process and every descendant, summed over their threads
+ * (/proc/<pid>/task/<tid>/schedstat): nanoseconds on a CPU, and nanoseconds runnable but waiting for one. Keyed by
+ * thread, so threads that start or end within a window count from or up to then.
+ */
+function ownTreeSchedstat(pids) {
   const threads = new Map();
-  for (const pid of [process.pid, ...descendants(process.pid)]) {
+  for (const pid of pids) {
     let tids = [];
     try {
       tids = readdirSync(`/proc/${pid}/task`);
@@ -259,8 +259,10 @@ export function judgeWindow({ totalTicks, busyTicks, stealTicks, ownTicks, ownCp
 export function watchMachine() {
   const stat = readProcStat();
   const load = readLoad();
-  const tree = ownTreeSchedstat();
-  const ticks = ownTreeTicks();
+  // One walk of /proc for the tree, read both ways.
+  const pids = [process.pid, ...descendants(process.pid)];
+  const tree = ownTreeSchedstat(pids);
+  const ticks = ownTreeTicks(pids);
   const startedAt = performance.now();
   return {
     end(calibrations = []) {
@@ -268,13 +270,14 @@ export function watchMachine() {
       const total = after.total - stat.total;
       let ownCpu = 0;
       let ownWait = 0;
-      for (const [key, now] of ownTreeSchedstat()) {
+      const pidsNow = [process.pid, ...descendants(process.pid)];
+      for (const [key, now] of ownTreeSchedstat(pidsNow)) {
         const then = tree.get(key) ?? { cpu: 0, wait: 0 };
         ownCpu += Math.max(0, now.cpu - then.cpu);
         ownWait += Math.max(0, now.wait - then.wait);
       }
       let ownTicks = 0;
-      for (const [pid, now] of ownTreeTicks()) ownTicks += Math.max(0, now - (ticks.get(pid) ?? 0));
+      for (const [pid, now] of ownTreeTicks(pidsNow)) ownTicks += Math.max(0, now - (ticks.get(pid) ?? 0));
       const spread = calibrationSpread(calibrations);
       const judged = judgeWindow({ totalTicks: total, busyTicks: after.busy - stat.busy, stealTicks: after.steal - stat.steal, ownTicks, ownCpuNs: ownCpu, ownWaitNs: ownWait, spread });
       const { othersShare, stealShare, waitRatio, waitBehindOthers, reasons } = judged;
