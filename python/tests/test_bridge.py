@@ -43,13 +43,16 @@ def define(worker: WorkerProcess, tools=(WEATHER, ANYTHING), **extra) -> dict:
 class Tools:
     """Answers tool_call messages like the parent would, and records them in order."""
 
-    def __init__(self, fail: str | None = None, answer: bool = True) -> None:
+    def __init__(self, fail: str | None = None, answer: bool = True, delay: float = 0.0) -> None:
         self.calls: list[dict] = []
         self.fail = fail
         self.answer = answer
+        self.delay = delay
 
     def __call__(self, message: dict) -> dict | None:
         self.calls.append(message)
+        if self.delay:
+            time.sleep(self.delay)
         if not self.answer:
             return None
         if self.fail is not None and message["arguments"].get("city") == self.fail:
@@ -85,6 +88,18 @@ def test_a_call_reaches_the_parent_and_returns_its_value(worker):
     assert [(call["name"], call["call_id"] > 0) for call in tools.calls] == [("get-weather", True)]
     assert tools.calls[0]["id"] > 0
     assert result["tool_calls_made"] == 1
+
+
+def test_each_call_after_the_first_says_how_long_the_previous_one_waited(worker):
+    define(worker)
+    tools = Tools(delay=0.02)
+    code = "for city in ['a', 'b', 'c']:\n    get_weather(city=city)"
+    run(worker, code, tools)
+    run(worker, "get_weather(city='d')", tools)
+    waited = [call.get("waited_us") for call in tools.calls]
+    # The first call of each run has none; a later one is at least the parent's 20 ms answering the one before.
+    assert waited[0] is None and waited[3] is None, waited
+    assert all(isinstance(value, int) and 20_000 <= value < 5_000_000 for value in waited[1:3]), waited
 
 
 def test_arguments_go_in_parameter_order_whatever_order_the_call_gives(worker):

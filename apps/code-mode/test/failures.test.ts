@@ -32,6 +32,25 @@ const sleepy = tool({
   },
 });
 
+/** Set by a test: after each answer of `quick`, the host's event loop is held this long (the host busy elsewhere). */
+let holdLoopMs = 0;
+
+const quick = tool({
+  description: 'Answers at once.',
+  inputSchema: jsonSchema<Record<string, never>>({ type: 'object', properties: {} }),
+  execute: () => {
+    const hold = holdLoopMs;
+    if (hold > 0) {
+      // A timer, so the answer has been written first: the next call waits unread while the loop is held.
+      setTimeout(() => {
+        const until = performance.now() + hold;
+        while (performance.now() < until);
+      }, 0);
+    }
+    return 'ok';
+  },
+});
+
 const counter = tool({
   description: 'Counts its calls.',
   inputSchema: jsonSchema<Record<string, never>>({ type: 'object', properties: {} }),
@@ -146,6 +165,26 @@ describe.each(BACKENDS)('failures the model is told about (%s)', (backend) => {
     expect(timedOut.type).toBe('error-text');
     expect(timedOut.value).toContain('was still running after the 1 s timeout (time spent in tool calls does not count) and was interrupted with KeyboardInterrupt');
     expect(only(run, 2)).toEqual({ type: 'json', value: 1 });
+  });
+
+  it("does not count the calls' transit either (a host busy between calls), and still counts the code's own time", async () => {
+    const codeMode = await open({ timeout: 1000, tools: { quick } });
+    holdLoopMs = 25;
+    try {
+      const run = await runScript(codeMode.tools, [
+        [{ code: 'import time\nstarted = time.monotonic()\nanswers = [quick() for _ in range(80)]\n[len(answers), time.monotonic() - started]' }],
+        [{ code: 'import time\nfor _ in range(40):\n    quick()\n    time.sleep(0.03)' }],
+      ]);
+      const [count, seconds] = only(run, 0).value as [number, number];
+      expect(count).toBe(80);
+      // Each next call waited unread while the host was held: 80 × 25 ms, twice the timeout, none of it the code's.
+      expect(seconds).toBeGreaterThan(1.9);
+      const timedOut = only(run, 1);
+      expect(timedOut.type).toBe('error-text');
+      expect(timedOut.value).toContain('was still running after the 1 s timeout (time spent in tool calls does not count)');
+    } finally {
+      holdLoopMs = 0;
+    }
   });
 
   it.runIf(local)('tells the model its cell was stopped for memory, and whether the kernel kept its state', async () => {

@@ -144,6 +144,13 @@ export const ToolCallSchema = z
     call_id: z.number().int().positive(),
     name: z.string(),
     arguments: z.record(z.string(), z.unknown()),
+    /**
+     * How long the worker waited for its previous nested call of this request, in microseconds of its own clock:
+     * from just before that call's frame was written to just after its answer was read. The parent counts the part
+     * of it that it did not spend answering (the frames' transit both ways) as tool-call time, not as code time.
+     * Absent on a request's first call.
+     */
+    waited_us: z.number().int().nonnegative().optional(),
   })
   .strict();
 /** A nested tool call. */

@@ -8,8 +8,8 @@ function isRequestId(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value > 0;
 }
 
-/** An optional `catalog_revision` (docs/protocol.md): absent, or a non-negative safe integer. */
-function isCatalogRevision(value: unknown): boolean {
+/** An optional count (`catalog_revision`, a tool call's `waited_us`; docs/protocol.md): absent, or a non-negative safe integer. */
+function isOptionalCount(value: unknown): boolean {
   return value === undefined || (Number.isSafeInteger(value) && (value as number) >= 0);
 }
 
@@ -22,7 +22,7 @@ const RESPONSE_OK_KEYS = new Set(['type', 'id', 'ok', 'result', 'catalog_revisio
 const RESPONSE_ERROR_KEYS = new Set(['type', 'id', 'ok', 'error', 'catalog_revision']);
 const ERROR_KEYS = new Set(['code', 'message', 'details']);
 const EVENT_KEYS = new Set(['type', 'id', 'kind', 'text']);
-const TOOL_CALL_KEYS = new Set(['type', 'id', 'call_id', 'name', 'arguments']);
+const TOOL_CALL_KEYS = new Set(['type', 'id', 'call_id', 'name', 'arguments', 'waited_us']);
 
 /**
  * Validates a decoded worker message. Responses, stream events and nested tool calls, the messages on hot paths,
@@ -37,7 +37,7 @@ export function parseWorkerMessage(raw: unknown): WorkerMessage | undefined {
         isRequestId(raw.id) &&
         isPlainObject(raw.result) &&
         hasOnlyKeys(raw, RESPONSE_OK_KEYS) &&
-        isCatalogRevision(raw.catalog_revision)
+        isOptionalCount(raw.catalog_revision)
       ) {
         return raw as WorkerMessage;
       }
@@ -47,7 +47,7 @@ export function parseWorkerMessage(raw: unknown): WorkerMessage | undefined {
         (raw.id === null || isRequestId(raw.id)) &&
         isPlainObject(error) &&
         hasOnlyKeys(raw, RESPONSE_ERROR_KEYS) &&
-        isCatalogRevision(raw.catalog_revision) &&
+        isOptionalCount(raw.catalog_revision) &&
         hasOnlyKeys(error, ERROR_KEYS) &&
         typeof error.code === 'string' &&
         error.code.length >= 1 &&
@@ -64,6 +64,7 @@ export function parseWorkerMessage(raw: unknown): WorkerMessage | undefined {
         isRequestId(raw.call_id) &&
         typeof raw.name === 'string' &&
         isPlainObject(raw.arguments) &&
+        isOptionalCount(raw.waited_us) &&
         hasOnlyKeys(raw, TOOL_CALL_KEYS)
         ? (raw as WorkerMessage)
         : undefined;

@@ -1,5 +1,6 @@
 import { type AdmissionAbort, AdmissionError, type AdmissionTicket } from '@ipython-mcp/admission-queue';
 import { FrameError } from '@ipython-mcp/protocol';
+import { runtimeClock } from './alarm-clock.js';
 import type { Logger } from './logger.js';
 import { describeMemoryStop, type MemoryTrigger, type OperationMemoryWatch, type WorkerMemory } from './memory-watch.js';
 import { boundedMessage, interruptionFailure, interruptionHead, namespaceWording, workerCrashedMessage } from './outcome-wording.js';
@@ -60,7 +61,7 @@ interface StoppedOperation {
 
 /**
  * Runs one admitted operation on the active worker: the deadline (measured from dispatch, paused while a nested
- * tool call is outstanding), the caller's cancellation, the memory guard, and what follows a stop: a cooperative
+ * tool call is outstanding, and moved later by its frames' transit once the worker reports it), the caller's cancellation, the memory guard, and what follows a stop: a cooperative
  * interrupt, the grace period, verification of the namespace, or replacement of the worker.
  */
 export class Dispatcher {
@@ -101,7 +102,8 @@ export class Dispatcher {
     const stops = new OperationStops();
     const stop = (kind: InterruptionKind): void => stops.stop(kind);
     const timeoutMs = options.timeoutMs === null ? Infinity : (options.timeoutMs ?? this.options.operationTimeoutMs);
-    const deadline = new PausableTimer(timeoutMs, () => stop('timeout'));
+    // Code Mode's deadline moves with what the worker reports of its nested calls: found due, it reads that first.
+    const deadline = new PausableTimer(timeoutMs, () => stop('timeout'), runtimeClock, options.onToolCall !== undefined);
     const active = { dispatchedAt, timeoutMs };
     this.active = active;
     const onAbort = (reason: unknown): void => {
@@ -111,6 +113,10 @@ export class Dispatcher {
     if (abort.aborted) onAbort(abort.reason);
     else removeAbort = abort.onAbort(onAbort);
     const onToolCall = options.onToolCall;
+    // How long the deadline stood still for the last nested call answered (ms). The worker's next call says how long
+    // it waited for that answer by its own clock; the difference is the frames' transit both ways (a busy event loop
+    // here, a loaded machine), which is tool-call time too, so the deadline moves later by it.
+    let lastAnsweredMs: number | undefined;
     const { id, reply } = worker.request(op, params, {
       onEvent: options.onEvent,
       onPaused: (paused) => (paused ? deadline.pause() : deadline.resume()),
@@ -119,7 +125,14 @@ export class Dispatcher {
           ? undefined
           : (call) => {
               deadline.pause();
+              const heardAt = performance.now();
+              if (call.waited_us !== undefined && lastAnsweredMs !== undefined) {
+                const waitedMs = call.waited_us / 1000;
+                deadline.extend(Math.min(waitedMs, Math.max(0, waitedMs - lastAnsweredMs)));
+              }
+              lastAnsweredMs = undefined;
               const answer = (result: ToolAnswer): void => {
+                lastAnsweredMs = performance.now() - heardAt;
                 deadline.resume();
                 worker.sendToolResult(call.call_id, result);
               };

@@ -18,11 +18,19 @@ export class PausableTimer {
   private readonly onFire: () => void;
   private fired = false;
   private pauses = 0;
+  /** Whether the deadline, found due, has let one poll for I/O run before firing (see `due`). */
+  private yielded = false;
 
+  /**
+   * `readFirst`: a deadline found due lets one poll for I/O run before it fires (see `due`); for a deadline that
+   * what the worker sends can move (Code Mode's nested calls). Without it, the timer fires in the turn it is due, in
+   * the order the clock's alarms were set.
+   */
   constructor(
     durationMs: number,
     onFire: () => void,
     private readonly clock: AlarmClock = runtimeClock,
+    private readonly readFirst = false,
   ) {
     this.onFire = onFire;
     this.deadline = performance.now() + durationMs;
@@ -44,6 +52,15 @@ export class PausableTimer {
     if (!this.alarm.set && Number.isFinite(this.deadline)) this.arm(this.deadline - now);
   }
 
+  /**
+   * Moves the deadline `ms` later (time the clock should not have counted, learnt after the fact). A timer that has
+   * fired stays fired.
+   */
+  extend(ms: number): void {
+    if (this.fired || !(ms > 0)) return;
+    this.deadline += ms;
+  }
+
   /** Cancels the timer for good. */
   clear(): void {
     this.fired = true;
@@ -51,6 +68,7 @@ export class PausableTimer {
   }
 
   private arm(delayMs: number): void {
+    this.yielded = false;
     this.clock.set(this.alarm, performance.now() + Math.max(0, delayMs));
   }
 
@@ -60,6 +78,14 @@ export class PausableTimer {
     // Node may run a timeout up to a millisecond before its delay; only a moved deadline re-arms.
     if (left >= 1) {
       this.arm(left);
+      return;
+    }
+    if (this.readFirst && !this.yielded) {
+      // Timers run before the poll for I/O in each turn of the event loop: what the worker has already sent (a
+      // nested call, which pauses the clock, or reports transit that moves the deadline; or the answer itself) is
+      // read first, and the deadline looked at again after it.
+      this.yielded = true;
+      setImmediate(() => this.due());
       return;
     }
     this.fired = true;

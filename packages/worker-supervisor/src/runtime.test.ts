@@ -1,6 +1,8 @@
 // Runtime and WorkerProcess against real Python workers: deadlines from dispatch, stale interrupts, close.
 import { eventually, isAlive as alive, testPython } from '@ipython-mcp/test-support';
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { runtimeClock } from './alarm-clock.js';
 import { PausableTimer } from './pausable-timer.js';
 import { Runtime } from './runtime.js';
 import type { RuntimeOptions } from './runtime-options.js';
@@ -81,6 +83,57 @@ describe('PausableTimer', () => {
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(fired).toBe(1);
     timer.clear();
+  });
+
+  it('moves the deadline later by time learnt after the fact, and not once it has fired', async () => {
+    let fired = 0;
+    const timer = new PausableTimer(40, () => (fired += 1));
+    timer.extend(60);
+    timer.extend(-500);
+    timer.extend(Number.NaN);
+    await new Promise((resolve) => setTimeout(resolve, 70));
+    expect(fired).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(fired).toBe(1);
+    timer.extend(1000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(fired).toBe(1);
+  });
+
+  it('with readFirst, found due, reads what has already arrived first: a pause or a later deadline there keeps it from firing; without, it fires in its turn', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+    const client = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    const peer = await accepted;
+    try {
+      for (const action of ['pause', 'extend', 'none'] as const) {
+        let fired = 0;
+        const timer = new PausableTimer(20, () => (fired += 1), runtimeClock, action !== 'none');
+        const read = new Promise<void>((resolve) =>
+          peer.once('data', () => {
+            if (action === 'pause') timer.pause();
+            else if (action === 'extend') timer.extend(200);
+            resolve();
+          }),
+        );
+        client.write('x');
+        // The event loop is held past the deadline while the byte arrives: the timer and the read are both ready.
+        const until = performance.now() + 60;
+        while (performance.now() < until);
+        await read;
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        expect(fired, action).toBe(action === 'none' ? 1 : 0);
+        if (action === 'pause') timer.resume();
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        expect(fired, action).toBe(1);
+        timer.clear();
+      }
+    } finally {
+      client.destroy();
+      peer.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('nested pauses need as many resumes', async () => {

@@ -19,6 +19,7 @@ import keyword
 import math
 import re
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -89,6 +90,9 @@ class ToolBridge:
         self._next_call_id = 0
         self._budget_request: int | None = None
         self._calls_made = 0
+        # How long this request's previous call waited for its answer (µs), sent with the next call: the parent does
+        # not count the frames' transit as the code's time (docs/protocol.md, "Nested tool calls").
+        self._waited_us: int | None = None
         # How a call reaches the host and its answer comes back: the worker's channel, unless the worker lives in
         # a Jupyter kernel, whose calls travel on the kernel's stdin channel (kernel/stdin_calls.py).
         self.transport: ToolTransport = PipeTransport(worker)
@@ -149,6 +153,7 @@ class ToolBridge:
         prefer_inline()
         self._budget_request = self.worker.active_request_id
         self._calls_made = 0
+        self._waited_us = None
         budget_before = self.max_tool_calls
         self.max_tool_calls = limit
         limits = self.worker.limits
@@ -218,6 +223,7 @@ class ToolBridge:
         if self._budget_request != request_id:
             self._budget_request = request_id
             self._calls_made = 0
+            self._waited_us = None
         if self._calls_made >= self.max_tool_calls:
             raise ToolCallError(
                 f"tool call limit reached: one run may make at most {self.max_tool_calls} tool calls", tool_name)
@@ -225,6 +231,8 @@ class ToolBridge:
         call_id = self._next_call_id
         message = {"type": "tool_call", "id": request_id, "call_id": call_id, "name": tool_name,
                    "arguments": arguments}
+        if self._waited_us is not None:
+            message["waited_us"] = self._waited_us
         transport = self.transport
         try:
             payload = transport.encode(message)
@@ -233,7 +241,10 @@ class ToolBridge:
                 f"the arguments of {tool_name} are {error.size} bytes, over the {error.limit}-byte message limit",
                 tool_name) from None
         self._calls_made += 1
+        self._waited_us = None
+        started = time.perf_counter_ns()
         answer = transport.round_trip(payload, call_id)
+        self._waited_us = (time.perf_counter_ns() - started) // 1000
         if answer.get("ok") is True:
             return _tool_value(answer, tool_name)
         raise ToolCallError(str(answer.get("message", "the tool call failed")), tool_name)
