@@ -145,6 +145,25 @@ describe('restarted from Jupyter by another client', () => {
     agent.expectHonest();
   });
 
+  it('back-to-back calls while another client restarts the kernel: none runs unseen, every one answered ok ran once', async () => {
+    // Each call follows the last one's answer at once, so the kernel was always heard a moment before (no question
+    // asked of it before sending): the restart must still never run a cell that is answered as failed, or twice.
+    const kernelId = await startHumanKernel(jupyter);
+    personKernels.push(kernelId);
+    const agent = new Agent(await attach(['--kernel', kernelId]));
+    for (let round = 0; round < 3; round += 1) {
+      expect((await agent.call('1')).isError).not.toBe(true);
+      let restarted = false;
+      const restart = jupyter.rest('POST', `api/kernels/${kernelId}/restart`).finally(() => (restarted = true));
+      const started = performance.now();
+      while (!restarted && performance.now() - started < 30_000) await agent.call('2 + 2');
+      expect((await restart).status).toBe(200);
+      await agent.untilOk('3 + 3');
+    }
+    console.log(`[measure] back-to-back calls over 3 REST restarts: ${agent.answers.length} calls, failed: ${agent.answers.filter((each) => !each.ok).map((each) => each.code).join(', ') || 'none'}`);
+    agent.expectHonest();
+  });
+
   it('during a cell: that call says the kernel restarted; the next one runs', async () => {
     const kernelId = await startHumanKernel(jupyter);
     personKernels.push(kernelId);
