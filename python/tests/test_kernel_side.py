@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from ipython_mcp_worker.kernel import AGENT_CELL_TYPE
 from ipython_mcp_worker.protocol.constants import PROTOCOL_VERSION
 
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -94,12 +95,13 @@ class Kernel:
         self.client.shell_channel.send(message)
         return str(message["header"]["msg_id"])
 
-    def agent_cell(self, comm_id: str, request_id: int, code: str, stream: bool = False) -> str:
+    def agent_cell(self, comm_id: str, request_id: int, code: str, stream: bool = False,
+                   message_type: str = "execute_request") -> str:
         marker: dict[str, Any] = {"id": request_id, "params": {"code": code}, "comm": comm_id}
         if stream:
             marker["stream"] = True
         message = self.client.session.msg(
-            "execute_request",
+            message_type,
             {"code": code, "silent": False, "store_history": True, "allow_stdin": False, "stop_on_error": False,
              "user_expressions": {}},
             metadata={"ipython_mcp": marker})
@@ -209,6 +211,46 @@ def test_a_failing_agent_cell_is_a_structured_error_and_the_human_still_sees_it(
     assert error["kind"] == "exception" and error["type"] == "ZeroDivisionError"
     assert "\x1b[" not in error["traceback"]
     assert any(m["msg_type"] == "error" for m in kernel.iopub if m["parent_header"].get("msg_id") == msg_id)
+
+
+def test_an_agent_cell_sent_as_the_sides_own_type_runs_as_the_execute_request_it_is(kernel: Kernel) -> None:
+    comm_id = kernel.open_comm()
+    assert kernel.ready(comm_id)["agent_cell_type"] == AGENT_CELL_TYPE
+    count = kernel.run("pass")["content"]["execution_count"]
+    msg_id = kernel.agent_cell(comm_id, 8, "print('typed')\n6 * 7", message_type=AGENT_CELL_TYPE)
+    result = kernel.response(comm_id, 8)["result"]
+    assert (result["status"], result["stdout"], result["result"]) == ("ok", "typed\n", {"kind": "json", "value": 42})
+    assert result["execution_count"] == count + 1
+    # What every client sees names an execute_request: its input, result and reply.
+    seen = [m for m in kernel.iopub if m["parent_header"].get("msg_id") == msg_id and m["msg_type"] != "status"]
+    assert {m["msg_type"] for m in seen} >= {"execute_input", "execute_result"}
+    assert {m["parent_header"]["msg_type"] for m in seen} == {"execute_request"}
+    reply = kernel.client.get_shell_msg(timeout=30)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kernel.client.get_shell_msg(timeout=30)
+    assert (reply["msg_type"], reply["content"]["status"]) == ("execute_reply", "ok")
+
+
+def test_a_kernel_without_the_side_runs_nothing_sent_as_the_agent_cell_type(tmp_path: Path) -> None:
+    # A kernel restarted under ipython-mcp has none of the side: a cell sent as the side's type must not run there.
+    bare = Kernel(tmp_path)
+    try:
+        mark = tmp_path / "ran"
+        msg_id = bare.agent_cell("comm-x", 1, f"open({str(mark)!r}, 'w').write('ran')", message_type=AGENT_CELL_TYPE)
+        deadline = time.monotonic() + 30
+        idle = False
+        while not idle and time.monotonic() < deadline:
+            try:
+                message = bare.client.get_iopub_msg(timeout=0.5)
+            except queue.Empty:
+                continue
+            idle = (message["msg_type"] == "status" and message["content"]["execution_state"] == "idle"
+                    and message["parent_header"].get("msg_id") == msg_id)
+        assert idle, "the kernel never went idle after the message"
+        assert bare.run("1 + 1")["content"]["status"] == "ok"
+        assert not mark.exists()
+    finally:
+        bare.close()
 
 
 def test_human_cells_are_left_alone(kernel: Kernel, comm: str) -> None:

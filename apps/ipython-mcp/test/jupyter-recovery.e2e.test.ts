@@ -6,7 +6,7 @@
 // ledger file before anything else: a call answered as failed must not be in it, and a call answered ok is in it
 // exactly once. The time to recovery is printed ([measure]). After each test no kernel ipython-mcp asked for is left.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -145,23 +145,39 @@ describe('restarted from Jupyter by another client', () => {
     agent.expectHonest();
   });
 
-  it('back-to-back calls while another client restarts the kernel: none runs unseen, every one answered ok ran once', async () => {
-    // Each call follows the last one's answer at once, so the kernel was always heard a moment before (no question
-    // asked of it before sending): the restart must still never run a cell that is answered as failed, or twice.
+  it('back-to-back calls while another client restarts the kernel: no cell runs unseen in the new process, every one answered ok ran once', async () => {
+    // Each call follows the last one's answer at once, so the kernel was always heard a moment before (no question is
+    // asked of it before sending). A call the restart cut may have run in the process that was restarted (as a
+    // restart during a cell); none may run in the new one, where the ipython-mcp hooks are not yet.
     const kernelId = await startHumanKernel(jupyter);
     personKernels.push(kernelId);
     const agent = new Agent(await attach(['--kernel', kernelId]));
+    const where = join(scratch, `pids-${randomUUID()}.txt`);
+    const cut: Array<{ n: number; restarted: number }> = [];
     for (let round = 0; round < 3; round += 1) {
-      expect((await agent.call('1')).isError).not.toBe(true);
+      const before = await agent.call('import os\nos.getpid()');
+      const restartedPid = body(before).result.value as number;
+      expect(typeof restartedPid).toBe('number');
       let restarted = false;
       const restart = jupyter.rest('POST', `api/kernels/${kernelId}/restart`).finally(() => (restarted = true));
       const started = performance.now();
-      while (!restarted && performance.now() - started < 30_000) await agent.call('2 + 2');
+      while (!restarted && performance.now() - started < 30_000) {
+        const n = agent.answers.length + 1;
+        const answer = await agent.call(`import os\nopen(${JSON.stringify(where)}, "a").write(f"${n} {os.getpid()}\\n")\n2 + 2`);
+        if (answer.isError === true) cut.push({ n, restarted: restartedPid });
+      }
       expect((await restart).status).toBe(200);
       await agent.untilOk('3 + 3');
     }
-    console.log(`[measure] back-to-back calls over 3 REST restarts: ${agent.answers.length} calls, failed: ${agent.answers.filter((each) => !each.ok).map((each) => each.code).join(', ') || 'none'}`);
-    agent.expectHonest();
+    const ranIn = new Map(
+      (existsSync(where) ? readFileSync(where, 'utf8') : '')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split(' ').map(Number) as [number, number]),
+    );
+    console.log(`[measure] back-to-back calls over 3 REST restarts: ${agent.answers.length} calls; cut by the restart: ${cut.map(({ n }) => `${n} (${ranIn.has(n) ? 'ran in the restarted process' : 'did not run'})`).join(', ') || 'none'}`);
+    for (const { n, restarted } of cut) if (ranIn.has(n)) expect(ranIn.get(n), `call ${n}, cut by the restart, ran in a process other than the one restarted`).toBe(restarted);
+    agent.expectHonest(cut.filter(({ n }) => ranIn.has(n)).map(({ n }) => n));
   });
 
   it('during a cell: that call says the kernel restarted; the next one runs', async () => {
@@ -330,6 +346,21 @@ describe('an owned kernel that dies while idle', () => {
     expect(failed).toEqual([]);
     expect(body(answer).result.value).toBe(64);
     expect(body(answer).runtime).toMatchObject({ epoch: 2 });
+    agent.expectHonest();
+  });
+
+  it('killed the moment after a call, the next call at once: its cell never runs unseen in the replacement', async () => {
+    // The kernel was heard a moment before, so nothing is asked of it before the cell goes: the cell waits in the
+    // server's queue while the server notices the death (its restarter polls every 3 s) and starts a new process.
+    const agent = new Agent(await attach(['--kernel-name', 'python3']));
+    const pid = body(await agent.call('import os\nos.getpid()')).result.value as number;
+    process.kill(pid, 'SIGKILL');
+    const first = await agent.call('5 * 5');
+    console.log(`[measure] owned kernel killed, next call at once -> ${first.isError === true ? `${body(first).error.code}: ${String(body(first).error.message).slice(0, 160)}` : 'ok'}`);
+    if (first.isError !== true) expect(body(first).runtime).toMatchObject({ epoch: 2 });
+    const { answer } = await agent.untilOk('8 * 8');
+    expect(body(answer).result.value).toBe(64);
+    // A call answered as failed never ran (in the replacement, without the hooks, it would have run unseen).
     agent.expectHonest();
   });
 });

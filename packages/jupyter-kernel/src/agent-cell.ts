@@ -23,6 +23,8 @@ export interface AgentCellContext {
   logger: Logger;
   /** The kernel died, restarted or closed under the cell. */
   ended: (error: Error) => void;
+  /** The shell message type the kernel side takes an agent's cell as (its ready's `agent_cell_type`); else execute_request. */
+  messageType: string | undefined;
 }
 
 export function sendAgentCell(pending: Pending, context: AgentCellContext): void {
@@ -37,6 +39,7 @@ export function sendAgentCell(pending: Pending, context: AgentCellContext): void
   kernel
     .execute(String(pending.params.code), {
       metadata,
+      messageType: context.messageType,
       ...(onInput === undefined ? {} : { onInput }),
       discardOutputs: true,
       onSent: (messageId) => {

@@ -47,6 +47,8 @@ export class JupyterKernel {
   #lostToOtherClient: 'restart' | 'shutdown' | undefined;
   /** The kernel process's own session id (every message it sends carries it); a new one means a new process. */
   #kernelSession: string | undefined;
+  /** When the kernel process this connection first spoke to was last heard (a reply, its busy or idle), on channels up since. */
+  #heardAt: number | undefined;
   #everConnected = false;
   #closed = false;
   #closing: Promise<void> | undefined;
@@ -124,6 +126,8 @@ export class JupyterKernel {
       }, SHUTDOWN_GRACE_MS).unref();
     });
     connection.connectionStatusChanged.connect((_sender, status) => {
+      // What was heard before channels dropped or reopened says nothing of the process behind the new ones.
+      this.#heardAt = undefined;
       if (status === 'connected') {
         this.#route.reopened();
         // A message sent on the channel that dropped may never have reached the kernel: listeners find out which.
@@ -157,11 +161,26 @@ export class JupyterKernel {
     if (!fromKernel || typeof session !== 'string' || session === '' || this.#closed) return;
     if (this.#kernelSession === undefined) {
       this.#kernelSession = session;
+      this.#heardAt = performance.now();
       return;
     }
-    if (session !== this.#kernelSession && this.#lost === undefined) {
+    if (session === this.#kernelSession) {
+      this.#heardAt = performance.now();
+      return;
+    }
+    this.#heardAt = undefined;
+    if (this.#lost === undefined) {
       this.#fail('the kernel was restarted (from Jupyter, by another client, or by the server after it died), so its namespace is new', true);
     }
+  }
+
+  /**
+   * Whether the kernel process this connection first spoke to was heard (a reply, its busy or idle) within the last
+   * `ms`, on channels up since, with no sign of a restart or loss.
+   */
+  heardWithin(ms: number): boolean {
+    const heardAt = this.#heardAt;
+    return heardAt !== undefined && !this.#closed && this.#lost === undefined && performance.now() - heardAt <= ms && this.#connection.connectionStatus === 'connected';
   }
 
   /** The kernel process's session id, once it answered: a restarted kernel has a new one. */
@@ -344,17 +363,17 @@ export class JupyterKernel {
   async execute(code: string, options: JupyterExecuteOptions = {}): Promise<JupyterExecuteResult> {
     this.#checkOpen();
     const outputs: JupyterOutput[] = [];
-    const future = this.#connection.requestExecute(
-      {
-        code,
-        silent: options.silent ?? false,
-        store_history: options.storeHistory ?? true,
-        allow_stdin: options.onInput !== undefined,
-        stop_on_error: options.stopOnError ?? false,
-      },
-      true,
-      options.metadata as never,
-    );
+    const content = {
+      code,
+      silent: options.silent ?? false,
+      store_history: options.storeHistory ?? true,
+      allow_stdin: options.onInput !== undefined,
+      stop_on_error: options.stopOnError ?? false,
+    };
+    const future =
+      options.messageType === undefined
+        ? this.#connection.requestExecute(content, true, options.metadata as never)
+        : this.#connection.sendShellMessage(this.#shellMessage(options.messageType, { ...content, user_expressions: {} }, options.metadata), true, true);
     options.onSent?.(future.msg.header.msg_id);
     future.onIOPub = (message: KernelMessage.IIOPubMessage) => {
       const output = toOutput(message);
@@ -404,6 +423,21 @@ export class JupyterKernel {
       if (reject !== undefined) this.#inFlight.delete(reject);
       lost.catch(() => undefined);
     }
+  }
+
+  /** An execute_request's shape under another message type (see JupyterExecuteOptions.messageType). */
+  #shellMessage(messageType: string, content: Record<string, unknown>, metadata: Readonly<Record<string, unknown>> | undefined): KernelMessage.IExecuteRequestMsg {
+    const message = Messages.createMessage({
+      msgType: 'execute_request',
+      channel: 'shell',
+      username: this.#connection.username,
+      session: this.#connection.clientId,
+      content: content as unknown as KernelMessage.IExecuteRequestMsg['content'],
+      metadata: (metadata ?? {}) as never,
+    });
+    // The services send any shell message and match its reply and outputs by message id, whatever its type.
+    (message.header as { msg_type: string }).msg_type = messageType;
+    return message;
   }
 
   /**

@@ -22,6 +22,11 @@ export interface JupyterExecuteOptions {
   readonly metadata?: Readonly<Record<string, unknown>> | undefined;
   /** Keep no outputs in the result (a cell whose output only others watch, or that may print without bound). */
   readonly discardOutputs?: boolean | undefined;
+  /**
+   * The shell message type to send the request as, in place of `execute_request`: one the kernel side registered
+   * (its `agent_cell_type`), which a kernel without that side does not take, so it runs nothing.
+   */
+  readonly messageType?: string | undefined;
   /** Called with the execute_request's message id as it is sent (IOPub `status` messages name it as their parent). */
   readonly onSent?: ((messageId: string) => void) | undefined;
   /**

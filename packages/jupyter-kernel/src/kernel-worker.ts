@@ -50,6 +50,8 @@ type Exit = { code: number | null; signal: NodeJS.Signals | null };
  * server noticed (its restarter polls every 3 s) and started it again.
  */
 const CHECK_WAIT_MS = 5_000;
+/** How recently the kernel must have been heard for {@link KernelWorker.check} to send nothing before a request. */
+const HEARD_RECENTLY_MS = 200;
 
 /**
  * How long a call waits for the kernel's channels to reopen once the server answers for the kernel again, before
@@ -111,6 +113,11 @@ export class JupyterKernelWorker implements WorkerHandle {
   readonly #opening = new AbortController();
   #reportedPid: number | undefined;
   #readyInfo: WorkerInfo | undefined;
+  /**
+   * The shell message type the kernel side takes the agent's cells as (kernel/__init__.py, `_take_agent_cells`): a
+   * kernel without the side (restarted since) does not know it and runs nothing. Undefined: plain execute_requests.
+   */
+  #agentCellType: string | undefined;
   readonly #startedAt = performance.now();
   /** Code Mode's nested calls, on the kernel's stdin channel (kernel-stdin.ts). */
   readonly #toolCalls: KernelToolCalls;
@@ -276,6 +283,8 @@ export class JupyterKernelWorker implements WorkerHandle {
     this.#reportedPid = handshake.pid;
     this.#readyInfo = handshake.info;
     this.#spillMode = typeof message.spill === 'string' ? message.spill : undefined;
+    const cellType = message.agent_cell_type;
+    this.#agentCellType = typeof cellType === 'string' && /^[a-z_]{1,64}$/.test(cellType) ? cellType : undefined;
   }
 
   #route(raw: unknown, held = false): void {
@@ -578,6 +587,7 @@ export class JupyterKernelWorker implements WorkerHandle {
       open: () => this.#pending.has(pending.id),
       cells: this.#options.cells,
       logger: this.#logger,
+      messageType: this.#agentCellType,
       ended: (error) => {
         // The kernel died, restarted or closed under the cell: the worker is over (its exit fails the rest).
         const still = this.#settle(pending.id);
@@ -625,6 +635,10 @@ export class JupyterKernelWorker implements WorkerHandle {
   async check(): Promise<void | OperationFailure> {
     const kernel = this.#kernel;
     if (!this.alive || this.#readyState !== 'ready' || kernel === undefined) return;
+    // Heard a moment ago on channels still up, and the agent's cells come as a message type only this kernel side
+    // takes: no question asked (back-to-back calls pay one round trip, not two). A restart in that moment cannot run
+    // the cell unseen: the new process does not take the message, and its first word fails the call, nothing run.
+    if (this.#agentCellType !== undefined && kernel.heardWithin(HEARD_RECENTLY_MS)) return;
     // Channels that dropped are reopened the moment the server answers for the kernel (a call after a cut or a
     // proxy restart does not wait for the services' back-off); while it does not, nothing is sent.
     if (!(await kernel.reachNow(REACH_WAIT_MS))) {

@@ -51,6 +51,8 @@ COMM_TARGET = "_ipython_mcp_worker"
 # How many of a connection's latest responses are kept for a ``resend``.
 KEPT_RESPONSES = 2
 METADATA_KEY = "ipython_mcp"
+# The shell message type of an agent's cell, which only a kernel this side is in takes (_take_agent_cells).
+AGENT_CELL_TYPE = "ipython_mcp_execute_request"
 
 
 class _CommChannel(Channel):
@@ -164,6 +166,8 @@ class KernelSide:
 
         kernel = getattr(shell, "kernel", None)
         self.interrupts = None if kernel is None else AgentInterrupts(kernel, lambda: _agent_request_id(shell))
+        # The shell message type an agent's cell may come as (None: this kernel cannot take it; ready says which).
+        self.agent_cell_type: str | None = None
         # The kernel itself ending (its server shutting down or restarting it, a shutdown_request, exit()): what the
         # agents' cells started in sessions of their own would outlive it, so it goes first. (SIGKILL leaves no say.)
         import atexit
@@ -220,6 +224,7 @@ class KernelSide:
             "kernel_session": self.session,
             "clients": len(self.clients),
             "spill": client.spill_mode,
+            "agent_cell_type": self.agent_cell_type,
         })
 
     def on_close(self, client: _Client) -> None:
@@ -416,7 +421,7 @@ def _agent_request_id(shell: Any) -> str | None:
     parent = _shell_parent(shell)
     header = (parent.get("header") or {}) if parent is not None else {}
     kind = header.get("msg_type")
-    if kind == "execute_request":
+    if kind in ("execute_request", AGENT_CELL_TYPE):
         if _agent_marker(parent) is None:
             return None
     elif kind == "comm_msg":
@@ -508,6 +513,7 @@ def attach(shell: Any) -> KernelSide:
     if previous is not None:
         _detach_hooks(previous)
     side = KernelSide(shell)
+    side.agent_cell_type = _take_agent_cells(shell.kernel)
     if side.interrupts is not None:
         side.interrupts.install()
         _render_without_handler_frames(shell)
@@ -516,6 +522,26 @@ def attach(shell: Any) -> KernelSide:
     shell.events.register("post_run_cell", side.post_run_cell)
     setattr(shell, _SIDE_ATTRIBUTE, side)
     return side
+
+
+def _take_agent_cells(kernel: Any) -> str | None:
+    """Lets the kernel take an agent's cell as an ``AGENT_CELL_TYPE`` shell message, handled as the execute_request it
+    is (its header says so from then on, so every reply and output names an execute_request). A kernel this side is
+    not in (restarted since, or never booted) does not know the type and runs nothing: an agent's cell can never
+    run there unseen. Returns the type, or None where the kernel's handlers cannot be reached (then cells come as
+    plain execute_requests, and the Node side asks before each whether the kernel restarted)."""
+    handlers = getattr(kernel, "shell_handlers", None)
+    if not isinstance(handlers, dict) or not callable(handlers.get("execute_request")):
+        return None
+
+    def agent_cell(stream: Any, ident: Any, parent: dict[str, Any]) -> Any:
+        header = parent.get("header")
+        if isinstance(header, dict):
+            header["msg_type"] = "execute_request"
+        return kernel.shell_handlers["execute_request"](stream, ident, parent)
+
+    handlers[AGENT_CELL_TYPE] = agent_cell
+    return AGENT_CELL_TYPE
 
 
 def _render_without_handler_frames(shell: Any) -> None:
