@@ -231,6 +231,21 @@ def test_an_agent_cell_sent_as_the_sides_own_type_runs_as_the_execute_request_it
     assert (reply["msg_type"], reply["content"]["status"]) == ("execute_reply", "ok")
 
 
+def test_a_persons_failing_cell_does_not_abort_the_agent_cell_queued_behind_it(kernel: Kernel) -> None:
+    comm_id = kernel.open_comm()
+    assert kernel.ready(comm_id)["type"] == "ready"
+    # Both queued before the person's cell fails: ipykernel aborts the execute_requests queued behind a failure.
+    person = kernel.client.execute("import time\ntime.sleep(0.3)\n1 / 0", stop_on_error=True)
+    typed = kernel.agent_cell(comm_id, 11, "'typed ran'", message_type=AGENT_CELL_TYPE)
+    plain = kernel.agent_cell(comm_id, 12, "'plain ran'")
+    assert kernel.response(comm_id, 11)["result"]["result"] == {"kind": "json", "value": "typed ran"}
+    replies: dict[str, str] = {}
+    while not {person, typed, plain} <= replies.keys():  # earlier tests' replies were never read: passed over
+        reply = kernel.client.get_shell_msg(timeout=30)
+        replies[reply["parent_header"].get("msg_id")] = reply["content"]["status"]
+    assert (replies[person], replies[typed], replies[plain]) == ("error", "ok", "aborted")
+
+
 def test_a_kernel_without_the_side_runs_nothing_sent_as_the_agent_cell_type(tmp_path: Path) -> None:
     # A kernel restarted under ipython-mcp has none of the side: a cell sent as the side's type must not run there.
     bare = Kernel(tmp_path)
