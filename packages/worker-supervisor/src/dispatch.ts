@@ -1,6 +1,5 @@
 import { type AdmissionAbort, AdmissionError, type AdmissionTicket } from '@ipython-mcp/admission-queue';
 import { FrameError } from '@ipython-mcp/protocol';
-import { runtimeClock } from './alarm-clock.js';
 import type { Logger } from './logger.js';
 import { describeMemoryStop, type MemoryTrigger, type OperationMemoryWatch, type WorkerMemory } from './memory-watch.js';
 import { boundedMessage, interruptionFailure, interruptionHead, namespaceWording, workerCrashedMessage } from './outcome-wording.js';
@@ -61,8 +60,9 @@ interface StoppedOperation {
 
 /**
  * Runs one admitted operation on the active worker: the deadline (measured from dispatch, paused while a nested
- * tool call is outstanding, and moved later by its frames' transit once the worker reports it), the caller's cancellation, the memory guard, and what follows a stop: a cooperative
- * interrupt, the grace period, verification of the namespace, or replacement of the worker.
+ * tool call is outstanding, and moved later by its frames' transit once the worker reports it), the caller's
+ * cancellation, the memory guard, and what follows a stop: a cooperative interrupt, the grace period, verification
+ * of the namespace, or replacement of the worker.
  */
 export class Dispatcher {
   /** The operation running now: when it was dispatched and its deadline in ms (Infinity: none); for status. */
@@ -103,7 +103,7 @@ export class Dispatcher {
     const stop = (kind: InterruptionKind): void => stops.stop(kind);
     const timeoutMs = options.timeoutMs === null ? Infinity : (options.timeoutMs ?? this.options.operationTimeoutMs);
     // Code Mode's deadline moves with what the worker reports of its nested calls: found due, it reads that first.
-    const deadline = new PausableTimer(timeoutMs, () => stop('timeout'), runtimeClock, options.onToolCall !== undefined);
+    const deadline = new PausableTimer(timeoutMs, () => stop('timeout'), { readFirst: options.onToolCall !== undefined });
     const active = { dispatchedAt, timeoutMs };
     this.active = active;
     const onAbort = (reason: unknown): void => {
@@ -126,10 +126,8 @@ export class Dispatcher {
           : (call) => {
               deadline.pause();
               const heardAt = performance.now();
-              if (call.waited_us !== undefined && lastAnsweredMs !== undefined) {
-                const waitedMs = call.waited_us / 1000;
-                deadline.extend(Math.min(waitedMs, Math.max(0, waitedMs - lastAnsweredMs)));
-              }
+              // What the worker waited beyond our answering (extend ignores what is not positive).
+              if (call.waited_us !== undefined && lastAnsweredMs !== undefined) deadline.extend(call.waited_us / 1000 - lastAnsweredMs);
               lastAnsweredMs = undefined;
               const answer = (result: ToolAnswer): void => {
                 lastAnsweredMs = performance.now() - heardAt;

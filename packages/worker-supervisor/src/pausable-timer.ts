@@ -20,18 +20,17 @@ export class PausableTimer {
   private pauses = 0;
   /** Whether the deadline, found due, has let one poll for I/O run before firing (see `due`). */
   private yielded = false;
+  private readonly clock: AlarmClock;
+  private readonly readFirst: boolean;
 
   /**
    * `readFirst`: a deadline found due lets one poll for I/O run before it fires (see `due`); for a deadline that
    * what the worker sends can move (Code Mode's nested calls). Without it, the timer fires in the turn it is due, in
    * the order the clock's alarms were set.
    */
-  constructor(
-    durationMs: number,
-    onFire: () => void,
-    private readonly clock: AlarmClock = runtimeClock,
-    private readonly readFirst = false,
-  ) {
+  constructor(durationMs: number, onFire: () => void, options: { clock?: AlarmClock; readFirst?: boolean } = {}) {
+    this.clock = options.clock ?? runtimeClock;
+    this.readFirst = options.readFirst ?? false;
     this.onFire = onFire;
     this.deadline = performance.now() + durationMs;
     if (Number.isFinite(durationMs)) this.arm(durationMs);

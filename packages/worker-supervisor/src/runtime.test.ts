@@ -2,7 +2,6 @@
 import { eventually, isAlive as alive, testPython } from '@ipython-mcp/test-support';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runtimeClock } from './alarm-clock.js';
 import { PausableTimer } from './pausable-timer.js';
 import { Runtime } from './runtime.js';
 import type { RuntimeOptions } from './runtime-options.js';
@@ -109,7 +108,7 @@ describe('PausableTimer', () => {
     try {
       for (const action of ['pause', 'extend', 'none'] as const) {
         let fired = 0;
-        const timer = new PausableTimer(20, () => (fired += 1), runtimeClock, action !== 'none');
+        const timer = new PausableTimer(20, () => (fired += 1), { readFirst: action !== 'none' });
         const read = new Promise<void>((resolve) =>
           peer.once('data', () => {
             if (action === 'pause') timer.pause();
