@@ -363,17 +363,25 @@ export class JupyterKernel {
   async execute(code: string, options: JupyterExecuteOptions = {}): Promise<JupyterExecuteResult> {
     this.#checkOpen();
     const outputs: JupyterOutput[] = [];
-    const content = {
-      code,
-      silent: options.silent ?? false,
-      store_history: options.storeHistory ?? true,
-      allow_stdin: options.onInput !== undefined,
-      stop_on_error: options.stopOnError ?? false,
-    };
-    const future =
-      options.messageType === undefined
-        ? this.#connection.requestExecute(content, true, options.metadata as never)
-        : this.#connection.sendShellMessage(this.#shellMessage(options.messageType, { ...content, user_expressions: {} }, options.metadata), true, true);
+    const message = Messages.createMessage({
+      msgType: 'execute_request',
+      channel: 'shell',
+      username: this.#connection.username,
+      session: this.#connection.clientId,
+      subshellId: this.#connection.subshellId,
+      content: {
+        code,
+        silent: options.silent ?? false,
+        store_history: options.storeHistory ?? true,
+        user_expressions: {},
+        allow_stdin: options.onInput !== undefined,
+        stop_on_error: options.stopOnError ?? false,
+      },
+      metadata: (options.metadata ?? {}) as never,
+    });
+    // The services send any shell message and match its reply and outputs by message id, whatever its type.
+    if (options.messageType !== undefined) (message.header as { msg_type: string }).msg_type = options.messageType;
+    const future = this.#connection.sendShellMessage(message, true, true);
     options.onSent?.(future.msg.header.msg_id);
     future.onIOPub = (message: KernelMessage.IIOPubMessage) => {
       const output = toOutput(message);
@@ -423,21 +431,6 @@ export class JupyterKernel {
       if (reject !== undefined) this.#inFlight.delete(reject);
       lost.catch(() => undefined);
     }
-  }
-
-  /** An execute_request's shape under another message type (see JupyterExecuteOptions.messageType). */
-  #shellMessage(messageType: string, content: Record<string, unknown>, metadata: Readonly<Record<string, unknown>> | undefined): KernelMessage.IExecuteRequestMsg {
-    const message = Messages.createMessage({
-      msgType: 'execute_request',
-      channel: 'shell',
-      username: this.#connection.username,
-      session: this.#connection.clientId,
-      content: content as unknown as KernelMessage.IExecuteRequestMsg['content'],
-      metadata: (metadata ?? {}) as never,
-    });
-    // The services send any shell message and match its reply and outputs by message id, whatever its type.
-    (message.header as { msg_type: string }).msg_type = messageType;
-    return message;
   }
 
   /**
