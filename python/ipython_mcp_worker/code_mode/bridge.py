@@ -151,9 +151,7 @@ class ToolBridge:
             raise OpError("internal_error", "run_code ran outside an operation")
         self._bind_all(missing_only=True)
         prefer_inline()
-        self._budget_request = self.worker.active_request_id
-        self._calls_made = 0
-        self._waited_us = None
+        self._new_request(self.worker.active_request_id)
         budget_before = self.max_tool_calls
         self.max_tool_calls = limit
         limits = self.worker.limits
@@ -207,6 +205,12 @@ class ToolBridge:
             "tool_calls_made": self._calls_made,
         }
 
+    def _new_request(self, request_id: int | None) -> None:
+        """A request's calls start from nothing: the budget and the previous call's wait are its own."""
+        self._budget_request = request_id
+        self._calls_made = 0
+        self._waited_us = None
+
     # ---- the call path ----------------------------------------------------------------------------------
 
     def call(self, tool_name: str, arguments: dict[str, Any]) -> Any:
@@ -221,9 +225,7 @@ class ToolBridge:
         if request_id is None:
             raise RuntimeError(f"{tool_name}: tool functions can only be called while code is running")
         if self._budget_request != request_id:
-            self._budget_request = request_id
-            self._calls_made = 0
-            self._waited_us = None
+            self._new_request(request_id)
         if self._calls_made >= self.max_tool_calls:
             raise ToolCallError(
                 f"tool call limit reached: one run may make at most {self.max_tool_calls} tool calls", tool_name)
